@@ -1,0 +1,63 @@
+"""evalkit: score agentic coding sessions against pre-registered rubrics, honestly.
+
+The public API is listed in ``__all__``. Names are imported lazily so that ``import evalkit``
+stays cheap (the scoring core needs only the standard library; pandas, scipy and the notebook
+stack load only when a function that needs them is first used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from evalkit.errors import (
+    DegenerateDataWarning,
+    EvalkitError,
+    SessionResolutionError,
+    ValidationError,
+    VersionMismatchError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "Resolution": "evalkit.resolve",
+    "resolve_session": "evalkit.resolve",
+    "EvalRecord": "evalkit.engine",
+    "score_session": "evalkit.engine",
+    "score_ledger": "evalkit.engine",
+    "validate_record": "evalkit.record",
+    "normalize_record": "evalkit.record",
+    "compute_facts": "evalkit.facts",
+}
+
+__all__ = [
+    "DegenerateDataWarning",
+    "EvalRecord",
+    "EvalkitError",
+    "Resolution",
+    "SessionResolutionError",
+    "ValidationError",
+    "VersionMismatchError",
+    "__version__",
+    "compute_facts",
+    "normalize_record",
+    "resolve_session",
+    "score_ledger",
+    "score_session",
+    "validate_record",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # cache: later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

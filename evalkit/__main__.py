@@ -1,0 +1,5 @@
+import sys
+
+from evalkit.cli.main import main
+
+sys.exit(main())

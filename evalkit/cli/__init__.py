@@ -1,0 +1,1 @@
+"""The ``evalkit`` command line: one module per subcommand, wired together in ``main``."""

@@ -1,0 +1,75 @@
+"""Entry point of the ``evalkit`` console script.
+
+Each subcommand lives in its own module of this package and exposes
+``register(subparsers) -> None``; the parser it adds sets ``func`` (``args -> int`` exit code).
+Exit codes (SPEC section 3): 0 success, 1 user-facing error, 2 internal or I/O failure,
+3 version mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from evalkit import __version__
+from evalkit.errors import EvalkitError
+
+# Order is the order of `evalkit --help`.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "score",
+    "verify",
+    "journal",
+    "report",
+    "facts",
+    "judge",
+    "stats",
+    "study",
+    "demo",
+    "gold",
+    "calibrate",
+    "preregister",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description="Score agentic coding sessions against pre-registered rubrics; "
+        "calibrate judges; run studies.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        qualified = f"evalkit.cli.{name}"
+        try:
+            module = importlib.import_module(qualified)
+        except ModuleNotFoundError as exc:
+            if exc.name == qualified:  # subcommand not built yet
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 1
+    try:
+        return int(args.func(args))
+    except EvalkitError as exc:
+        print(f"evalkit {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `evalkit journal | head`
+        return 0
+    except OSError as exc:
+        print(f"evalkit {args.command}: I/O error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
