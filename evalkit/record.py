@@ -1,0 +1,454 @@
+"""The session-eval record (SPEC section 2): validate, normalize, build run ids, project.
+
+Two paths, deliberately different:
+
+* ``validate_record`` is the write path. It refuses anything that breaks the contract with a
+  ``ValidationError`` whose message starts with the offending field (``kpis.token_input: ...``)
+  and names the rule, and returns the normalized, validated copy.
+* ``normalize_record`` is the read path. It never raises; it fills only the defaults the
+  contract defines (``schema_version`` 1, ``handle`` null, ``anonymized`` = no handle, missing
+  KPIs null, judge dimensions advisory/uncalibrated) so that records written by the reference
+  engine, or by older versions, read the same as ours.
+
+Neither function mutates its argument.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from evalkit.errors import ValidationError
+
+__all__ = [
+    "FORBIDDEN_TOP_LEVEL_KEYS",
+    "HOSTNAME_HASH_PATTERN",
+    "KPI_KEYS",
+    "RECORD_KIND",
+    "SCHEMA_VERSION",
+    "STANDARD_VERSION",
+    "UNCALIBRATED",
+    "Method",
+    "ModelSource",
+    "Status",
+    "make_run_id",
+    "normalize_record",
+    "project_submission",
+    "validate_record",
+]
+
+SCHEMA_VERSION = 1
+RECORD_KIND = "session-eval"
+STANDARD_VERSION = "aiat-llm-eval/1.0"
+UNCALIBRATED = "uncalibrated"
+
+# "No global score, by construction": these keys never appear at the top level.
+FORBIDDEN_TOP_LEVEL_KEYS: tuple[str, ...] = ("overall", "total", "mean", "global_score")
+
+KPI_KEYS: tuple[str, ...] = (
+    "duration_seconds",
+    "total_waves",
+    "total_agents",
+    "token_input",
+    "token_output",
+    "carryover",
+)
+
+HOSTNAME_HASH_PATTERN = re.compile(r"[0-9a-f]{8,}")
+
+# Keys a dimension may only carry when it is a judge dimension.
+_JUDGE_ONLY_KEYS: tuple[str, ...] = ("advisory", "calibration_status", "calibration_ref")
+
+
+class Status(StrEnum):
+    """Verdict of one dimension."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_APPLICABLE = "not-applicable"
+    CANNOT_DETERMINE = "cannot-determine"
+
+
+class Method(StrEnum):
+    """How a dimension was scored."""
+
+    DETERMINISTIC = "deterministic"
+    JUDGE = "judge"
+
+
+class ModelSource(StrEnum):
+    """Where the record's model id came from."""
+
+    SELF_REPORT = "self-report"
+    ENV = "env"
+    CONFIG = "config"
+
+
+_STATUSES = frozenset(s.value for s in Status)
+_METHODS = frozenset(m.value for m in Method)
+_MODEL_SOURCES = frozenset(m.value for m in ModelSource)
+
+
+def make_run_id(session_id: str, timestamp: str) -> str:
+    """Return ``<session_id>-eval-<timestamp without '-', ':' and '.'>``.
+
+    Built from the timestamp *parameter* of a run, never from the clock, so that re-scoring
+    with the stored timestamp reproduces the same id.
+    """
+    if not isinstance(session_id, str) or not session_id:
+        raise ValidationError("session_id: must be a non-empty string to build a run_id")
+    if not isinstance(timestamp, str) or not timestamp:
+        raise ValidationError("timestamp: must be a non-empty ISO-8601 string to build a run_id")
+    return f"{session_id}-eval-{re.sub(r'[-:.]', '', timestamp)}"
+
+
+# --------------------------------------------------------------------------------------------
+# read path
+
+
+def _finite_or_none(value: Any) -> Any:
+    """Map a non-finite float (JSON ``1e400`` reads as inf) to None; leave everything else."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def normalize_record(d: Any) -> dict[str, Any]:
+    """Return a normalized deep copy of a stored record; never raises.
+
+    Fills: ``schema_version`` 1 when absent, ``handle`` null when absent, ``anonymized`` (true
+    iff no handle) when absent, a ``kpis`` object with every missing KPI null, non-finite KPI
+    and score values null, ``engine_commit``/``host_class``/``hostname_hash`` null when absent,
+    and ``advisory: true`` / ``calibration_status: "uncalibrated"`` on judge dimensions that
+    lack them. Values of the wrong type are left as they are for ``validate_record`` to name.
+    """
+    return _normalize(d, null_non_finite=True)
+
+
+def _normalize(d: Any, *, null_non_finite: bool) -> dict[str, Any]:
+    # The write path (validate_record) keeps non-finite numbers so that it can refuse them;
+    # only the read path turns what JSON reads as 1e400 into null.
+    keep = _finite_or_none if null_non_finite else _identity
+    if not isinstance(d, Mapping):
+        d = {}
+    try:
+        rec: dict[str, Any] = copy.deepcopy(dict(d))
+    except Exception:  # an exotic object that cannot be copied: keep a shallow copy
+        rec = dict(d)
+
+    rec.setdefault("schema_version", SCHEMA_VERSION)
+    rec.setdefault("handle", None)
+    if "anonymized" not in rec:
+        rec["anonymized"] = rec.get("handle") is None
+
+    provenance = rec.get("provenance")
+    if isinstance(provenance, dict):
+        provenance.setdefault("engine_commit", None)
+    harness = rec.get("harness")
+    if isinstance(harness, dict):
+        harness.setdefault("host_class", None)
+        harness.setdefault("hostname_hash", None)
+
+    if "kpis" not in rec or rec["kpis"] is None:
+        rec["kpis"] = {}
+    kpis = rec["kpis"]
+    if isinstance(kpis, dict):
+        for key in KPI_KEYS:
+            kpis[key] = keep(kpis.get(key))
+
+    dimensions = rec.get("dimensions")
+    if isinstance(dimensions, list):
+        for dim in dimensions:
+            if not isinstance(dim, dict):
+                continue
+            if "score" in dim:
+                dim["score"] = keep(dim["score"])
+            if dim.get("method") == Method.JUDGE:
+                dim.setdefault("advisory", True)
+                dim.setdefault("calibration_status", UNCALIBRATED)
+    return rec
+
+
+# --------------------------------------------------------------------------------------------
+# write path
+
+
+def _fail(field: str, rule: str) -> ValidationError:
+    return ValidationError(f"{field}: {rule}")
+
+
+def _is_number(value: Any) -> bool:
+    # bool is an int subclass in Python, but true is not a count of anything.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _require_str(rec: Mapping[str, Any], key: str, field: str, *, nullable: bool = False) -> None:
+    if key not in rec:
+        raise _fail(field, "required field is missing")
+    value = rec[key]
+    if value is None and nullable:
+        return
+    if not isinstance(value, str) or not value.strip():
+        kind = "a non-empty string or null" if nullable else "a non-empty string"
+        raise _fail(field, f"must be {kind}, got {value!r}")
+
+
+def _require_object(rec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    if key not in rec:
+        raise _fail(key, "required field is missing")
+    value = rec[key]
+    if not isinstance(value, Mapping):
+        raise _fail(key, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def _is_accepted_calibration(dimension_id: str, status: Any, reference: Any) -> bool:
+    """Ask GOLD's registry; until it exists, accept exactly ``uncalibrated``."""
+    try:
+        from evalkit.calibration_status import is_accepted
+    except ModuleNotFoundError as exc:
+        if exc.name != "evalkit.calibration_status":
+            raise
+        return status == UNCALIBRATED
+    return bool(is_accepted(dimension_id, status, reference))
+
+
+def _validate_kpis(kpis: Mapping[str, Any]) -> None:
+    for key in kpis:
+        if key not in KPI_KEYS:
+            raise _fail(f"kpis.{key}", f"unknown KPI (the record carries exactly {list(KPI_KEYS)})")
+    for key in KPI_KEYS:
+        field = f"kpis.{key}"
+        if key not in kpis:
+            raise _fail(field, "required KPI is missing (write null when it was not recorded)")
+        value = kpis[key]
+        if value is None:
+            continue
+        if not _is_number(value):
+            raise _fail(field, f"must be a finite non-negative number or null, got {value!r}")
+        if not math.isfinite(value):
+            raise _fail(
+                field, f"must be finite (NaN and infinity are not measurements), got {value!r}"
+            )
+        if value < 0:
+            raise _fail(field, f"must be non-negative, got {value!r}")
+
+
+def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
+    where = f"dimensions[{index}]"
+    if not isinstance(dim, Mapping):
+        raise _fail(where, f"must be an object, got {type(dim).__name__}")
+    _require_str(dim, "id", f"{where}.id")
+    dim_id = dim["id"]
+    where = f"dimensions[{index}] ({dim_id})"
+    if dim_id in seen:
+        raise _fail(f"{where}.id", "duplicate dimension id (one verdict per dimension)")
+    seen.add(dim_id)
+
+    method = dim.get("method")
+    if method not in _METHODS:
+        raise _fail(f"{where}.method", f"must be one of {sorted(_METHODS)}, got {method!r}")
+    status = dim.get("status")
+    if status not in _STATUSES:
+        raise _fail(f"{where}.status", f"must be one of {sorted(_STATUSES)}, got {status!r}")
+    if "evidence" not in dim:
+        raise _fail(f"{where}.evidence", "required field is missing")
+    if not isinstance(dim["evidence"], str):
+        raise _fail(f"{where}.evidence", f"must be a string, got {type(dim['evidence']).__name__}")
+    if "score" in dim and dim["score"] is not None:
+        score = dim["score"]
+        if not _is_number(score):
+            raise _fail(f"{where}.score", f"must be a number or null, got {score!r}")
+        if not math.isfinite(score):
+            raise _fail(f"{where}.score", f"must be finite or null, got {score!r}")
+
+    if method == Method.DETERMINISTIC:
+        for key in _JUDGE_ONLY_KEYS:
+            if key in dim:
+                raise _fail(
+                    f"{where}.{key}",
+                    "a deterministic dimension must not carry judge fields "
+                    "(advisory/calibration_status belong to judge dimensions only)",
+                )
+        return
+
+    # Judge dimensions: the firewall that keeps an uncalibrated model's opinion advisory.
+    if dim.get("advisory") is not True:
+        raise _fail(
+            f"{where}.advisory",
+            f"a judge dimension must carry advisory: true, got {dim.get('advisory')!r}",
+        )
+    if "calibration_status" not in dim:
+        raise _fail(
+            f"{where}.calibration_status", "a judge dimension must carry calibration_status"
+        )
+    cal = dim["calibration_status"]
+    reference = dim.get("calibration_ref")
+    if not isinstance(cal, str) or not _is_accepted_calibration(dim_id, cal, reference):
+        raise _fail(
+            f"{where}.calibration_status",
+            f"{cal!r} is not an accepted calibration status for this dimension "
+            f"(only {UNCALIBRATED!r} until a calibration is recorded; calibration_ref={reference!r})",
+        )
+
+
+def _validate_timestamp(value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise _fail("timestamp", f"must be a non-empty ISO-8601 string, got {value!r}")
+    text = value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise _fail("timestamp", f"must be ISO-8601, got {value!r}") from None
+
+
+def validate_record(d: Any) -> dict[str, Any]:
+    """Validate a record against SPEC section 2; return its normalized copy.
+
+    Raises ``ValidationError`` naming the field and the broken rule, e.g.
+    ``"overall: forbidden top-level key ..."`` or ``"kpis.carryover: must be non-negative"``.
+    The contract's defaults (``schema_version``, ``handle``, ``anonymized``, missing KPIs null,
+    judge advisory/uncalibrated) are applied first, so a record written by the reference engine
+    without them validates; non-finite numbers are refused here (the read path, which calls
+    ``normalize_record`` first, turns them into null).
+    """
+    if not isinstance(d, Mapping):
+        raise ValidationError(f"record: must be a JSON object, got {type(d).__name__}")
+    for key in FORBIDDEN_TOP_LEVEL_KEYS:
+        if key in d:
+            raise _fail(
+                key,
+                "forbidden top-level key: a record has no global score, by construction "
+                "(per-dimension verdicts only)",
+            )
+    rec = _normalize(d, null_non_finite=False)
+
+    sv = rec["schema_version"]
+    if not _is_number(sv) or sv != SCHEMA_VERSION:
+        raise _fail("schema_version", f"must be {SCHEMA_VERSION}, got {sv!r}")
+    if rec.get("record_kind") != RECORD_KIND:
+        raise _fail("record_kind", f"must be {RECORD_KIND!r}, got {rec.get('record_kind')!r}")
+    _require_str(rec, "session_id", "session_id")
+    _validate_timestamp(rec.get("timestamp"))
+    _require_str(rec, "run_id", "run_id")
+    expected_run_id = make_run_id(rec["session_id"], rec["timestamp"])
+    if rec["run_id"] != expected_run_id:
+        raise _fail(
+            "run_id",
+            f"must be <session_id>-eval-<timestamp without - : .> = {expected_run_id!r}, "
+            f"got {rec['run_id']!r}",
+        )
+    if rec.get("standard_version") != STANDARD_VERSION:
+        raise _fail(
+            "standard_version",
+            f"must be {STANDARD_VERSION!r}, got {rec.get('standard_version')!r}",
+        )
+    _require_str(rec, "rubric_version", "rubric_version")
+
+    provenance = _require_object(rec, "provenance")
+    _require_str(provenance, "rubric_sha256", "provenance.rubric_sha256")
+    _require_str(provenance, "engine_commit", "provenance.engine_commit", nullable=True)
+
+    model = _require_object(rec, "model")
+    _require_str(model, "id", "model.id")
+    if model.get("source") not in _MODEL_SOURCES:
+        raise _fail(
+            "model.source", f"must be one of {sorted(_MODEL_SOURCES)}, got {model.get('source')!r}"
+        )
+
+    harness = _require_object(rec, "harness")
+    if "hostname" in harness:
+        raise _fail("harness.hostname", "a clear hostname is never recorded (use hostname_hash)")
+    _require_str(harness, "plugin_version", "harness.plugin_version")
+    _require_str(harness, "platform", "harness.platform")
+    _require_str(harness, "host_class", "harness.host_class", nullable=True)
+    hostname_hash = harness["hostname_hash"]
+    if hostname_hash is not None and (
+        not isinstance(hostname_hash, str) or not HOSTNAME_HASH_PATTERN.fullmatch(hostname_hash)
+    ):
+        raise _fail(
+            "harness.hostname_hash",
+            "must be null or lowercase hex of at least 8 characters; "
+            f"a clear hostname is never recorded, got {hostname_hash!r}",
+        )
+
+    kpis = rec["kpis"]
+    if not isinstance(kpis, Mapping):
+        raise _fail("kpis", f"must be an object, got {type(kpis).__name__}")
+    _validate_kpis(kpis)
+
+    dimensions = rec.get("dimensions")
+    if not isinstance(dimensions, list):
+        raise _fail("dimensions", f"must be a list, got {type(dimensions).__name__}")
+    if not dimensions:
+        raise _fail("dimensions", "must hold at least one dimension")
+    seen: set[str] = set()
+    for index, dim in enumerate(dimensions):
+        _validate_dimension(index, dim, seen)
+
+    handle = rec["handle"]
+    if handle is not None and (not isinstance(handle, str) or not handle):
+        raise _fail("handle", f"must be a non-empty string or null, got {handle!r}")
+    if not isinstance(rec["anonymized"], bool):
+        raise _fail("anonymized", f"must be true or false, got {rec['anonymized']!r}")
+    return rec
+
+
+# --------------------------------------------------------------------------------------------
+# submission projection
+
+
+def project_submission(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the fixed-whitelist projection of a record for submission (SPEC section 2).
+
+    Keeps identity and version fields, provenance, model, harness (hostname only as its hash),
+    numeric KPIs, and per dimension ``id, method, status, score`` plus ``advisory`` and
+    ``calibration_status`` on judge dimensions. Never evidence, paths, prompts, a clear
+    hostname or any key not on the whitelist. The record is validated first.
+    """
+    rec = validate_record(record)
+    dims = []
+    for dim in rec["dimensions"]:
+        out = {
+            "id": dim["id"],
+            "method": dim["method"],
+            "status": dim["status"],
+            "score": dim.get("score"),
+        }
+        if dim["method"] == Method.JUDGE:
+            out["advisory"] = dim["advisory"]
+            out["calibration_status"] = dim["calibration_status"]
+        dims.append(out)
+    return {
+        "schema_version": rec["schema_version"],
+        "record_kind": rec["record_kind"],
+        "run_id": rec["run_id"],
+        "session_id": rec["session_id"],
+        "standard_version": rec["standard_version"],
+        "rubric_version": rec["rubric_version"],
+        "provenance": {
+            "rubric_sha256": rec["provenance"]["rubric_sha256"],
+            "engine_commit": rec["provenance"]["engine_commit"],
+        },
+        "model": {"id": rec["model"]["id"], "source": rec["model"]["source"]},
+        "harness": {
+            "plugin_version": rec["harness"]["plugin_version"],
+            "platform": rec["harness"]["platform"],
+            "host_class": rec["harness"]["host_class"],
+            "hostname_hash": rec["harness"]["hostname_hash"],
+        },
+        "kpis": {key: rec["kpis"][key] for key in KPI_KEYS},
+        "dimensions": dims,
+        "handle": rec["handle"],
+        "anonymized": rec["anonymized"],
+        "timestamp": rec["timestamp"],
+    }
