@@ -1,0 +1,105 @@
+"""``evalkit judge --rules``: label every record of a journal with the rule judge.
+
+Writes long-format labels, one row per record: ``item_id,rater,label,rule`` with
+``item_id`` = run id, ``rater`` = ``rule-judge``, ``label`` = the verdict status and ``rule`` =
+the number of the deciding rule. An LLM judge is plugged in through the Python API
+(:class:`evalkit.judge.CallableJudge`); the command line ships no model client and opens no
+network connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalkit.cli.facts import DEFAULT_METRICS_DIR, journal_path, read_journal_records
+from evalkit.errors import EvalkitError
+from evalkit.facts import compute_facts
+from evalkit.judge.rules import apply_rules
+
+RATER = "rule-judge"
+COLUMNS = ("item_id", "rater", "label", "rule")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``judge`` subcommand."""
+    parser = subparsers.add_parser(
+        "judge",
+        help="label journal records with the rule judge (long-format CSV)",
+        description="Apply the rubric-v2 rule judge to every record of a journal and write "
+        "long-format labels item_id,rater,label,rule.",
+    )
+    parser.add_argument(
+        "--rules", action="store_true", help="use the deterministic rule judge (required)"
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--journal", type=Path, help="the journal file (eval.jsonl)")
+    source.add_argument(
+        "--metrics-dir",
+        type=Path,
+        default=None,
+        help=f"directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
+    )
+    parser.add_argument("--out", default="-", help="output CSV file ('-' = stdout, the default)")
+    parser.set_defaults(func=run)
+
+
+def rule_labels(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One long-format label row per record (journal order)."""
+    rows = []
+    for rec in records:
+        verdict = apply_rules(compute_facts(rec.get("dimensions")))
+        rows.append(
+            {
+                "item_id": rec.get("run_id"),
+                "rater": RATER,
+                "label": str(verdict.status),
+                "rule": verdict.rule,
+            }
+        )
+    return rows
+
+
+def _csv_text(rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a failed write leaves the old file intact."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the labels; exit 1 on a user error."""
+    if not args.rules:
+        raise EvalkitError(
+            "only --rules is available on the command line; plug an LLM judge in through "
+            "the Python API (evalkit.judge.CallableJudge)"
+        )
+    path = journal_path(args)
+    rows = rule_labels(read_journal_records(path))
+    text = _csv_text(rows)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        _write_atomic(Path(args.out), text)
+        print(f"evalkit judge: {len(rows)} label(s) written to {args.out}", file=sys.stderr)
+    return 0

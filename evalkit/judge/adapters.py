@@ -1,0 +1,153 @@
+"""Pluggable judges: the ``Judge`` protocol and three adapters.
+
+A judge is anything callable as ``judge(prompt: str) -> str`` (the reply text). evalkit ships no
+model client and opens no network connection: the user plugs in a local model or an API client
+of their own through :class:`CallableJudge`. Two offline judges come with it:
+
+* :class:`ReplayJudge` replays labels from a CSV file (``item_id,label``; item_id = run id);
+* :class:`RulesJudge` answers with :func:`evalkit.judge.apply_rules` over the facts block of
+  the prompt — the deterministic baseline rater.
+
+Both read only the parts of the prompt evalkit wrote OUTSIDE the untrusted-data fence (the
+``item:`` header line and the first fenced json block, the facts), which come before the fence.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from evalkit.errors import EvalkitError
+from evalkit.judge.parse import DIMENSION_STATUSES
+from evalkit.judge.rules import RuleVerdict, apply_rules
+
+_ITEM_LINE = re.compile(r"^item: (.*)$", re.M)
+_FIRST_JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.M | re.S)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge: takes the prompt text, returns the reply text."""
+
+    def __call__(self, prompt: str) -> str: ...
+
+
+def _reply(dim_id: str, status: str, evidence: str) -> str:
+    body = json.dumps([{"id": dim_id, "status": status, "evidence": evidence, "score": None}])
+    return f"```json\n{body}\n```\n"
+
+
+def prompt_item_id(prompt: str) -> str | None:
+    """The item (run id) named on the prompt's ``item:`` header line, or None."""
+    match = _ITEM_LINE.search(prompt)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def prompt_facts(prompt: str) -> dict[str, Any] | None:
+    """The facts evalkit put in the prompt's first fenced json block, or None."""
+    match = _FIRST_JSON_BLOCK.search(prompt)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class CallableJudge:
+    """Wrap any ``callable(prompt) -> str`` (a local model, a user-supplied API client)."""
+
+    def __init__(self, fn: Callable[[str], str]) -> None:
+        if not callable(fn):
+            raise TypeError("CallableJudge needs a callable(prompt: str) -> str")
+        self._fn = fn
+
+    def __call__(self, prompt: str) -> str:
+        reply = self._fn(prompt)
+        if not isinstance(reply, str):
+            raise EvalkitError(f"the judge callable returned {type(reply).__name__}, not str")
+        return reply
+
+
+class ReplayJudge:
+    """Replay labels from a CSV file with columns ``item_id,label`` (item_id = run id).
+
+    The label answers ``instruction-adherence``. An item without a label is answered with no
+    json block, so it yields no judge dimension (never a guessed label).
+    """
+
+    def __init__(self, source: str | Path | Mapping[str, str]) -> None:
+        self.source = str(source) if not isinstance(source, Mapping) else "<mapping>"
+        self.labels: dict[str, str] = (
+            dict(source) if isinstance(source, Mapping) else self._read(Path(source))
+        )
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = {"item_id", "label"} - set(reader.fieldnames or ())
+            if missing:
+                raise EvalkitError(
+                    f"{path}: line 1: missing column(s) {', '.join(sorted(missing))}"
+                )
+            for line_no, row in enumerate(reader, start=2):
+                item, label = (row.get("item_id") or "").strip(), (row.get("label") or "").strip()
+                if not item:
+                    raise EvalkitError(f"{path}: line {line_no}: field item_id is empty")
+                if label not in DIMENSION_STATUSES:
+                    raise EvalkitError(
+                        f"{path}: line {line_no}: field label {label!r} is not one of "
+                        f"{', '.join(DIMENSION_STATUSES)}"
+                    )
+                if item in labels and labels[item] != label:
+                    raise EvalkitError(
+                        f"{path}: line {line_no}: item_id {item!r} has two different labels"
+                    )
+                labels[item] = label
+        return labels
+
+    def __call__(self, prompt: str) -> str:
+        item = prompt_item_id(prompt)
+        label = self.labels.get(item) if item is not None else None
+        if label is None:
+            return f"no replayed label for item {item!r}"
+        return _reply("instruction-adherence", label, f"replayed label from {self.source}")
+
+
+class RulesJudge:
+    """The rule judge as a judge: ``apply_rules`` over the facts block of the prompt."""
+
+    def verdict(self, facts: Any) -> RuleVerdict:
+        """The rule verdict on a facts dict."""
+        return apply_rules(facts)
+
+    def __call__(self, prompt: str) -> str:
+        verdict = apply_rules(prompt_facts(prompt))
+        return _reply(
+            "instruction-adherence",
+            str(verdict.status),
+            f"rule {verdict.rule}: {verdict.reason}",
+        )
+
+
+__all__ = [
+    "CallableJudge",
+    "Judge",
+    "ReplayJudge",
+    "RulesJudge",
+    "prompt_facts",
+    "prompt_item_id",
+]
