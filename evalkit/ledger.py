@@ -1,0 +1,453 @@
+"""Reading a metrics directory (``sessions.jsonl``, ``events.jsonl`` and its rotated history).
+
+Bad data never raises here: every skipped or doubtful line becomes a :class:`Diagnostic`
+(file, line, reason) the caller can read, and ``strict=True`` turns the first one into an
+:class:`~evalkit.errors.EvalkitError`. The reading mirrors the reference engine byte for byte:
+
+* Files are decoded as UTF-8 with invalid bytes replaced by U+FFFD (Node's ``readFileSync(p,
+  'utf8')``), a BOM is *not* stripped, and lines are split on ``\\n`` only.
+* ``sessions.jsonl`` and rubric-v1's ``events.jsonl``: a line is trimmed with JavaScript's
+  ``trim()`` (which also removes a BOM, NBSP, ...) and parsed; blank lines are skipped silently;
+  a line that does not parse is skipped; any JSON value is kept (rubric-v1 keeps non-object
+  event lines).
+* rubric-v2's event sources (``parseEventLines`` of the reference): a blank line is skipped,
+  the *untrimmed* line is parsed (so a BOM makes the line unreadable), and a line that does not
+  parse or is not a plain object is counted as unreadable.
+* rubric-v2 reads the whole rotated history (SPEC section 1 "Rotation") and reports gaps:
+  a missing archive named by a rotation tombstone, a hole in the legacy ``.1``..``.20`` ring,
+  a source that cannot be read.
+
+Field access helpers (:func:`get_number`, :func:`get_str`) treat a missing or ill-typed field
+as unknown (``None``), never as zero.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalkit.errors import EvalkitError
+from evalkit.jsnum import JSONLineError, is_js_number, loads_json_line
+from evalkit.timestamps import parse_timestamp
+
+__all__ = [
+    "ARCHIVE_DIR_NAME",
+    "ARCHIVE_NAME_RE",
+    "LEGACY_RING_MAX",
+    "ROTATION_EVENT",
+    "Diagnostic",
+    "FileState",
+    "Gap",
+    "JsonlFile",
+    "Ledger",
+    "Line",
+    "get_number",
+    "get_path",
+    "get_str",
+    "read_jsonl",
+    "read_metrics_dir",
+]
+
+#: Event written as the first line of a fresh active file after a rotation (the tombstone).
+ROTATION_EVENT = "orchestrator.events.rotated"
+#: Folder beside ``events.jsonl`` holding rotated archives.
+ARCHIVE_DIR_NAME = "_archive"
+#: Exact archive name shape; any other file in ``_archive/`` is not part of the ledger.
+ARCHIVE_NAME_RE = re.compile(
+    r"events-(?:[0-9]{8}T[0-9]{6}Z|unknown)_[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?\.jsonl\Z"
+)
+#: Upper bound of the legacy ``events.jsonl.1`` .. ``.20`` ring.
+LEGACY_RING_MAX = 20
+
+FileState = Literal["absent", "empty", "present", "unreadable"]
+
+# JavaScript's String.prototype.trim set (WhiteSpace + LineTerminator); differs from str.strip().
+_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# The whitespace JSON.parse itself tolerates around a value.
+_JSON_WS = " \t\n\r"
+# The reference's isIso8601 (events-schema.mjs): what may date a source for ordering.
+_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,3})?Z\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One thing the reader skipped or doubted: ``file``, 1-based ``line`` (``None`` for the
+    whole file) and a ``reason`` a person can act on."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A non-blank line: its parsed JSON ``value`` (objects as ``dict``), or ``error`` set.
+
+    ``value`` is what JavaScript's ``JSON.parse(line.trim())`` gives (``None`` for JSON
+    ``null`` or when ``error`` is set). ``padded`` marks a line that parses only after that
+    trim because it carries whitespace ``JSON.parse`` itself rejects (a BOM, NBSP, ...):
+    rubric-v2's event reader, which parses the raw line, counts it unreadable.
+    """
+
+    line_no: int
+    value: Any
+    error: str | None = None
+    padded: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Parsed after the JavaScript trim (the sessions / rubric-v1 reading)."""
+        return self.error is None
+
+    @property
+    def is_object(self) -> bool:
+        return self.error is None and isinstance(self.value, dict)
+
+    @property
+    def is_event_record(self) -> bool:
+        """Readable under rubric-v2: the raw line is a JSON object."""
+        return self.error is None and not self.padded and isinstance(self.value, dict)
+
+
+@dataclass(frozen=True)
+class JsonlFile:
+    """One JSONL file as read: ``state`` is ``absent`` (no such path), ``empty`` (exists, no
+    non-blank line), ``present`` (at least one non-blank line) or ``unreadable`` (a folder
+    where the file should be, no permission, ...; ``error`` says which)."""
+
+    path: str
+    state: FileState
+    lines: tuple[Line, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    error: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.state != "absent"
+
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """Every line that parses after the JavaScript trim, any JSON type (rubric-v1 events,
+        sessions before canonicalisation)."""
+        return tuple(ln.value for ln in self.lines if ln.error is None)
+
+    @property
+    def objects(self) -> tuple[dict[str, Any], ...]:
+        """The ``dict`` values among :attr:`values`."""
+        return tuple(
+            ln.value for ln in self.lines if ln.error is None and isinstance(ln.value, dict)
+        )
+
+    @property
+    def event_records(self) -> tuple[dict[str, Any], ...]:
+        """What rubric-v2 reads from this source: raw lines that parse to a plain object."""
+        return tuple(ln.value for ln in self.lines if ln.is_event_record)
+
+    @property
+    def unreadable_lines(self) -> tuple[int, ...]:
+        """Line numbers rubric-v2 counts as unreadable (malformed, BOM-padded or non-object)."""
+        return tuple(ln.line_no for ln in self.lines if not ln.is_event_record)
+
+    @property
+    def unreadable_count(self) -> int:
+        return sum(1 for ln in self.lines if not ln.is_event_record)
+
+    @property
+    def malformed_lines(self) -> tuple[int, ...]:
+        """Line numbers that do not parse even after the JavaScript trim (skipped by every
+        reader)."""
+        return tuple(ln.line_no for ln in self.lines if ln.error is not None)
+
+    @property
+    def first_timestamp_ms(self) -> float | None:
+        """Earliest strict ISO-8601-``Z`` timestamp among :attr:`event_records` (the
+        reference's ``summarizeEventRecords``), which orders rotated sources."""
+        best: float | None = None
+        for rec in self.event_records:
+            ts = rec.get("timestamp")
+            if isinstance(ts, str) and _ISO_Z.match(ts):
+                ms = parse_timestamp(ts)
+                if ms is not None and (best is None or ms < best):
+                    best = ms
+        return best
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A part of the event history rubric-v2 should have read but could not.
+
+    ``kind`` is the reference's: ``missing-archive`` (a rotation tombstone names an archive
+    that is not on disk), ``ring-hole`` (``events.jsonl.N`` missing below a present higher
+    slot) or ``unreadable-source`` (a source that exists but cannot be read).
+    """
+
+    kind: Literal["missing-archive", "ring-hole", "unreadable-source"]
+    archived_as: str
+    reported_by: str
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """A metrics directory as read.
+
+    ``events`` is the active ``events.jsonl`` (all rubric-v1 reads); ``event_sources`` is the
+    rubric-v2 history in reading order (archives, legacy ring, active file; by earliest
+    parseable timestamp, undatable last, ties by path); ``gaps`` what that history lacks.
+    """
+
+    path: str
+    sessions: JsonlFile
+    events: JsonlFile
+    event_sources: tuple[JsonlFile, ...]
+    gaps: tuple[Gap, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = field(default=())
+
+    @property
+    def rotation_gaps(self) -> tuple[str, ...]:
+        """``archived_as`` of every rotation tombstone whose archive is not on disk."""
+        return tuple(g.archived_as for g in self.gaps if g.kind == "missing-archive")
+
+    @property
+    def events_v1(self) -> tuple[Any, ...]:
+        """rubric-v1's event list: every parseable line of the active file, any JSON type."""
+        return self.events.values
+
+    @property
+    def events_v2(self) -> tuple[dict[str, Any], ...]:
+        """rubric-v2's event list: object lines of every source, sources in reading order."""
+        out: list[dict[str, Any]] = []
+        for src in self.event_sources:
+            out.extend(src.event_records)
+        return tuple(out)
+
+    @property
+    def unreadable_event_lines(self) -> int:
+        """rubric-v2's count of unreadable event lines over all sources."""
+        return sum(src.unreadable_count for src in self.event_sources)
+
+    @property
+    def unreadable_event_refs(self) -> tuple[tuple[str, int], ...]:
+        """``(path, line)`` of every unreadable event line, sources in reading order."""
+        return tuple((src.path, n) for src in self.event_sources for n in src.unreadable_lines)
+
+    @property
+    def events_complete(self) -> bool:
+        """True when rubric-v2 saw the whole history (no gap)."""
+        return not self.gaps
+
+
+# --------------------------------------------------------------------------------------------
+# Field access
+# --------------------------------------------------------------------------------------------
+
+
+def get_path(obj: object, *path: str) -> Any:
+    """Follow ``path`` through nested dicts; ``None`` as soon as a step is not a dict or lacks
+    the key."""
+    cur: Any = obj
+    for key in path:
+        if not isinstance(cur, dict) or key not in cur:
+            return None
+        cur = cur[key]
+    return cur
+
+
+def get_number(obj: object, *path: str) -> int | float | None:
+    """The finite number at ``path``, else ``None`` (missing, a string, a bool, NaN, +-inf).
+
+    A missing field is unknown, never 0. The value keeps its type (``int`` stays ``int``).
+    """
+    value = get_path(obj, *path)
+    if is_js_number(value) and math.isfinite(value):
+        return value
+    return None
+
+
+def get_str(obj: object, *path: str) -> str | None:
+    """The string at ``path``, else ``None``."""
+    value = get_path(obj, *path)
+    return value if isinstance(value, str) else None
+
+
+# --------------------------------------------------------------------------------------------
+# Reading one file
+# --------------------------------------------------------------------------------------------
+
+
+def _decode_lines(path: str, data: bytes) -> tuple[list[str], list[Diagnostic]]:
+    try:
+        return data.decode("utf-8").split("\n"), []
+    except UnicodeDecodeError:
+        pass
+    # Decode per line so each bad line is named; UTF-8 never hides 0x0A inside a sequence, so
+    # this splits exactly as decoding the whole file first would.
+    lines: list[str] = []
+    diags: list[Diagnostic] = []
+    for i, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append(raw.decode("utf-8", errors="replace"))
+            diags.append(Diagnostic(path, i, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
+    return lines, diags
+
+
+def _parse_line(line_no: int, text: str) -> Line:
+    trimmed = text.strip(_JS_TRIM)
+    try:
+        value = loads_json_line(trimmed)
+    except JSONLineError as exc:
+        return Line(line_no, None, str(exc))
+    return Line(line_no, value, None, padded=trimmed != text.strip(_JSON_WS))
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> JsonlFile:
+    """Read one JSONL file; never raises for bad content or an unreadable path.
+
+    Each non-blank line becomes a :class:`Line`; malformed, padded (BOM, NBSP) and non-object
+    lines also produce a :class:`Diagnostic`. Blank lines (after the JavaScript trim) are
+    skipped silently, as by every reference reader.
+    """
+    p = os.fspath(path)
+    if not os.path.exists(p):  # existsSync follows symlinks
+        return JsonlFile(p, "absent")
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        reason = f"cannot read file ({exc.strerror or type(exc).__name__})"
+        return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
+    texts, diags = _decode_lines(p, data)
+    lines: list[Line] = []
+    for i, text in enumerate(texts, start=1):
+        if not text.strip(_JS_TRIM):
+            continue
+        ln = _parse_line(i, text)
+        lines.append(ln)
+        if ln.error is not None:
+            diags.append(Diagnostic(p, i, f"malformed line skipped: {ln.error}"))
+        elif not isinstance(ln.value, dict):
+            kind = "array" if isinstance(ln.value, list) else type(ln.value).__name__
+            diags.append(Diagnostic(p, i, f"not a JSON object ({kind})"))
+        elif ln.padded:
+            diags.append(
+                Diagnostic(p, i, "whitespace JSON.parse rejects (BOM/NBSP) around the object")
+            )
+    diags.sort(key=lambda d: d.line or 0)
+    state: FileState = "present" if lines else "empty"
+    return JsonlFile(p, state, tuple(lines), tuple(diags))
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a metrics directory
+# --------------------------------------------------------------------------------------------
+
+
+def _archive_paths(events_path: str) -> list[str]:
+    archive_dir = os.path.join(os.path.dirname(events_path), ARCHIVE_DIR_NAME)
+    try:
+        names = sorted(os.listdir(archive_dir))
+    except OSError:
+        return []  # no archive folder: nothing rotated here, not a gap
+    return [os.path.join(archive_dir, n) for n in names if ARCHIVE_NAME_RE.match(n)]
+
+
+def _ring_slots(events_path: str) -> tuple[list[int], list[int]]:
+    present = [i for i in range(1, LEGACY_RING_MAX + 1) if os.path.exists(f"{events_path}.{i}")]
+    highest = present[-1] if present else 0
+    holes = [i for i in range(1, highest) if i not in present]
+    return present, holes
+
+
+def _source_order_key(src: JsonlFile) -> tuple[float, str]:
+    first = src.first_timestamp_ms
+    return (math.inf if first is None else first, src.path)
+
+
+def _archive_on_disk(target: str, on_disk: set[str], base_dir: str) -> bool:
+    if target in on_disk or os.path.abspath(target) in on_disk:
+        return True
+    # The writer records an absolute path; a relative one is taken relative to the metrics
+    # folder (the reference resolved it against its working directory, which a re-run
+    # elsewhere cannot reproduce).
+    candidate = target if os.path.isabs(target) else os.path.join(base_dir, target)
+    return os.path.exists(candidate)
+
+
+def _find_gaps(
+    sources: list[JsonlFile], events_path: str, ring_holes: Iterable[int], base_dir: str
+) -> list[Gap]:
+    on_disk = {s.path for s in sources} | {os.path.abspath(s.path) for s in sources}
+    gaps: list[Gap] = []
+    for src in sources:
+        for rec in src.event_records:
+            if rec.get("event") != ROTATION_EVENT:
+                continue
+            target = rec.get("archived_as")
+            if not isinstance(target, str) or not target:
+                continue
+            if not _archive_on_disk(target, on_disk, base_dir):
+                gaps.append(Gap("missing-archive", target, src.path))
+    for slot in ring_holes:
+        gaps.append(Gap("ring-hole", f"{events_path}.{slot}", events_path))
+    for src in sources:
+        if src.state == "unreadable":
+            gaps.append(Gap("unreadable-source", src.path, src.path, src.error))
+    return gaps
+
+
+def _gap_diagnostic(gap: Gap) -> Diagnostic:
+    if gap.kind == "missing-archive":
+        return Diagnostic(gap.reported_by, None, f"rotated archive not on disk: {gap.archived_as}")
+    return Diagnostic(gap.archived_as, None, "legacy ring slot missing below a present slot")
+
+
+def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> Ledger:
+    """Read ``sessions.jsonl``, ``events.jsonl`` and the rotated event history of ``path``.
+
+    Never raises for bad data unless ``strict=True``, which raises
+    :class:`~evalkit.errors.EvalkitError` naming ``file:line: reason`` of the first
+    diagnostic. A missing directory reads as absent files (with a diagnostic).
+    """
+    root = os.fspath(path)
+    sessions_path = os.path.join(root, "sessions.jsonl")
+    events_path = os.path.join(root, "events.jsonl")
+    pre: list[Diagnostic] = []
+    if not os.path.isdir(root):
+        pre.append(Diagnostic(root, None, "metrics directory not found or not a directory"))
+
+    sessions = read_jsonl(sessions_path)
+    events = read_jsonl(events_path)
+
+    sources = [read_jsonl(p) for p in _archive_paths(events_path)]
+    ring, holes = _ring_slots(events_path)
+    sources += [read_jsonl(f"{events_path}.{i}") for i in ring]
+    if events.exists:
+        sources.append(events)
+    sources.sort(key=_source_order_key)
+    gaps = _find_gaps(sources, events_path, holes, root)
+
+    diagnostics = [*pre, *sessions.diagnostics]
+    for src in sources:
+        diagnostics.extend(src.diagnostics)
+    # unreadable sources already carry their own file-level diagnostic
+    diagnostics.extend(_gap_diagnostic(g) for g in gaps if g.kind != "unreadable-source")
+    ledger = Ledger(root, sessions, events, tuple(sources), tuple(gaps), tuple(diagnostics))
+    if strict and diagnostics:
+        raise EvalkitError(f"ledger problem: {diagnostics[0]}")
+    return ledger
+
+
+def iter_diagnostics(ledger: Ledger) -> Iterator[str]:
+    """The ledger's diagnostics as ``file:line: reason`` strings (for CLI output)."""
+    for d in ledger.diagnostics:
+        yield str(d)
