@@ -1,0 +1,496 @@
+"""Threshold studies: where would "count >= t" put a signal, and is that signal usable?
+
+For a count per item (e.g. ``guard_blocked`` per record, records clustered by session) a rubric
+author considering the rule "fail when count >= t" needs, for every candidate ``t``: how many
+items and clusters would fail, the fire rate with an honest interval (resampling whole
+clusters, because records of one session are not independent), and whether the rate sits
+above the ceiling a signal may have before it is a broken instrument (the rubric's ~10%,
+HR-101) or at the floor where it never fires at all (a dead instrument). The observed
+distribution and its gaps show where a threshold choice is arbitrary: every ``t`` inside a
+gap gives the same verdicts.
+
+Unknown counts (``None``/NaN) are excluded and counted as ``n_unknown`` — never treated as 0.
+A cluster none of whose known items fires but which holds an unknown item is *undetermined*
+at that threshold; it is left out of the cluster fail rate rather than counted as passing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats.bootstrap import as_generator, resample_weights
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "CeilingStatus",
+    "Gap",
+    "ThresholdStudy",
+    "plot_threshold_study",
+    "threshold_study",
+]
+
+COLUMNS: tuple[str, ...] = (
+    "t",
+    "items_firing",
+    "fire_rate",
+    "ci_low",
+    "ci_high",
+    "clusters_failing",
+    "clusters_undetermined",
+    "cluster_fail_rate",
+    "above_ceiling",
+    "ceiling_status",
+    "dead",
+)
+
+# Resample-weight chunks stay below this many cells so memory is bounded for large inputs.
+_CHUNK_CELLS = 4_000_000
+
+
+class CeilingStatus(StrEnum):
+    """Where the fire rate's CI lies relative to the ceiling."""
+
+    ABOVE = "above"  # the whole interval is above the ceiling
+    WITHIN = "within"  # the whole interval is at or below the ceiling
+    UNDECIDED = "undecided"  # the interval straddles the ceiling (or is undefined)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A run of unobserved integer values between two observed ones (``after`` < ``before``)."""
+
+    after: int
+    before: int
+
+    @property
+    def first_missing(self) -> int:
+        return self.after + 1
+
+    @property
+    def last_missing(self) -> int:
+        return self.before - 1
+
+    @property
+    def length(self) -> int:
+        return self.before - self.after - 1
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "after": self.after,
+            "before": self.before,
+            "first_missing": self.first_missing,
+            "last_missing": self.last_missing,
+            "length": self.length,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class ThresholdStudy:
+    """Result of :func:`threshold_study`.
+
+    ``table`` has one row per threshold ``t`` with the columns of ``COLUMNS``:
+    ``items_firing`` (known items with count >= t), ``fire_rate`` (= items_firing / n_items),
+    ``ci_low``/``ci_high`` (percentile cluster-bootstrap interval of the fire rate),
+    ``clusters_failing`` (clusters with at least one firing item), ``clusters_undetermined``
+    (clusters without a firing known item but with an unknown one), ``cluster_fail_rate``
+    (failing / determined clusters), ``above_ceiling`` (point estimate > ceiling),
+    ``ceiling_status`` (:class:`CeilingStatus` of the interval), ``dead`` (fire rate <= floor).
+
+    For convenience the study also behaves like its table: ``study["fire_rate"]``,
+    ``study.loc[...]``, ``len(study)`` and unknown attributes are forwarded to ``table``.
+    """
+
+    table: pd.DataFrame
+    gaps: tuple[Gap, ...]
+    distribution: pd.Series
+    n_items: int
+    n_unknown: int
+    n_clusters: int
+    ceiling: float
+    floor: float
+    level: float
+    n_resamples: int
+    ci_method: str = "percentile, cluster bootstrap (whole clusters resampled)"
+    warnings: tuple[str, ...] = field(default=())
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names the dataclass lacks; never forward private/dunder lookups
+        # (copy/pickle probe those before ``table`` exists).
+        if name.startswith("_") or name == "table":
+            raise AttributeError(name)
+        return getattr(self.table, name)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.table[key]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.table)
+
+    def row(self, t: float) -> pd.Series:
+        """The table row of threshold ``t`` (``KeyError`` when ``t`` was not studied)."""
+        hit = self.table.index[self.table["t"] == t]
+        if len(hit) == 0:
+            raise KeyError(f"threshold {t!r} is not in the study")
+        return self.table.loc[hit[0]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-simple dict: scalars, lists and dicts only; NaN becomes None."""
+        rows = []
+        for rec in self.table.to_dict(orient="records"):
+            rows.append({k: _json_scalar(v) for k, v in rec.items()})
+        return {
+            "n_items": self.n_items,
+            "n_unknown": self.n_unknown,
+            "n_clusters": self.n_clusters,
+            "ceiling": self.ceiling,
+            "floor": self.floor,
+            "level": self.level,
+            "n_resamples": self.n_resamples,
+            "ci_method": self.ci_method,
+            "thresholds": rows,
+            "gaps": [g.to_dict() for g in self.gaps],
+            "distribution": [
+                {"value": _json_scalar(v), "items": int(c)} for v, c in self.distribution.items()
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def _json_scalar(v: Any) -> Any:
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        x = float(v)
+        if not math.isfinite(x):
+            return None
+        return int(x) if x.is_integer() and abs(x) < 2**53 else x
+    return str(v) if isinstance(v, StrEnum) else v
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _is_unknown(v: Any) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isnan(float(v))
+
+
+def _parse_counts(
+    counts: ArrayLike | Sequence[Any],
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    values = counts.tolist() if isinstance(counts, (np.ndarray, pd.Series)) else list(counts)  # type: ignore[arg-type]
+    out = np.full(len(values), np.nan)
+    known = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if _is_unknown(v):
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise EvalkitError(f"counts[{i}]: expected a number or None, got {v!r}")
+        x = float(v)
+        if not math.isfinite(x) or x < 0:
+            raise EvalkitError(f"counts[{i}]: a count must be finite and >= 0, got {v!r}")
+        out[i] = x
+        known[i] = True
+    return out, known
+
+
+def _cluster_codes(clusters: ArrayLike | Sequence[Any] | None, n: int) -> NDArray[np.intp]:
+    if clusters is None:
+        return np.arange(n, dtype=np.intp)
+    labels = clusters.tolist() if isinstance(clusters, (np.ndarray, pd.Series)) else list(clusters)  # type: ignore[arg-type]
+    if len(labels) != n:
+        raise EvalkitError(
+            f"clusters has {len(labels)} labels but counts has {n} items (one label per item)"
+        )
+    index: dict[Any, int] = {}
+    codes = np.empty(n, dtype=np.intp)
+    for i, c in enumerate(labels):
+        if _is_unknown(c):
+            raise EvalkitError(f"clusters[{i}]: missing cluster label")
+        codes[i] = index.setdefault(c, len(index))
+    return codes
+
+
+def _default_thresholds(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    if values.size == 0:
+        return np.array([], dtype=float)
+    if np.all(values == np.round(values)):
+        # integer counts: every t from 1 to max + 1 (the first t at which nothing fires)
+        return np.arange(1, int(values.max()) + 2, dtype=float)
+    return np.unique(values)  # real-valued scores: the observed values
+
+
+def _gaps(values: NDArray[np.float64]) -> tuple[Gap, ...]:
+    if values.size == 0 or not np.all(values == np.round(values)):
+        return ()  # gaps are defined for integer counts only
+    distinct = np.unique(values).astype(np.int64)
+    return tuple(Gap(int(a), int(b)) for a, b in itertools.pairwise(distinct) if b - a > 1)
+
+
+# --------------------------------------------------------------------------- study
+
+
+def threshold_study(
+    counts: ArrayLike | Sequence[Any],
+    clusters: ArrayLike | Sequence[Any] | None = None,
+    *,
+    thresholds: Sequence[float] | ArrayLike | None = None,
+    ceiling: float = 0.10,
+    floor: float = 0.0,
+    level: float = 0.95,
+    n_resamples: int = 2000,
+    rng: Any = None,
+) -> ThresholdStudy:
+    """Fire rates of the rule "count >= t" for every threshold ``t``, with cluster-bootstrap CIs.
+
+    Parameters
+    ----------
+    counts : one non-negative count per item; ``None``/NaN = unknown (excluded, counted in
+        ``n_unknown``, never read as 0).
+    clusters : optional label per item (e.g. the session of each record). The CI resamples
+        whole clusters; a cluster *fails* at ``t`` when any of its items fires. Without
+        clusters each item is its own cluster.
+    thresholds : the ``t`` values to study. Default: for integer counts every integer from 1
+        to ``max + 1`` (the first value at which nothing fires); for real-valued counts the
+        distinct observed values.
+    ceiling : the largest fire rate a signal may have (rubric HR-101: ~10%).
+    floor : a fire rate at or below it marks the threshold ``dead`` (default 0: never fires).
+    level, n_resamples, rng : the percentile bootstrap interval (seed ``rng`` to reproduce).
+
+    Degenerate data — no known count, every count 0, a single cluster — returns the documented
+    result with an ``evalkit.DegenerateDataWarning`` (a single cluster leaves no between-cluster
+    variation: the CI is NaN, ``ceiling_status`` "undecided"); it never raises.
+    """
+    ceiling_f, floor_f, level_f = _check_rates(ceiling, floor, level)
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    values_all, known = _parse_counts(counts)
+    codes_all = _cluster_codes(clusters, values_all.size)
+    values = values_all[known]
+    n_items = int(values.size)
+    n_unknown = int((~known).sum())
+    notes: list[str] = []
+
+    t_grid = _threshold_grid(thresholds, values)
+    # codes number the clusters of all items; only clusters with a known item are resampled
+    n_clusters_all = int(codes_all.max()) + 1 if codes_all.size else 0
+    codes = codes_all[known]
+    known_clusters, codes_known = np.unique(codes, return_inverse=True)
+    m = int(known_clusters.size)
+
+    fire = values[:, None] >= t_grid[None, :]  # items x thresholds
+    items_firing = fire.sum(axis=0).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fire_rate = items_firing / n_items if n_items else np.full(t_grid.size, np.nan)
+
+    # clusters: failing = any known item fires; undetermined = not failing, has an unknown item
+    fires_per_cluster = np.zeros((n_clusters_all, t_grid.size), dtype=np.int64)
+    np.add.at(fires_per_cluster, codes, fire.astype(np.int64))
+    failing = fires_per_cluster > 0
+    has_unknown = np.zeros(n_clusters_all, dtype=bool)
+    has_unknown[codes_all[~known]] = True
+    clusters_failing = failing.sum(axis=0)
+    undetermined = ((~failing) & has_unknown[:, None]).sum(axis=0)
+    determined = n_clusters_all - undetermined
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cluster_fail_rate = np.where(determined > 0, clusters_failing / determined, np.nan)
+
+    ci_low = np.full(t_grid.size, np.nan)
+    ci_high = np.full(t_grid.size, np.nan)
+    if n_items == 0:
+        notes.append("no known count: every rate is undefined (NaN)")
+    elif m == 1:
+        notes.append(
+            "a single cluster: resampling clusters cannot vary the data, so the fire-rate CI "
+            "is undefined (NaN)"
+        )
+    elif t_grid.size:
+        ci_low, ci_high = _bootstrap_ci(
+            fire, codes_known, m, int(n_resamples), level_f, as_generator(rng)
+        )
+    if n_items and np.all(values == 0):
+        notes.append("every known count is 0: the instrument never fires at any threshold >= 1")
+    for note in notes:
+        warnings.warn(f"threshold_study: {note}", DegenerateDataWarning, stacklevel=2)
+
+    above = fire_rate > ceiling_f
+    status = np.where(
+        ci_low > ceiling_f,
+        CeilingStatus.ABOVE.value,
+        np.where(ci_high <= ceiling_f, CeilingStatus.WITHIN.value, CeilingStatus.UNDECIDED.value),
+    )
+    table = pd.DataFrame(
+        {
+            "t": _tidy_thresholds(t_grid),
+            "items_firing": items_firing,
+            "fire_rate": fire_rate,
+            "ci_low": ci_low,
+            "ci_high": ci_high,
+            "clusters_failing": clusters_failing.astype(np.int64),
+            "clusters_undetermined": undetermined.astype(np.int64),
+            "cluster_fail_rate": cluster_fail_rate,
+            "above_ceiling": above,
+            "ceiling_status": status.astype(object) if t_grid.size else [],
+            "dead": fire_rate <= floor_f,
+        },
+        columns=list(COLUMNS),
+    )
+    distribution = pd.Series(values).value_counts().sort_index()
+    distribution.index = _tidy_thresholds(distribution.index.to_numpy(dtype=float))
+    distribution.index.name = "value"
+    distribution.name = "items"
+    return ThresholdStudy(
+        table=table,
+        gaps=_gaps(values),
+        distribution=distribution,
+        n_items=n_items,
+        n_unknown=n_unknown,
+        n_clusters=n_clusters_all,
+        ceiling=ceiling_f,
+        floor=floor_f,
+        level=level_f,
+        n_resamples=int(n_resamples),
+        warnings=tuple(notes),
+    )
+
+
+def _check_rates(ceiling: float, floor: float, level: float) -> tuple[float, float, float]:
+    c, f, lv = float(ceiling), float(floor), float(level)
+    if not (0.0 <= c <= 1.0):
+        raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
+    if not (0.0 <= f <= 1.0) or f > c:
+        raise EvalkitError(f"floor must be a rate in [0, ceiling], got {floor!r}")
+    if not (0.0 < lv < 1.0):
+        raise EvalkitError(f"level must be strictly between 0 and 1, got {level!r}")
+    return c, f, lv
+
+
+def _threshold_grid(
+    thresholds: Sequence[float] | ArrayLike | None, values: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    if thresholds is None:
+        return _default_thresholds(values)
+    try:
+        grid = np.asarray(thresholds, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise EvalkitError("thresholds must be numbers") from None
+    if not np.all(np.isfinite(grid)):
+        raise EvalkitError("thresholds must be finite numbers")
+    return np.unique(grid)
+
+
+def _tidy_thresholds(grid: NDArray[np.float64]) -> NDArray[Any]:
+    """Integer-valued thresholds as int64 (``t == 3`` reads naturally), others as float."""
+    if grid.size and np.all(grid == np.round(grid)) and np.all(np.abs(grid) < 2**53):
+        return grid.astype(np.int64)
+    return grid
+
+
+def _bootstrap_ci(
+    fire: NDArray[np.bool_],
+    codes: NDArray[np.intp],
+    m: int,
+    n_resamples: int,
+    level: float,
+    gen: np.random.Generator,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile CI of the item fire rate, resampling whole clusters.
+
+    A resample draws ``m`` clusters with replacement; its fire rate is
+    ``sum_c w_c * fires_c / sum_c w_c * size_c``. Working on per-cluster sums keeps the
+    weight matrix at resamples x clusters.
+    """
+    fires_c = np.zeros((m, fire.shape[1]), dtype=np.float64)
+    np.add.at(fires_c, codes, fire.astype(np.float64))
+    size_c = np.bincount(codes, minlength=m).astype(np.float64)
+    rates = np.empty((n_resamples, fire.shape[1]))
+    chunk = max(1, _CHUNK_CELLS // max(m, 1))
+    for start in range(0, n_resamples, chunk):
+        rows = min(chunk, n_resamples - start)
+        w = resample_weights(m, rows, gen).astype(np.float64)  # clusters are the units drawn
+        rates[start : start + rows] = (w @ fires_c) / (w @ size_c)[:, None]
+    alpha = 1.0 - level
+    low, high = np.quantile(rates, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return low, high
+
+
+# --------------------------------------------------------------------------- plot
+
+
+def plot_threshold_study(study: ThresholdStudy, ax: Axes | None = None) -> Figure:
+    """Fire rate against threshold with its CI band, the ceiling (and floor), gaps shaded.
+
+    Draws on ``ax`` when given (returning its figure), else on a new figure built without
+    pyplot (safe in headless runs). The cluster fail rate is drawn dashed for comparison.
+    """
+    from matplotlib.figure import Figure as _Figure
+
+    if not isinstance(study, ThresholdStudy):
+        raise EvalkitError("plot_threshold_study expects the ThresholdStudy of threshold_study()")
+    if ax is None:
+        fig = _Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.get_figure()  # type: ignore[assignment]
+    tab = study.table
+    t = tab["t"].to_numpy(dtype=float)
+    for i, gap in enumerate(study.gaps):
+        ax.axvspan(
+            gap.after + 0.5,
+            gap.before - 0.5,
+            color="0.85",
+            zorder=0,
+            label="unobserved values" if i == 0 else None,
+        )
+    if len(tab):
+        ax.fill_between(
+            t,
+            tab["ci_low"].to_numpy(dtype=float),
+            tab["ci_high"].to_numpy(dtype=float),
+            step="mid",
+            alpha=0.3,
+            color="C0",
+            label=f"{study.level:.0%} CI (cluster bootstrap)",
+        )
+        ax.step(t, tab["fire_rate"], where="mid", color="C0", label="item fire rate")
+        ax.step(
+            t,
+            tab["cluster_fail_rate"],
+            where="mid",
+            color="C1",
+            linestyle="--",
+            label="cluster fail rate",
+        )
+    ax.axhline(study.ceiling, color="C3", linestyle=":", label=f"ceiling {study.ceiling:.0%}")
+    if study.floor > 0:
+        ax.axhline(study.floor, color="0.4", linestyle=":", label=f"floor {study.floor:.0%}")
+    ax.set_xlabel("threshold t (fires when count >= t)")
+    ax.set_ylabel("rate")
+    ax.set_ylim(-0.02, 1.02)
+    unknown = f", {study.n_unknown} unknown" if study.n_unknown else ""
+    ax.set_title(
+        f"Threshold study: n = {study.n_items} items, {study.n_clusters} clusters{unknown}"
+    )
+    ax.legend(loc="upper right", fontsize="small")
+    return fig  # type: ignore[return-value]
