@@ -12,7 +12,7 @@ from typing import Any
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
     "resample_weights": "evalkit.stats.bootstrap",
-    "bootstrap_interval": "evalkit.stats.bootstrap",
+    "bootstrap_sums": "evalkit.stats.bootstrap",
     "AgreementResult": "evalkit.stats._result",
     "BootstrapResult": "evalkit.stats._result",
     "ConfidenceInterval": "evalkit.stats._result",
@@ -38,7 +38,7 @@ __all__ = [
     "BootstrapResult",
     "ConfidenceInterval",
     "ThresholdStudy",
-    "bootstrap_interval",
+    "bootstrap_sums",
     "brennan_prediger",
     "cohen_kappa",
     "conger_kappa",

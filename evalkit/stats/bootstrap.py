@@ -8,18 +8,26 @@ stats), instead of a Python loop calling the statistic once per resample.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import DegenerateDataWarning, EvalkitError
 
 __all__ = [
     "as_generator",
+    "bca_interval",
+    "bootstrap_sums",
+    "percentile_interval",
     "resample_weights",
 ]
+
+# keep a chunk of the resample-count matrix below this many bytes
+_MAX_CHUNK_BYTES = 200_000_000
 
 
 def as_generator(rng: Any) -> np.random.Generator:
@@ -89,3 +97,250 @@ def resample_weights(
     m = int(codes.max()) + 1
     cw = gen.multinomial(m, np.full(m, 1.0 / m), size=int(n_resamples)).astype(np.int64)
     return cw[:, codes]
+
+
+def _units(
+    suff: NDArray[np.float64], clusters: Any
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Resampling units (items, or cluster sums) collapsed to distinct rows with multiplicities.
+
+    Units with identical sufficient statistics are exchangeable, so drawing ``m`` units with
+    replacement equals drawing multinomial counts over the distinct rows with probabilities
+    proportional to their multiplicities: the same bootstrap distribution, far fewer columns.
+    """
+    if clusters is not None:
+        codes = _cluster_codes(clusters, suff.shape[0])
+        m = int(codes.max()) + 1
+        units = np.zeros((m, suff.shape[1]))
+        np.add.at(units, codes, suff)
+    else:
+        units = suff
+    uniq, counts = np.unique(units, axis=0, return_counts=True)
+    return uniq, counts.astype(float)
+
+
+def _chunks(total: int, row_bytes: int) -> Iterator[int]:
+    size = max(1, _MAX_CHUNK_BYTES // max(1, row_bytes))
+    done = 0
+    while done < total:
+        step = min(size, total - done)
+        yield step
+        done += step
+
+
+def _sums_of_resamples(
+    suff: NDArray[np.float64],
+    fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    n_resamples: int,
+    gen: np.random.Generator,
+    clusters: Any,
+    weights: NDArray[Any] | None,
+) -> NDArray[np.float64]:
+    """Statistic of every resample, computed as fn(W @ S) in memory-bounded chunks."""
+    n = suff.shape[0]
+    out = []
+    if weights is not None:
+        w = np.asarray(weights)
+        if w.ndim != 2 or w.shape[1] != n:
+            raise EvalkitError(
+                f"weights must have shape (n_resamples, {n}) (one count per item used), "
+                f"got {w.shape}"
+            )
+        for start in range(0, w.shape[0], max(1, _MAX_CHUNK_BYTES // (8 * n))):
+            chunk = w[start : start + max(1, _MAX_CHUNK_BYTES // (8 * n))].astype(float)
+            out.append(fn(chunk @ suff))
+        return np.concatenate(out)
+    units, mult = _units(suff, clusters)
+    m = int(mult.sum())
+    prob = mult / m
+    for size in _chunks(n_resamples, 8 * units.shape[0]):
+        counts = gen.multinomial(m, prob, size=size).astype(float)
+        out.append(fn(counts @ units))
+    return np.concatenate(out)
+
+
+def _jackknife(
+    suff: NDArray[np.float64],
+    fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    clusters: Any,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Leave-one-unit-out statistics of the distinct units, and their multiplicities."""
+    units, mult = _units(suff, clusters)
+    total = (units * mult[:, None]).sum(axis=0)
+    return fn(total[None, :] - units), mult
+
+
+def percentile_interval(distribution: NDArray[np.float64], level: float) -> tuple[float, float]:
+    """Percentile interval (linear interpolation between order statistics, as scipy)."""
+    alpha = (1 - level) / 2
+    lo, hi = np.percentile(distribution, [100 * alpha, 100 * (1 - alpha)])
+    return float(lo), float(hi)
+
+
+def bca_interval(
+    distribution: NDArray[np.float64],
+    theta_hat: float,
+    jackknife: NDArray[np.float64],
+    level: float,
+    jackknife_weights: NDArray[np.float64] | None = None,
+) -> tuple[tuple[float, float], float, float]:
+    """BCa interval (Efron & Tibshirani 1993, 14.3), as ``scipy.stats.bootstrap``.
+
+    The bias correction ``z0`` counts ties half (scipy's rule); the acceleration ``a`` comes
+    from the jackknife values (optionally weighted by multiplicity). Returns
+    ``((low, high), z0, a)``. When every jackknife value is equal, ``a`` is 0.
+    """
+    from scipy.special import ndtr, ndtri
+
+    b = distribution.size
+    frac = (
+        np.count_nonzero(distribution < theta_hat) + np.count_nonzero(distribution <= theta_hat)
+    ) / (2 * b)
+    z0 = float(ndtri(frac))
+    wts = np.ones_like(jackknife) if jackknife_weights is None else jackknife_weights
+    dot = float(np.sum(wts * jackknife) / np.sum(wts))
+    dev = dot - jackknife
+    den = float(np.sum(wts * dev**2)) ** 1.5
+    a = 0.0 if den == 0 else float(np.sum(wts * dev**3)) / (6 * den)
+    z_lo = float(ndtri((1 - level) / 2))
+    z_hi = -z_lo
+    a1 = float(ndtr(z0 + (z0 + z_lo) / (1 - a * (z0 + z_lo))))
+    a2 = float(ndtr(z0 + (z0 + z_hi) / (1 - a * (z0 + z_hi))))
+    lo, hi = np.percentile(distribution, [100 * a1, 100 * a2])
+    return (float(lo), float(hi)), z0, a
+
+
+def bootstrap_sums(
+    suff: Any,
+    fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    theta_hat: float | None = None,
+    n_resamples: int = 9999,
+    rng: Any = None,
+    level: float = 0.95,
+    method: Literal["percentile", "bca"] = "bca",
+    clusters: Any = None,
+    weights: Any = None,
+    name: str = "statistic",
+) -> Any:
+    """Bootstrap any statistic that is a function of sums of per-item sufficient statistics.
+
+    ``suff`` is items x p; ``fn`` maps sums of shape (..., p) to the statistic (...), NaN
+    where undefined. Resampling is vectorized: ``fn(W @ suff)`` for chunks of the
+    resample-count matrix W (kept under ~200 MB). ``clusters`` resamples whole clusters;
+    ``weights`` (resamples x items counts) replaces the random draws. Returns a
+    ``BootstrapResult`` (interval plus distribution).
+    """
+    from evalkit.stats._result import _Estimator
+
+    arr = np.asarray(suff, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if theta_hat is None:
+        value = float(np.asarray(fn(arr.sum(axis=0)[None, :]))[0])
+        theta_hat = None if math.isnan(value) else value
+    return bootstrap_estimator(
+        _Estimator(arr, fn),
+        theta_hat=theta_hat,
+        n_resamples=n_resamples,
+        rng=rng,
+        level=level,
+        method=method,
+        clusters=clusters,
+        weights=weights,
+        name=name,
+    )
+
+
+def bootstrap_estimator(
+    estimator: Any,
+    *,
+    theta_hat: float | None,
+    n_resamples: int,
+    rng: Any,
+    level: float,
+    method: str,
+    clusters: Any,
+    weights: Any,
+    name: str,
+) -> Any:
+    """Bootstrap a result's estimator; see ``AgreementResult.bootstrap``.
+
+    Degenerate cases never raise: resamples where the statistic is undefined are left out
+    (counted in ``n_undefined``, with a ``DegenerateDataWarning``); a distribution with a
+    single value gives that value as both bounds; a BCa bias correction that is infinite
+    (the estimate lies outside the distribution) falls back to the percentile interval.
+    All three warn.
+    """
+    from evalkit.stats._result import BootstrapResult, ConfidenceInterval
+
+    if weights is None and (not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2):
+        raise EvalkitError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
+    gen = as_generator(rng)
+    suff, fn = estimator.suff, estimator.fn
+    dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights)
+    defined = ~np.isnan(dist_all)
+    dist = dist_all[defined]
+    n_undefined = int(dist_all.size - dist.size)
+    if n_undefined:
+        warnings.warn(
+            DegenerateDataWarning(
+                f"{name}: undefined in {n_undefined} of {dist_all.size} bootstrap resamples "
+                "(e.g. all ratings in one category); they are left out of the distribution"
+            ),
+            stacklevel=3,
+        )
+    se = float(np.std(dist, ddof=1)) if dist.size > 1 else None
+
+    def result(ci: ConfidenceInterval, z0: float | None = None, a: float | None = None) -> Any:
+        return BootstrapResult(
+            confidence_interval=ci,
+            distribution=dist,
+            standard_error=se,
+            method=method,
+            level=level,
+            n_resamples=int(dist_all.size),
+            n_undefined=n_undefined,
+            bias_correction=z0,
+            acceleration=a,
+        )
+
+    if theta_hat is None or dist.size == 0:
+        warnings.warn(
+            DegenerateDataWarning(f"{name} is undefined on these data; interval is (None, None)"),
+            stacklevel=3,
+        )
+        return result(ConfidenceInterval(None, None))
+    if np.all(dist == dist[0]):
+        warnings.warn(
+            DegenerateDataWarning(
+                f"{name}: every bootstrap resample gives {dist[0]:.6g}; the interval is that point"
+            ),
+            stacklevel=3,
+        )
+        return result(ConfidenceInterval(float(dist[0]), float(dist[0])))
+    if method == "percentile":
+        return result(ConfidenceInterval(*percentile_interval(dist, level)))
+    jack, mult = _jackknife(suff, fn, clusters)
+    ok = ~np.isnan(jack)
+    if not np.all(ok):
+        warnings.warn(
+            DegenerateDataWarning(
+                f"{name}: undefined in {int((~ok).sum())} jackknife samples; "
+                "the acceleration uses the rest"
+            ),
+            stacklevel=3,
+        )
+    frac_below = np.mean(dist < theta_hat)
+    frac_atmost = np.mean(dist <= theta_hat)
+    if frac_atmost == 0 or frac_below == 1 or not np.any(ok):
+        warnings.warn(
+            DegenerateDataWarning(
+                f"{name}: the estimate lies outside the bootstrap distribution, so the BCa "
+                "bias correction is infinite; falling back to the percentile interval"
+            ),
+            stacklevel=3,
+        )
+        return result(ConfidenceInterval(*percentile_interval(dist, level)))
+    (lo, hi), z0, a = bca_interval(dist, float(theta_hat), jack[ok], level, mult[ok])
+    return result(ConfidenceInterval(lo, hi), z0, a)

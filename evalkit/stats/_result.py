@@ -1,0 +1,223 @@
+"""Frozen, scipy-style result objects for agreement statistics.
+
+An ``AgreementResult`` carries the point estimate, its analytic standard error (where a
+published formula exists) and, privately, the per-item sufficient statistics plus the function
+that maps their sums to the statistic. That is what lets a result bootstrap itself: a
+resample is a vector of item counts ``w`` and the resampled statistic is ``fn(w @ S)``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.errors import DegenerateDataWarning, EvalkitError
+
+__all__ = [
+    "AgreementResult",
+    "BootstrapResult",
+    "CategoryAgreement",
+    "ConfidenceInterval",
+]
+
+CIMethod = Literal["analytic", "percentile", "bca"]
+_METHODS = ("analytic", "percentile", "bca")
+
+
+class ConfidenceInterval(NamedTuple):
+    """A two-sided interval; ``None`` bounds mean the interval is undefined (see warnings)."""
+
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class _Estimator:
+    """Per-item sufficient statistics ``suff`` (items x p) and ``fn``: sums (..., p) -> stat (...).
+
+    ``fn`` returns NaN where the statistic is undefined (0/0); callers turn that into None.
+    """
+
+    suff: NDArray[np.float64]
+    fn: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+    def __call__(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.fn(sums)
+
+
+@dataclass(frozen=True)
+class CategoryAgreement:
+    """Agreement on one category (e.g. Fleiss' per-category kappa)."""
+
+    statistic: float | None
+    standard_error: float | None = None
+    z: float | None = None
+    p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """A bootstrap interval together with the distribution it came from.
+
+    ``distribution`` holds the statistic of every resample whose statistic was defined;
+    ``n_undefined`` counts the resamples where it was not (e.g. all ratings in one category).
+    """
+
+    confidence_interval: ConfidenceInterval
+    distribution: NDArray[np.float64] = field(repr=False)
+    standard_error: float | None
+    method: str
+    level: float
+    n_resamples: int
+    n_undefined: int = 0
+    bias_correction: float | None = None  # z0 of BCa
+    acceleration: float | None = None  # a of BCa
+
+
+@dataclass(frozen=True, eq=False)
+class AgreementResult:
+    """An agreement statistic with its uncertainty.
+
+    Attributes
+    ----------
+    statistic : the estimate, or ``None`` when it is undefined on these data (the rule:
+        a chance-corrected coefficient whose chance agreement is 1, i.e. ``0/0``, as when every
+        rating is the same single category, is ``None`` with ``degenerate=True`` and a
+        ``DegenerateDataWarning``; it is never NaN and never raises).
+    standard_error : analytic standard error under the alternative (the formula is named in
+        ``se_method``), or ``None`` when undefined.
+    n : number of items used. ``n_raters``: raters (columns). ``categories``: the labels.
+    name : the coefficient's name. ``observed_agreement`` / ``chance_agreement``: pa and pe.
+    standard_error_h0, z, p_value : test of "no agreement beyond chance" where defined.
+    df : degrees of freedom of the t quantile for the analytic interval (None: normal).
+    per_category, prevalence_index, bias_index, positive, negative, extra : where they apply.
+    """
+
+    statistic: float | None
+    standard_error: float | None
+    n: int
+    n_raters: int
+    categories: tuple[Any, ...]
+    name: str
+    observed_agreement: float | None = None
+    chance_agreement: float | None = None
+    standard_error_h0: float | None = None
+    z: float | None = None
+    p_value: float | None = None
+    df: int | None = None
+    se_method: str | None = None
+    degenerate: bool = False
+    weights: str | None = None
+    per_category: Mapping[Any, CategoryAgreement] | None = None
+    prevalence_index: float | None = None
+    bias_index: float | None = None
+    positive: AgreementResult | None = None
+    negative: AgreementResult | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    _estimator: _Estimator | None = field(default=None, repr=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # extra fields (e.g. positive_agreement) read like attributes
+        extra = self.__dict__.get("extra")
+        if extra is not None and name in extra:
+            return extra[name]
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+
+    def __float__(self) -> float:
+        if self.statistic is None:
+            raise EvalkitError(f"{self.name} is undefined on these data (degenerate)")
+        return float(self.statistic)
+
+    def confidence_interval(
+        self,
+        level: float = 0.95,
+        method: CIMethod = "analytic",
+        n_resamples: int = 9999,
+        rng: Any = None,
+        *,
+        clusters: Any = None,
+    ) -> ConfidenceInterval:
+        """Two-sided confidence interval ``(low, high)`` at ``level``.
+
+        ``method="analytic"`` uses ``statistic +- q * standard_error`` with a t quantile on
+        ``df`` degrees of freedom when ``df`` is set (the irrCAC convention) or a normal
+        quantile otherwise (Fleiss, Cohen & Everitt 1969); the upper bound is capped at 1.
+        ``"percentile"`` and ``"bca"`` bootstrap the items (or whole ``clusters``) with
+        ``n_resamples`` resamples drawn from ``rng`` (Generator or int seed). An undefined
+        statistic gives ``(None, None)`` with a ``DegenerateDataWarning``.
+        """
+        _check_level(level)
+        if method not in _METHODS:
+            raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
+        if method == "analytic":
+            return self._analytic_interval(level)
+        return self.bootstrap(
+            n_resamples=n_resamples, rng=rng, level=level, method=method, clusters=clusters
+        ).confidence_interval
+
+    def _analytic_interval(self, level: float) -> ConfidenceInterval:
+        from scipy import stats
+
+        if self.statistic is None:
+            warnings.warn(
+                DegenerateDataWarning(f"{self.name} is undefined; its interval is (None, None)"),
+                stacklevel=3,
+            )
+            return ConfidenceInterval(None, None)
+        if self.standard_error is None:
+            raise EvalkitError(
+                f"{self.name} has no analytic standard error here; "
+                "use method='bca' or method='percentile'"
+            )
+        tail = 0.5 + level / 2
+        q = float(stats.t.ppf(tail, self.df) if self.df else stats.norm.ppf(tail))
+        low = self.statistic - q * self.standard_error
+        high = min(1.0, self.statistic + q * self.standard_error)
+        return ConfidenceInterval(float(low), float(high))
+
+    def bootstrap(
+        self,
+        n_resamples: int = 9999,
+        rng: Any = None,
+        *,
+        level: float = 0.95,
+        method: Literal["percentile", "bca"] = "bca",
+        clusters: Any = None,
+        weights: NDArray[np.integer[Any]] | None = None,
+    ) -> BootstrapResult:
+        """Bootstrap the items (vectorized): returns the interval and the distribution.
+
+        ``clusters`` (one label per item used, i.e. ``n`` labels) resamples whole clusters.
+        ``weights`` (resamples x items counts, e.g. from ``resample_weights``) replaces the
+        random draws, which makes the result comparable to any other implementation that used
+        the same resamples.
+        """
+        from evalkit.stats import bootstrap as bs
+
+        _check_level(level)
+        if self._estimator is None:
+            raise EvalkitError(f"{self.name} cannot be bootstrapped (no per-item data kept)")
+        if method not in ("percentile", "bca"):
+            raise EvalkitError(f"bootstrap method must be 'percentile' or 'bca', got {method!r}")
+        return bs.bootstrap_estimator(
+            self._estimator,
+            theta_hat=self.statistic,
+            n_resamples=n_resamples,
+            rng=rng,
+            level=level,
+            method=method,
+            clusters=clusters,
+            weights=weights,
+            name=self.name,
+        )
+
+
+def _check_level(level: float) -> None:
+    if not isinstance(level, (int, float)) or not 0 < float(level) < 1 or math.isnan(level):
+        raise EvalkitError(f"level must be a number strictly between 0 and 1, got {level!r}")
