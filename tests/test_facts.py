@@ -1,0 +1,267 @@
+"""compute_facts against the reference's computeRecordFacts output, and the readers' contract.
+
+The conformance vectors are read from ../shared at test time (never copied into the repo):
+``facts-public.jsonl`` (one test per line) and the ``facts`` of every expected-v2.json of the
+public and real corpora.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import SHARED_DIR, require_shared
+
+import evalkit
+from evalkit.facts import FACT_KEYS, compute_facts
+from evalkit.rubrics import evidence as ev
+from evalkit.rubrics import patterns as p
+
+_VECTORS = SHARED_DIR / "conformance" / "facts-public.jsonl"
+
+
+def _vector_params() -> list:
+    if not _VECTORS.is_file():
+        return [pytest.param(None, id="facts-public-missing")]
+    lines = _VECTORS.read_text(encoding="utf-8").splitlines()
+    return [
+        pytest.param(number, id=f"{number}:{json.loads(line)['source']}")
+        for number, line in enumerate(lines, start=1)
+        if line.strip()
+    ]
+
+
+def _expected_params() -> list:
+    root = SHARED_DIR / "conformance"
+    cases = sorted(root.glob("public/*/expected-v2.json")) + sorted(
+        root.glob("real/*/expected-v2.json")
+    )
+    if not cases:
+        return [pytest.param(None, id="expected-v2-missing")]
+    return [
+        pytest.param(path, id=f"{path.parent.parent.name}/{path.parent.name}") for path in cases
+    ]
+
+
+@pytest.mark.parametrize("line_number", _vector_params())
+def test_public_facts_vector(line_number: int | None) -> None:
+    path = require_shared("conformance", "facts-public.jsonl")
+    assert line_number is not None
+    line = path.read_text(encoding="utf-8").splitlines()[line_number - 1]
+    vector = json.loads(line)
+    got = compute_facts(vector["dimensions"])
+    assert got == vector["facts"]
+    assert list(got) == list(vector["facts"])  # same keys, same order
+
+
+def test_public_vectors_are_all_there() -> None:
+    path = require_shared("conformance", "facts-public.jsonl")
+    assert len([x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]) == 297
+
+
+@pytest.mark.parametrize("case", _expected_params())
+def test_expected_v2_facts(case: Path | None) -> None:
+    require_shared("conformance")
+    assert case is not None
+    expected = json.loads(case.read_text(encoding="utf-8"))
+    if expected["record"] is None:
+        assert expected["facts"] is None  # no record, no facts: nothing to compute
+        return
+    assert compute_facts(expected["record"]["dimensions"]) == expected["facts"]
+
+
+# --- shape and hostile input -----------------------------------------------------------------
+
+ALL_NULL = {key: None for key in FACT_KEYS} | {"contradictions": [], "parse_misses": []}
+
+
+@pytest.mark.parametrize("dims", [None, {}, {"id": "process-safety"}, "text", 42, [], [None, 1]])
+def test_non_list_or_empty_input_is_all_null(dims: object) -> None:
+    assert compute_facts(dims) == ALL_NULL
+
+
+def test_public_api_name() -> None:
+    assert evalkit.compute_facts is compute_facts
+
+
+def _v2_dims(**overrides: str) -> list[dict]:
+    dims = {
+        "verification-evidence": ev.verification_gates_red(3, 1),
+        "plan-fidelity": ev.plan_rate_present(0.9, 3, 1, 0.33),
+        "gate-health": ev.gate_health_last(2, 0),
+        "process-safety": ev.process_safety_clean(0),
+        "guard-friction": ev.guard_friction_counts(4, 1, 0, ev.ATTRIBUTION_FALLBACK, ""),
+        "efficiency-kpis": ev.efficiency_kpis(
+            {
+                "duration_seconds": 60,
+                "total_waves": 1,
+                "total_agents": 2,
+                "token_input": None,
+                "token_output": None,
+                "carryover": 1,
+            },
+            "recorded",
+        ),
+    } | {key.replace("_", "-"): value for key, value in overrides.items()}
+    status = {"verification-evidence": "fail", "gate-health": "pass", "process-safety": "pass"}
+    return [{"id": k, "status": status.get(k, "pass"), "evidence": v} for k, v in dims.items()]
+
+
+def test_templates_and_readers_agree() -> None:
+    facts = compute_facts(_v2_dims())
+    assert facts == {
+        "gate_runs_total": 3,
+        "gate_runs_failed": 1,
+        "full_gate_runs": 2,
+        "last_full_gate_exit": 0,
+        "red_runs_then_green_finish": True,
+        "changes_unverified": False,
+        "window_contaminated": False,
+        "guard_blocked": 4,
+        "guard_attribution": "time-window",
+        "guard_blocked_conspicuous": False,
+        "spiral": 0,
+        "completion_rate": 0.9,
+        "carryover": 1,
+        "contradictions": [],
+        "parse_misses": [],
+    }
+
+
+def test_session_id_attribution_and_contamination_readers() -> None:
+    gf = ev.guard_friction_counts(
+        25, 0, 0, ev.attribution_session_id(["raw-1"]), ev.contamination_note(2)
+    )
+    facts = compute_facts(_v2_dims(guard_friction=gf))
+    assert facts["guard_blocked"] == 25
+    assert facts["guard_attribution"] == "session-id"
+    assert facts["guard_blocked_conspicuous"] is True
+    assert facts["window_contaminated"] is True
+
+
+def test_absent_dimension_is_never_a_parse_miss() -> None:
+    full = _v2_dims()
+    for dropped in [d["id"] for d in full]:
+        facts = compute_facts([d for d in full if d["id"] != dropped])
+        assert facts["parse_misses"] == [], dropped
+
+
+def test_non_string_evidence_is_present_but_blind() -> None:
+    dims = _v2_dims()
+    for dim in dims:
+        if dim["id"] == "gate-health":
+            dim["evidence"] = {"evidence": "1 full-gate event(s) in window; last exit_code=0."}
+    facts = compute_facts(dims)
+    assert facts["full_gate_runs"] is None
+    assert facts["parse_misses"] == [
+        {
+            "fact": "full_gate_runs",
+            "dimension": "gate-health",
+            "reason": "no known evidence template matched",
+        }
+    ]
+
+
+def test_first_of_duplicated_dimensions_wins() -> None:
+    dims = _v2_dims()
+    dims.insert(0, {"id": "gate-health", "status": "pass", "evidence": ev.gate_health_last(7, 3)})
+    facts = compute_facts(dims)
+    assert facts["full_gate_runs"] == 7
+    assert facts["last_full_gate_exit"] == 3
+    assert "gate-health status=pass but last_full_gate_exit=3" in facts["contradictions"]
+
+
+@pytest.mark.parametrize("files_changed", [4, None])
+def test_events_absent_third_state(files_changed: int | None) -> None:
+    dims = [
+        {
+            "id": "verification-evidence",
+            "status": "cannot-determine",
+            "evidence": ev.verification_unavailable(files_changed),
+        },
+        {
+            "id": "gate-health",
+            "status": "cannot-determine",
+            "evidence": ev.gate_health_unknown(3),
+        },
+        {
+            "id": "guard-friction",
+            "status": "not-applicable",
+            "evidence": ev.guard_friction_unmeasured(),
+        },
+    ]
+    facts = compute_facts(dims)
+    for key in ("gate_runs_total", "gate_runs_failed", "full_gate_runs", "changes_unverified"):
+        assert facts[key] is None, key  # not a zero: the file was never readable
+    assert facts["parse_misses"] == []  # and not a parse miss: no template changed
+    assert len(facts["contradictions"]) == 1
+    assert "events.jsonl absent or empty" in facts["contradictions"][0]
+
+
+def test_without_the_absent_events_the_same_string_is_a_measurement() -> None:
+    dims = [
+        {
+            "id": "verification-evidence",
+            "status": "cannot-determine",
+            "evidence": ev.verification_unavailable(4),
+        }
+    ]
+    facts = compute_facts(dims)
+    assert facts["gate_runs_total"] == 0
+    assert facts["changes_unverified"] is True
+    assert facts["contradictions"] == []
+
+
+def test_v1_legacy_readers() -> None:
+    fail = ev.process_safety_v1_fail(21, 0, 1, "")
+    facts = compute_facts([{"id": "process-safety", "status": "fail", "evidence": fail}])
+    assert (facts["guard_blocked"], facts["guard_attribution"]) == (21, "time-window")
+    assert facts["guard_blocked_conspicuous"] is True
+    assert facts["spiral"] == 0
+    assert facts["contradictions"] == []  # a v1 fail on blocked is no contradiction of v1
+    for prose in (ev.process_safety_v1_clean(""), ev.process_safety_v1_warned(3, "")):
+        facts = compute_facts([{"id": "process-safety", "status": "pass", "evidence": prose}])
+        assert facts["spiral"] == 0
+        assert facts["guard_blocked"] is None
+        assert facts["parse_misses"] == []
+
+
+def test_reworded_prose_is_a_parse_miss_not_a_zero() -> None:
+    text = ev.process_safety_v1_clean("").replace("0 spiral", "0 spirals")
+    facts = compute_facts([{"id": "process-safety", "status": "pass", "evidence": text}])
+    assert facts["spiral"] is None
+    assert [m["fact"] for m in facts["parse_misses"]] == ["spiral"]
+
+
+def test_non_ascii_digits_are_not_read() -> None:
+    text = "attribution: time-window. \u0663 quality_gate event(s) in window, all exit_code=0."
+    facts = compute_facts([{"id": "verification-evidence", "status": "pass", "evidence": text}])
+    assert facts["gate_runs_total"] is None
+    assert [m["fact"] for m in facts["parse_misses"]] == ["gate_runs_total"]
+
+
+def test_numbers_read_as_javascript_number() -> None:
+    assert p.js_number("007") == 7 and isinstance(p.js_number("007"), int)
+    assert p.js_number("0.85") == 0.85
+    assert p.js_number("99999999999999999999") == 100000000000000000000  # double rounding
+    assert p.js_number("1" + "0" * 21) == 1e21 and isinstance(p.js_number("1" + "0" * 21), float)
+    assert math.isinf(p.js_number("9" * 400))
+
+
+def test_beyond_double_range_is_null_but_still_conspicuous() -> None:
+    gf = ev.guard_friction_counts(0, 0, 0, ev.ATTRIBUTION_FALLBACK, "").replace(
+        "blocked=0", "blocked=" + "9" * 400
+    )
+    facts = compute_facts([{"id": "guard-friction", "status": "not-applicable", "evidence": gf}])
+    assert facts["guard_blocked"] is None  # JSON has no Infinity: the reference prints null
+    assert facts["guard_blocked_conspicuous"] is True
+    json.dumps(facts, allow_nan=False)  # strict JSON
+
+
+def test_facts_never_mutate_the_input() -> None:
+    dims = _v2_dims()
+    before = json.dumps(dims)
+    compute_facts(dims)
+    assert json.dumps(dims) == before
