@@ -1,0 +1,453 @@
+"""Frozen, content-hashed gold sets: load, verify, freeze.
+
+A gold set lives in ``gold/<name>/v<N>/``: ``items.jsonl`` (one record slice per line: the
+deterministic dimensions as the engine writes them, plus their facts), ``labels.jsonl``
+(``item_id``, ``label``, ``rule``, ``rationale``), a data card, and ``MANIFEST.json`` (version,
+date, the sha256 of every file and of the whole set, item count, class balance). A version
+folder is never rewritten: :func:`freeze` mints the next version beside it.
+
+Every load verifies the manifest first, then every file's bytes; any difference refuses the set
+with an :class:`~evalkit.errors.EvalkitError` naming the file. The manifest protects itself with
+a self-hash over its canonical JSON form, so a flipped byte in the manifest is caught too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:  # pandas loads only when a set is loaded
+    import pandas as pd
+
+__all__ = [
+    "LABELS",
+    "MANIFEST_NAME",
+    "GoldSet",
+    "VerifyResult",
+    "freeze",
+    "load",
+    "resolve",
+    "set_sha256",
+    "verify_all",
+]
+
+MANIFEST_NAME = "MANIFEST.json"
+ITEMS_NAME = "items.jsonl"
+LABELS_NAME = "labels.jsonl"
+DATA_CARD_NAME = "DATA_CARD.md"
+REQUIRED_FILES = (ITEMS_NAME, LABELS_NAME, DATA_CARD_NAME)
+LABELS = ("pass", "fail", "cannot-determine")
+RULES = (1, 2, 3, 4, 5, 6)
+_VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+def _sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def set_sha256(files: Mapping[str, str]) -> str:
+    """The sha256 of a whole set: over ``"<name>\\t<sha256>\\n"`` lines sorted by file name."""
+    lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
+    return _sha256_bytes(lines.encode("utf-8"))
+
+
+def _canonical_manifest(obj: Mapping[str, Any]) -> bytes:
+    # Fixed layout, so that the bytes on disk can be compared with a re-serialization.
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _manifest_self_hash(obj: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in obj.items() if k != "manifest_sha256"}
+    return _sha256_bytes(_canonical_manifest(body))
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """A verified, frozen gold set version.
+
+    ``items`` is a fresh copy of the item table on every access (one row per item: ``item_id``,
+    ``label``, ``rule``, ``rationale``, ``rubric_version``, ``session_id``, ``family``,
+    ``tags``, ``mutations``, ``kpis``, ``dimensions``, ``facts``), so the loaded set cannot be
+    edited in place.
+    """
+
+    name: str
+    version: int
+    path: Path
+    sha256: str
+    manifest: Mapping[str, Any] = field(repr=False)
+    _items: pd.DataFrame = field(repr=False, compare=False)
+
+    @property
+    def items(self) -> pd.DataFrame:
+        return self._items.copy(deep=True)
+
+    @property
+    def tag(self) -> str:
+        """``<name>-v<N>``, the form a minted calibration status uses."""
+        return f"{self.name}-v{self.version}"
+
+    @property
+    def n_items(self) -> int:
+        return len(self._items)
+
+    @property
+    def class_balance(self) -> dict[str, int]:
+        counts = self._items["label"].value_counts()
+        return {label: int(counts.get(label, 0)) for label in LABELS}
+
+    def __len__(self) -> int:
+        return self.n_items
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of verifying one gold set version (``ok`` False names the problem)."""
+
+    name: str
+    version: int | None
+    path: Path
+    ok: bool
+    sha256: str | None
+    n_items: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "path": str(self.path),
+            "ok": self.ok,
+            "sha256": self.sha256,
+            "n_items": self.n_items,
+            "message": self.message,
+        }
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _existing(path: str | os.PathLike[str]) -> Path:
+    """``path`` as given, else relative to the repository root, else under ``<repo>/gold``."""
+    p = Path(path)
+    if p.exists() or p.is_absolute():
+        return p
+    for base in (_REPO_ROOT, _REPO_ROOT / "gold"):
+        if (base / p).exists():
+            return base / p
+    return p
+
+
+def _versions(set_dir: Path) -> list[tuple[int, Path]]:
+    out = []
+    for child in set_dir.iterdir() if set_dir.is_dir() else ():
+        m = _VERSION_DIR.match(child.name)
+        if m and child.is_dir():
+            out.append((int(m.group(1)), child))
+    return sorted(out)
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """The version folder ``path`` names: itself when it holds a manifest, else its newest ``vN``."""
+    p = _existing(path)
+    if not p.is_dir():
+        raise EvalkitError(f"gold set {str(path)!r}: no such directory")
+    if (p / MANIFEST_NAME).exists() or _VERSION_DIR.match(p.name):
+        return p
+    versions = _versions(p)
+    if not versions:
+        raise EvalkitError(f"gold set {str(p)!r}: no version folder (v1, v2, ...) inside")
+    return versions[-1][1]
+
+
+def _read_manifest(vdir: Path) -> dict[str, Any]:
+    mpath = vdir / MANIFEST_NAME
+    if not mpath.is_file():
+        raise EvalkitError(f"{mpath}: manifest missing; a gold set without one cannot be verified")
+    raw = mpath.read_bytes()
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvalkitError(f"{mpath}: bytes changed (not valid JSON: {exc})") from None
+    if not isinstance(obj, dict):
+        raise EvalkitError(f"{mpath}: bytes changed (not a JSON object)")
+    if raw != _canonical_manifest(obj):
+        raise EvalkitError(f"{mpath}: bytes changed (not the canonical form it was written in)")
+    if obj.get("manifest_sha256") != _manifest_self_hash(obj):
+        raise EvalkitError(f"{mpath}: bytes changed (its self-hash manifest_sha256 does not match)")
+    files = obj.get("files")
+    if not isinstance(files, dict) or not files:
+        raise EvalkitError(f"{mpath}: field 'files' must map file names to sha256")
+    if obj.get("set_sha256") != set_sha256(files):
+        raise EvalkitError(f"{mpath}: field 'set_sha256' does not match its 'files'")
+    return obj
+
+
+def _check_files(vdir: Path, manifest: Mapping[str, Any]) -> None:
+    files: Mapping[str, str] = manifest["files"]
+    present = {p.name for p in vdir.iterdir()} - {MANIFEST_NAME}
+    extras = sorted(present - set(files))
+    if extras:
+        raise EvalkitError(
+            f"{vdir / extras[0]}: file is not in the manifest (a frozen set gained it)"
+        )
+    for name in sorted(files):
+        fpath = vdir / name
+        if not fpath.is_file():
+            raise EvalkitError(f"{fpath}: listed in the manifest but missing")
+        actual = _sha256_file(fpath)
+        if actual != files[name]:
+            raise EvalkitError(
+                f"{fpath}: bytes changed since the set was frozen (sha256 {actual[:12]}..., "
+                f"manifest {str(files[name])[:12]}...); never edit a frozen gold set in place — "
+                "mint a new version with `evalkit gold freeze`"
+            )
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with path.open("r", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise EvalkitError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise EvalkitError(f"{path}:{lineno}: a line must be a JSON object")
+            rows.append(row)
+    return rows
+
+
+def _validate_content(
+    items: list[dict[str, Any]], labels: list[dict[str, Any]], where: Path
+) -> list[dict[str, Any]]:
+    """Join items and labels; refuse duplicates, unlabeled items, bad labels or rules."""
+    ipath, lpath = where / ITEMS_NAME, where / LABELS_NAME
+    by_id: dict[str, dict[str, Any]] = {}
+    for i, it in enumerate(items, 1):
+        iid = it.get("item_id")
+        if not isinstance(iid, str) or not iid:
+            raise EvalkitError(f"{ipath}: item {i}: field 'item_id' must be a non-empty string")
+        if iid in by_id:
+            raise EvalkitError(f"{ipath}: item_id {iid!r} appears twice")
+        if not isinstance(it.get("dimensions"), list):
+            raise EvalkitError(f"{ipath}: item {iid!r}: field 'dimensions' must be a list")
+        by_id[iid] = it
+    seen: set[str] = set()
+    rows = []
+    for i, lab in enumerate(labels, 1):
+        iid = lab.get("item_id")
+        if iid not in by_id:
+            raise EvalkitError(f"{lpath}: line {i}: item_id {iid!r} is not in {ITEMS_NAME}")
+        if iid in seen:
+            raise EvalkitError(f"{lpath}: item_id {iid!r} is labeled twice")
+        seen.add(iid)
+        if lab.get("label") not in LABELS:
+            raise EvalkitError(f"{lpath}: item {iid!r}: field 'label' must be one of {LABELS}")
+        if lab.get("rule") not in RULES:
+            raise EvalkitError(f"{lpath}: item {iid!r}: field 'rule' must be one of 1..6")
+        if not isinstance(lab.get("rationale"), str) or not lab["rationale"].strip():
+            raise EvalkitError(
+                f"{lpath}: item {iid!r}: field 'rationale' must be a non-empty string"
+            )
+        it = by_id[iid]
+        rows.append(
+            {
+                "item_id": iid,
+                "label": lab["label"],
+                "rule": int(lab["rule"]),
+                "rationale": lab["rationale"],
+                "rubric_version": it.get("rubric_version"),
+                "session_id": it.get("session_id"),
+                "family": it.get("family"),
+                "tags": list(it.get("tags") or []),
+                "mutations": list(it.get("mutations") or []),
+                "kpis": it.get("kpis"),
+                "dimensions": it["dimensions"],
+                "facts": it.get("facts"),
+            }
+        )
+    unlabeled = sorted(set(by_id) - seen)
+    if unlabeled:
+        raise EvalkitError(f"{lpath}: {len(unlabeled)} item(s) carry no label: {unlabeled[:5]}")
+    if not rows:
+        raise EvalkitError(f"{ipath}: a gold set needs at least one item")
+    return sorted(rows, key=lambda r: r["item_id"])
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    balance = {}
+    for label in LABELS:
+        k = sum(r["label"] == label for r in rows)
+        balance[label] = {"n": k, "share": round(k / n, 4)}
+    rules = {str(r): sum(row["rule"] == r for row in rows) for r in RULES}
+    versions: dict[str, int] = {}
+    for r in rows:
+        versions[str(r["rubric_version"])] = versions.get(str(r["rubric_version"]), 0) + 1
+    return {
+        "item_count": n,
+        "class_balance": balance,
+        "rule_counts": rules,
+        "rubric_versions": dict(sorted(versions.items())),
+    }
+
+
+def load(path: str | os.PathLike[str] = "gold/instruction-adherence") -> GoldSet:
+    """Load and verify a gold set version (``.../vN``) or the newest version of a set folder.
+
+    The manifest is verified first (canonical bytes and self-hash), then every file's sha256,
+    then the content (every item labeled once, labels and rules valid, counts as the manifest
+    states). Any difference raises :class:`EvalkitError` naming the file.
+    """
+    import pandas as pd
+
+    vdir = resolve(path)
+    manifest = _read_manifest(vdir)
+    _check_files(vdir, manifest)
+    for name in (ITEMS_NAME, LABELS_NAME):
+        if name not in manifest["files"]:
+            raise EvalkitError(f"{vdir / MANIFEST_NAME}: the set has no {name}")
+    rows = _validate_content(_read_jsonl(vdir / ITEMS_NAME), _read_jsonl(vdir / LABELS_NAME), vdir)
+    summary = _summary(rows)
+    for key in ("item_count", "class_balance"):
+        if manifest.get(key) != summary[key]:
+            raise EvalkitError(f"{vdir / MANIFEST_NAME}: field {key!r} does not match the items")
+    m = _VERSION_DIR.match(vdir.name)
+    version = int(manifest.get("version", 0))
+    if m is None or int(m.group(1)) != version:
+        raise EvalkitError(f"{vdir / MANIFEST_NAME}: version {version} but folder {vdir.name!r}")
+    return GoldSet(
+        name=str(manifest.get("name") or vdir.parent.name),
+        version=version,
+        path=vdir,
+        sha256=str(manifest["set_sha256"]),
+        manifest=manifest,
+        _items=pd.DataFrame(rows),
+    )
+
+
+def verify_all(root: str | os.PathLike[str] = "gold") -> list[VerifyResult]:
+    """Verify every version of every gold set under ``root`` (never raises for a bad set)."""
+    base = _existing(root)
+    if not base.is_dir():
+        raise EvalkitError(f"gold root {str(root)!r}: no such directory")
+    results: list[VerifyResult] = []
+    for set_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+        for version, vdir in _versions(set_dir):
+            try:
+                gs = load(vdir)
+            except EvalkitError as exc:
+                results.append(
+                    VerifyResult(set_dir.name, version, vdir, False, None, None, str(exc))
+                )
+            else:
+                results.append(
+                    VerifyResult(gs.name, gs.version, vdir, True, gs.sha256, gs.n_items, "ok")
+                )
+    return results
+
+
+# --------------------------------------------------------------------------- freezing
+
+
+def freeze(
+    source_dir: str | os.PathLike[str],
+    root: str | os.PathLike[str] = "gold",
+    name: str = "instruction-adherence",
+    *,
+    date: str | None = None,
+) -> GoldSet:
+    """Mint the next version ``root/name/v<N+1>`` from the files in ``source_dir``.
+
+    ``source_dir`` holds ``items.jsonl``, ``labels.jsonl`` and ``DATA_CARD.md`` (and optionally
+    other plain files; a ``MANIFEST.json`` there is ignored and rewritten). The content is
+    validated, the files are copied, the manifest is written, and the new folder appears
+    atomically; an existing version is never touched. Refuses content identical to the newest
+    version. Returns the newly frozen, verified set.
+    """
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+        raise EvalkitError(f"gold set name {name!r}: use lower-case letters, digits, '.', '_', '-'")
+    src = Path(source_dir)
+    if not src.is_dir():
+        raise EvalkitError(f"{src}: source directory not found")
+    files = sorted(p for p in src.iterdir() if p.name != MANIFEST_NAME)
+    for p in files:
+        if not p.is_file():
+            raise EvalkitError(f"{p}: a gold set holds plain files only")
+    for req in REQUIRED_FILES:
+        if not (src / req).is_file():
+            raise EvalkitError(f"{src / req}: required file missing")
+    rows = _validate_content(_read_jsonl(src / ITEMS_NAME), _read_jsonl(src / LABELS_NAME), src)
+    hashes = {p.name: _sha256_file(p) for p in files}
+    digest = set_sha256(hashes)
+
+    base = _existing(root)
+    set_dir = base / name
+    set_dir.mkdir(parents=True, exist_ok=True)
+    existing = _versions(set_dir)
+    if existing:
+        newest = existing[-1][1]
+        try:
+            prev = _read_manifest(newest)
+        except EvalkitError:
+            prev = {}
+        if prev.get("set_sha256") == digest:
+            raise EvalkitError(
+                f"{src}: identical to {newest} (set sha256 {digest[:12]}...); nothing to freeze"
+            )
+    version = (existing[-1][0] + 1) if existing else 1
+    manifest: dict[str, Any] = {
+        "name": name,
+        "version": version,
+        "date": date or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        "files": hashes,
+        "set_sha256": digest,
+        **_summary(rows),
+        "note": "frozen: never edit in place; `evalkit gold freeze` mints the next version",
+    }
+    manifest["manifest_sha256"] = _manifest_self_hash(manifest)
+
+    staging = set_dir / f".staging-v{version}-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        for p in files:
+            shutil.copyfile(p, staging / p.name)
+        (staging / MANIFEST_NAME).write_bytes(_canonical_manifest(manifest))
+        target = set_dir / f"v{version}"
+        if target.exists():  # a concurrent freeze won the race: never overwrite it
+            raise EvalkitError(f"{target}: already exists; an existing version is never rewritten")
+        os.rename(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return load(target)
