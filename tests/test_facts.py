@@ -265,3 +265,31 @@ def test_facts_never_mutate_the_input() -> None:
     before = json.dumps(dims)
     compute_facts(dims)
     assert json.dumps(dims) == before
+
+
+# --- records evalkit writes itself ------------------------------------------------------------
+
+TIMESTAMP = "2026-10-01T00:00:00.000Z"
+
+
+@pytest.mark.parametrize("case", _expected_params())
+def test_facts_of_records_evalkit_writes_equal_the_reference(case: Path | None, tmp_path) -> None:
+    """Score the case with evalkit, append the record to a journal, read it back: same facts."""
+    from evalkit import journal
+    from evalkit.engine import score_session
+    from evalkit.errors import EvalkitError
+
+    require_shared("conformance")
+    assert case is not None
+    folder = case.parent
+    expected = json.loads(case.read_text(encoding="utf-8"))
+    session = json.loads((folder / "args.json").read_text(encoding="utf-8"))["session"]
+    if expected["record"] is None:
+        with pytest.raises(EvalkitError):
+            score_session(folder, session, "rubric-v2", timestamp=TIMESTAMP)
+        return
+    record = score_session(folder, session, "rubric-v2", timestamp=TIMESTAMP).to_dict()
+    path = tmp_path / "eval.jsonl"
+    journal.append(path, record)
+    (stored,) = journal.read(path).records
+    assert compute_facts(stored["dimensions"]) == expected["facts"]
