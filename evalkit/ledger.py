@@ -6,13 +6,15 @@ Bad data never raises here: every skipped or doubtful line becomes a :class:`Dia
 
 * Files are decoded as UTF-8 with invalid bytes replaced by U+FFFD (Node's ``readFileSync(p,
   'utf8')``), a BOM is *not* stripped, and lines are split on ``\\n`` only.
-* ``sessions.jsonl`` and rubric-v1's ``events.jsonl``: a line is trimmed with JavaScript's
-  ``trim()`` (which also removes a BOM, NBSP, ...) and parsed; blank lines are skipped silently;
-  a line that does not parse is skipped; any JSON value is kept (rubric-v1 keeps non-object
-  event lines).
-* rubric-v2's event sources (``parseEventLines`` of the reference): a blank line is skipped,
-  the *untrimmed* line is parsed (so a BOM makes the line unreadable), and a line that does not
-  parse or is not a plain object is counted as unreadable.
+* ``sessions.jsonl`` (the reference's canonical sessions reader): a line is trimmed with
+  JavaScript's ``trim()`` (which also removes a BOM, NBSP, ...) and parsed; blank lines are
+  skipped silently; a line that does not parse is skipped.
+* rubric-v1's ``events.jsonl`` (``readJsonlFile(p, {skipInvalid: true})``): a blank line is
+  skipped, the *untrimmed* line is parsed (a BOM makes it unparseable, so it is skipped), and
+  any JSON value is kept (rubric-v1 keeps non-object event lines). If the path exists but
+  cannot be read, that reference engine failed the whole evaluation (state ``unreadable``).
+* rubric-v2's event sources (``parseEventLines``): like rubric-v1, but a line that is not a
+  plain object is also counted as unreadable.
 * rubric-v2 reads the whole rotated history (SPEC section 1 "Rotation") and reports gaps:
   a missing archive named by a rotation tombstone, a hole in the legacy ``.1``..``.20`` ring,
   a source that cannot be read.
@@ -93,8 +95,8 @@ class Line:
 
     ``value`` is what JavaScript's ``JSON.parse(line.trim())`` gives (``None`` for JSON
     ``null`` or when ``error`` is set). ``padded`` marks a line that parses only after that
-    trim because it carries whitespace ``JSON.parse`` itself rejects (a BOM, NBSP, ...):
-    rubric-v2's event reader, which parses the raw line, counts it unreadable.
+    trim because it carries whitespace ``JSON.parse`` itself rejects (a BOM, NBSP, ...): the
+    event readers, which parse the raw line, skip it (rubric-v1) or count it unreadable (v2).
     """
 
     line_no: int
@@ -135,9 +137,14 @@ class JsonlFile:
 
     @property
     def values(self) -> tuple[Any, ...]:
-        """Every line that parses after the JavaScript trim, any JSON type (rubric-v1 events,
-        sessions before canonicalisation)."""
+        """Every line that parses after the JavaScript trim, any JSON type (the sessions
+        reading, before canonicalisation)."""
         return tuple(ln.value for ln in self.lines if ln.error is None)
+
+    @property
+    def raw_values(self) -> tuple[Any, ...]:
+        """Every line ``JSON.parse`` accepts *untrimmed*, any JSON type (rubric-v1's events)."""
+        return tuple(ln.value for ln in self.lines if ln.error is None and not ln.padded)
 
     @property
     def objects(self) -> tuple[dict[str, Any], ...]:
@@ -218,8 +225,9 @@ class Ledger:
 
     @property
     def events_v1(self) -> tuple[Any, ...]:
-        """rubric-v1's event list: every parseable line of the active file, any JSON type."""
-        return self.events.values
+        """rubric-v1's event list: every line of the active file that ``JSON.parse`` accepts
+        untrimmed, any JSON type (a BOM-prefixed line is skipped)."""
+        return self.events.raw_values
 
     @property
     def events_v2(self) -> tuple[dict[str, Any], ...]:

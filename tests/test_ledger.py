@@ -71,15 +71,26 @@ def test_malformed_lines_are_named_by_file_and_line(tmp_path: Path) -> None:
     assert all("malformed" in d.reason for d in f.diagnostics)
 
 
-def test_bom_is_trimmed_for_sessions_but_unreadable_for_v2_events(tmp_path: Path) -> None:
-    # readCanonicalSessions parses line.trim() (trim removes U+FEFF); the v2 event reader
-    # parses the raw line and JSON.parse rejects a BOM.
-    p = write(tmp_path / "e.jsonl", "\ufeff" + EV % "2026-09-19T08:00:00.000Z" + "\n")
+def test_bom_is_trimmed_for_sessions_but_unreadable_for_events(tmp_path: Path) -> None:
+    # readCanonicalSessions parses line.trim() (trim removes U+FEFF); both event readers
+    # parse the raw line and JSON.parse rejects a BOM (v1 skips it, v2 counts it).
+    p = write(tmp_path / "e.jsonl", "\ufeff" + EV % "2026-09-19T08:00:00.000Z" + "\n" + "[1]\n")
     f = read_jsonl(p)
-    assert len(f.values) == 1 and len(f.objects) == 1
+    assert len(f.values) == 2 and len(f.objects) == 1
+    assert f.raw_values == ([1],)
     assert f.event_records == ()
-    assert f.unreadable_lines == (1,)
+    assert f.unreadable_lines == (1, 2)
     assert "BOM" in f.diagnostics[0].reason
+
+
+def test_bom_line_in_the_metrics_dir(tmp_path: Path) -> None:
+    bom = "\ufeff"
+    write(tmp_path / "sessions.jsonl", bom + '{"session_id":"s1"}\n')
+    write(tmp_path / "events.jsonl", bom + EV % "2026-09-19T08:00:00.000Z" + "\n")
+    ledger = read_metrics_dir(tmp_path)
+    assert ledger.sessions.objects == ({"session_id": "s1"},)
+    assert ledger.events_v1 == () and ledger.events_v2 == ()
+    assert ledger.unreadable_event_lines == 1
 
 
 def test_crlf_lines_parse_under_every_reading(tmp_path: Path) -> None:
@@ -91,7 +102,8 @@ def test_crlf_lines_parse_under_every_reading(tmp_path: Path) -> None:
 def test_non_object_lines_are_kept_as_values_but_not_as_v2_records(tmp_path: Path) -> None:
     p = write(tmp_path / "e.jsonl", '[1,2,3]\n"text"\n42\nnull\n{"a":1}\n')
     f = read_jsonl(p)
-    assert f.values == ([1, 2, 3], "text", 42, None, {"a": 1})  # rubric-v1 keeps them
+    assert f.values == ([1, 2, 3], "text", 42, None, {"a": 1})
+    assert f.raw_values == f.values  # rubric-v1 keeps them
     assert f.objects == ({"a": 1},)
     assert f.event_records == ({"a": 1},)
     assert f.unreadable_lines == (1, 2, 3, 4)  # rubric-v2 counts them unreadable
