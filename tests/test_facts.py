@@ -293,3 +293,18 @@ def test_facts_of_records_evalkit_writes_equal_the_reference(case: Path | None, 
     journal.append(path, record)
     (stored,) = journal.read(path).records
     assert compute_facts(stored["dimensions"]) == expected["facts"]
+
+
+def test_a_megabyte_digit_run_is_read_like_any_number() -> None:
+    digits = "7" * 1_000_000
+    text = f"attribution: time-window. {digits} quality_gate event(s) in window, all exit_code=0."
+    facts = compute_facts([{"id": "verification-evidence", "status": "pass", "evidence": text}])
+    assert facts["gate_runs_total"] is None  # Infinity in JavaScript, null in JSON
+    assert facts["gate_runs_failed"] == 0
+    hostile = "9" * 1_000_000 + " no template"
+    dims = [
+        {"id": "verification-evidence", "status": "pass", "evidence": hostile},
+        {"id": "process-safety", "status": "pass", "evidence": hostile},
+    ]
+    facts = compute_facts(dims)
+    assert [m["fact"] for m in facts["parse_misses"]] == ["gate_runs_total", "spiral"]

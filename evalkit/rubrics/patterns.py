@@ -14,6 +14,11 @@ Numbers are read as JavaScript's ``Number()`` reads them (the reference engine i
 digits only (``re.ASCII`` keeps ``\\d`` from matching non-ASCII digits), an integral value is an
 ``int``, a value past double range is ``inf``.
 
+A pattern that opens with a number carries ``(?<![0-9])``: it only lets a match start at the
+first digit of a run, which finds the same leftmost match (a run that fails from its first
+digit fails from every later one, the text after it being the same) but keeps a hostile
+megabyte of digits linear instead of quadratic.
+
 Legacy rubric-v1 readers: v1 wrote the guard count into ``process-safety``
 (``destructive_guard.blocked=N`` on its fail branch) and the spiral count as prose on its pass
 branches (``(0 blocked, 0 spiral, 0 loop.warning)`` / ``0 destructive_guard.blocked, 0 spiral;``).
@@ -58,11 +63,11 @@ def _first_number(pattern: re.Pattern[str], text: str) -> Number | None:
 VE_WINDOW_CONTAMINATED = re.compile(r"window contaminated by (\d+) overlapping session\(s\)", _A)
 # mirrors evidence.verification_gates_green and evidence.verification_gates_red:
 # "N quality_gate event(s) in window"
-VE_GATE_RUNS_TOTAL = re.compile(r"(\d+) quality_gate event\(s\) in window", _A)
+VE_GATE_RUNS_TOTAL = re.compile(r"(?<![0-9])(\d+) quality_gate event\(s\) in window", _A)
 # mirrors evidence.verification_gates_green: "..., all exit_code=0."
 VE_GATE_ALL_GREEN = re.compile(r"quality_gate event\(s\) in window, all exit_code=0", _A)
 # mirrors evidence.verification_gates_red: "...; N with non-zero exit_code."
-VE_GATE_RUNS_FAILED = re.compile(r"(\d+) with non-zero exit_code", _A)
+VE_GATE_RUNS_FAILED = re.compile(r"(?<![0-9])(\d+) with non-zero exit_code", _A)
 # mirrors evidence.verification_no_change:
 # "0 quality_gate events in window and total_files_changed=0"
 VE_NO_CHANGE_TO_VERIFY = re.compile(
@@ -167,7 +172,7 @@ def read_plan_carryover(text: str) -> Carryover | None:
 # mirrors evidence.gate_health_contaminated: "window contaminated by N overlapping session(s)"
 GH_WINDOW_CONTAMINATED = re.compile(r"window contaminated by (\d+) overlapping session\(s\)", _A)
 # mirrors evidence.gate_health_last: "N full-gate event(s) in window; last exit_code=X."
-GH_FULL_GATE_RUNS = re.compile(r"(\d+) full-gate event\(s\) in window", _A)
+GH_FULL_GATE_RUNS = re.compile(r"(?<![0-9])(\d+) full-gate event\(s\) in window", _A)
 GH_LAST_FULL_GATE_EXIT = re.compile(r"last exit_code=(-?\d+)", _A)
 # mirrors evidence.gate_health_housekeeping ("0 full-gate events and no waves ran") and
 # evidence.gate_health_unknown ("... but 0 full-gate events in window")
@@ -205,7 +210,7 @@ PS_SPIRAL = re.compile(r"agent_summary\.spiral=(\d+)", _A)
 # "(0 blocked, 0 spiral, 0 loop.warning)" and evidence.process_safety_v1_warned
 # "0 destructive_guard.blocked, 0 spiral; K loop.warning in window". "\b" keeps "0 spirals"
 # (a reworded template) from reading as the count.
-PS_SPIRAL_V1_PROSE = re.compile(r"(\d+) spiral\b", _A)
+PS_SPIRAL_V1_PROSE = re.compile(r"(?<![0-9])(\d+) spiral\b", _A)
 # mirrors evidence.process_safety_unmeasurable (v1 and v2): "events.jsonl absent or empty"
 PS_UNMEASURABLE = re.compile(r"events\.jsonl absent or empty", _A)
 # mirrors the rubric-v1 process-safety fail branch, evidence.process_safety_v1_fail:
