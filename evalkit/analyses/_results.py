@@ -1,0 +1,86 @@
+"""Figures a study hands to the runner, and plain-text formatting of estimates with their CI."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["fmt_estimate", "jsonable", "write_results"]
+
+_RESULTS_ENV = "EVALKIT_STUDY_RESULTS"  # set by evalkit.studies.run_study
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON values: numpy scalars to Python, NaN/inf to None, tuples to lists."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        np = None  # type: ignore[assignment]
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set):
+        return [jsonable(v) for v in obj]
+    if np is not None and isinstance(obj, np.generic):
+        obj = obj.item()
+    if np is not None and isinstance(obj, np.ndarray):
+        return [jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        try:
+            return jsonable(obj.to_dict(orient="records"))
+        except TypeError:
+            return jsonable(obj.to_dict())
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
+
+
+def write_results(figures: Mapping[str, Any], path: str | Path | None = None) -> dict[str, Any]:
+    """Record a study's machine-readable figures; returns them as plain JSON values.
+
+    Under ``evalkit study run`` the runner names the file (environment variable
+    ``EVALKIT_STUDY_RESULTS``) and merges it into ``results.json``. Run interactively (JupyterLab)
+    nothing is written unless ``path`` is given. Repeated calls merge keys.
+    """
+    data = jsonable(dict(figures))
+    target = path or os.environ.get(_RESULTS_ENV)
+    if target:
+        p = Path(target)
+        existing: dict[str, Any] = {}
+        if p.is_file():
+            existing = json.loads(p.read_text(encoding="utf-8"))
+        existing.update(data)
+        p.write_text(json.dumps(existing, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return data
+
+
+def fmt_estimate(
+    value: float | None,
+    ci: tuple[float | None, float | None] | None,
+    n: int | None,
+    *,
+    digits: int = 3,
+    percent: bool = False,
+) -> str:
+    """``0.324 [0.18, 0.47], n = 40``; ``n = 1, no CI`` for a single case; never ``nan``."""
+
+    def f(x: float | None) -> str:
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            return "undefined"
+        return f"{100 * x:.1f}%" if percent else f"{x:.{digits}f}"
+
+    if n is not None and n == 1:
+        return f"{f(value)} (n = 1, no CI)"
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return f"undefined, n = {n}" if n is not None else "undefined"
+    text = f(value)
+    if ci is not None and ci[0] is not None and ci[1] is not None:
+        text += f" [{f(ci[0])}, {f(ci[1])}]"
+    else:
+        text += " [CI undefined]"
+    return text + (f", n = {n}" if n is not None else "")

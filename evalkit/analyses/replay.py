@@ -1,0 +1,225 @@
+"""Rubric replay: score one ledger under rubric-v1 and rubric-v2 and compare per dimension.
+
+Rates are per dimension over the sessions scored (one row per session, so no clustering is
+needed); each carries a Wilson 95% interval and its n. A status class far above the ~10%
+ceiling, or a graded dimension that never fails, is flagged as a possible dead instrument: the
+flag is a reason to look, not a verdict (a genuinely rare event and a broken reader look alike).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "STATUSES",
+    "changed_verdicts",
+    "dead_instrument_flags",
+    "plot_rates",
+    "score_both",
+    "status_rates",
+    "wilson",
+]
+
+STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
+# Dimensions whose status is always not-applicable by design: reported, never graded.
+REPORTED_ONLY: frozenset[str] = frozenset({"efficiency-kpis", "guard-friction"})
+
+
+def score_both(
+    metrics_dir: str | Path, rubrics: tuple[str, ...] = ("rubric-v1", "rubric-v2")
+) -> pd.DataFrame:
+    """``evalkit.score_ledger`` under each rubric, stacked with a ``rubric`` column."""
+    import pandas as pd
+
+    import evalkit
+
+    frames = []
+    for rubric in rubrics:
+        df = evalkit.score_ledger(metrics_dir, rubric=rubric).copy()
+        df.insert(0, "rubric", rubric)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def wilson(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
+    """Wilson score interval for k of n; ``(None, None)`` when n < 2 (no CI on n = 0 or 1)."""
+    if n < 2:
+        return (None, None)
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return (float(lo), float(hi))
+
+
+def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored)."""
+    import pandas as pd
+
+    rows = []
+    for (rubric, dim), grp in scored.groupby(["rubric", "dimension"], sort=False):
+        n = int(grp["session_id"].nunique())
+        counts = grp.drop_duplicates("session_id")["status"].value_counts()
+        for status in STATUSES:
+            k = int(counts.get(status, 0))
+            lo, hi = wilson(k, n, level)
+            rows.append(
+                {
+                    "rubric": rubric,
+                    "dimension": dim,
+                    "status": status,
+                    "k": k,
+                    "n": n,
+                    "rate": k / n if n else None,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def rate_matrix(rates: pd.DataFrame) -> pd.DataFrame:
+    """A readable table: one row per rubric x dimension, ``k/n (rate) [CI]`` per status."""
+    from evalkit.analyses._results import fmt_estimate
+
+    out = rates.copy()
+    out["shown"] = [
+        f"{r.k}/{r.n} = " + fmt_estimate(r.rate, (r.ci_low, r.ci_high), r.n, percent=True)
+        for r in out.itertuples()
+    ]
+    table = out.pivot_table(
+        index=["rubric", "dimension"], columns="status", values="shown", aggfunc="first", sort=False
+    )
+    return table.reindex(columns=list(STATUSES))
+
+
+def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = 0.10) -> pd.DataFrame:
+    """Flags per graded dimension: ``fail`` or ``cannot-determine`` far above the ceiling (the
+    whole CI above it), or ``fail`` at 0% (never fires)."""
+    import pandas as pd
+
+    rows = []
+    for r in rates.itertuples():
+        if r.dimension in REPORTED_ONLY or r.n == 0:
+            continue
+        if r.status in ("fail", "cannot-determine") and r.ci_low is not None and r.ci_low > ceiling:
+            rows.append(
+                {
+                    "rubric": r.rubric,
+                    "dimension": r.dimension,
+                    "status": r.status,
+                    "flag": "far above ceiling",
+                    "detail": f"{r.k}/{r.n} ({100 * r.rate:.1f}%), CI low "
+                    f"{100 * r.ci_low:.1f}% > {100 * ceiling:.0f}%",
+                }
+            )
+        if r.status == "fail" and r.k == 0:
+            rows.append(
+                {
+                    "rubric": r.rubric,
+                    "dimension": r.dimension,
+                    "status": r.status,
+                    "flag": "never fires (0%)",
+                    "detail": f"0/{r.n}: genuinely rare or silently broken look identical; "
+                    "check a synthetic failing case exists",
+                }
+            )
+    return pd.DataFrame(rows, columns=["rubric", "dimension", "status", "flag", "detail"])
+
+
+def changed_verdicts(
+    scored: pd.DataFrame, a: str = "rubric-v1", b: str = "rubric-v2"
+) -> pd.DataFrame:
+    """Sessions x dimensions whose status differs between rubric ``a`` and ``b``, with a reason."""
+    import pandas as pd
+
+    import evalkit
+
+    left = scored[scored["rubric"] == a].drop_duplicates(["session_id", "dimension"])
+    right = scored[scored["rubric"] == b].drop_duplicates(["session_id", "dimension"])
+    merged = left.merge(right, on=["session_id", "dimension"], how="outer", suffixes=("_a", "_b"))
+    facts_a: dict[str, dict[str, Any]] = {}
+    for sid, grp in left.groupby("session_id"):
+        dims = [
+            {
+                "id": r.dimension,
+                "method": "deterministic",
+                "status": r.status,
+                "evidence": r.evidence,
+            }
+            for r in grp.itertuples()
+        ]
+        facts_a[str(sid)] = evalkit.compute_facts(dims)
+    rows = []
+    for r in merged.itertuples():
+        if r.status_a == r.status_b:
+            continue
+        rows.append(
+            {
+                "session_id": r.session_id,
+                "dimension": r.dimension,
+                a: r.status_a if isinstance(r.status_a, str) else "(absent)",
+                b: r.status_b if isinstance(r.status_b, str) else "(absent)",
+                "why": _why(r, facts_a.get(str(r.session_id), {})),
+            }
+        )
+    return pd.DataFrame(rows, columns=["session_id", "dimension", a, b, "why"])
+
+
+def _why(r: Any, facts: dict[str, Any]) -> str:
+    if not isinstance(r.status_a, str):
+        return "dimension new in the later rubric"
+    if not isinstance(r.status_b, str):
+        return "dimension retired in the later rubric"
+    if r.dimension == "process-safety":
+        blocked, spiral = facts.get("guard_blocked"), facts.get("spiral")
+        if r.status_a == "fail" and r.status_b == "pass":
+            return (
+                f"v1 failed on destructive_guard.blocked={blocked} (prevented damage); "
+                f"v2 grades only spiral (={spiral}); the count moved to guard-friction"
+            )
+    ev_b = str(r.evidence_b)
+    if "LEDGER INCOMPLETE" in ev_b:
+        return "v2 reads rotated archives and names unreadable lines; the evidence differs"
+    return f"evidence differs: v1 '{_short(r.evidence_a)}' vs v2 '{_short(ev_b)}'"
+
+
+def _short(text: Any, width: int = 90) -> str:
+    s = str(text)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10) -> Figure:
+    """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    sub = rates[(rates["status"] == status) & (~rates["dimension"].isin(REPORTED_ONLY))]
+    dims = list(dict.fromkeys(sub["dimension"]))
+    rubrics = list(dict.fromkeys(sub["rubric"]))
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    width = 0.8 / max(1, len(rubrics))
+    for j, rubric in enumerate(rubrics):
+        part = sub[sub["rubric"] == rubric].set_index("dimension").reindex(dims)
+        x = np.arange(len(dims)) + j * width
+        rate = part["rate"].astype(float).to_numpy()
+        lo = part["ci_low"].astype(float).to_numpy()
+        hi = part["ci_high"].astype(float).to_numpy()
+        err = np.vstack([np.nan_to_num(rate - lo), np.nan_to_num(hi - rate)])
+        ax.bar(x, rate, width=width, label=rubric, yerr=err, capsize=3)
+    ax.axhline(
+        ceiling, color="#c44e52", linestyle="--", linewidth=1, label=f"~{ceiling:.0%} ceiling"
+    )
+    ax.set_xticks(np.arange(len(dims)) + width * (len(rubrics) - 1) / 2, dims, rotation=15)
+    ax.set_ylabel(f"share of sessions '{status}'")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    n = int(sub["n"].max()) if len(sub) else 0
+    ax.set_title(f"'{status}' rate per dimension, Wilson 95% CI (n = {n} sessions)")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

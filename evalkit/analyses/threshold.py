@@ -1,0 +1,300 @@
+"""Threshold study over a journal: one fact per record, read through the facts readers.
+
+For each record of ``eval.jsonl`` the fact (default ``guard_blocked``) comes from
+``evalkit.compute_facts(record["dimensions"])`` — for rubric-v1 records the readers take the
+guard count from the ``process-safety`` evidence. Records are clustered by session: a session
+fails at threshold ``t`` when any of its records has ``fact >= t``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "NUMERIC_FACTS",
+    "counterfactual",
+    "fact_table",
+    "plot_distribution",
+    "published_table",
+    "study",
+]
+
+NUMERIC_FACTS: tuple[str, ...] = (
+    "guard_blocked",
+    "gate_runs_total",
+    "gate_runs_failed",
+    "full_gate_runs",
+    "spiral",
+    "carryover",
+)
+
+
+def _journal_path(metrics_dir: str | Path) -> Path:
+    p = Path(metrics_dir)
+    path = p if p.is_file() else p / "eval.jsonl"
+    if not path.is_file():
+        raise EvalkitError(f"no journal at {path} (expected eval.jsonl in the metrics dir)")
+    return path
+
+
+# rubric-v1 wrote its guard count in prose on the two pass branches ("(0 blocked, 0 spiral, ..."
+# and "0 destructive_guard.blocked, 0 spiral; ..."). The facts readers, like the reference
+# computeRecordFacts, return null there ("no number on this branch"); the published measurement
+# read these records by regex over the process-safety evidence. This fallback does the same and
+# marks every value it supplies (value_source "v1-prose").
+_V1_PROSE_BLOCKED = (
+    re.compile(r"\((\d+) blocked, \d+ spiral"),
+    re.compile(r"^(\d+) destructive_guard\.blocked, \d+ spiral"),
+)
+
+
+def _v1_prose_blocked(evidence: Any) -> int | None:
+    if not isinstance(evidence, str):
+        return None
+    for pattern in _V1_PROSE_BLOCKED:
+        m = pattern.search(evidence)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def fact_table(
+    metrics_dir: str | Path, fact: str = "guard_blocked", *, v1_prose_fallback: bool = True
+) -> pd.DataFrame:
+    """One row per journal record: run_id, session_id, rubric_version, ``fact``, process-safety
+    status, where the value came from, and the reader's parse misses for that fact.
+
+    ``value_source`` is ``facts`` (``evalkit.compute_facts``), ``v1-prose`` (the documented
+    fallback for rubric-v1 prose evidence, ``guard_blocked`` only) or ``unknown``.
+    """
+    import pandas as pd
+
+    import evalkit
+    from evalkit import journal
+
+    if fact not in NUMERIC_FACTS:
+        raise EvalkitError(f"fact {fact!r} is not a numeric fact; choose one of {NUMERIC_FACTS}")
+    read = journal.read(_journal_path(metrics_dir))
+    rows = []
+    for line, rec in zip(read.line_numbers, read.records, strict=True):
+        facts = evalkit.compute_facts(rec.get("dimensions"))
+        ps = next(
+            (
+                d
+                for d in rec.get("dimensions", [])
+                if isinstance(d, dict) and d.get("id") == "process-safety"
+            ),
+            None,
+        )
+        misses = [
+            m
+            for m in facts.get("parse_misses", [])
+            if isinstance(m, dict) and m.get("fact") == fact
+        ]
+        value, source = facts.get(fact), "facts"
+        if value is None:
+            source = "unknown"
+            if v1_prose_fallback and fact == "guard_blocked" and ps is not None:
+                prose = _v1_prose_blocked(ps.get("evidence"))
+                if rec.get("rubric_version") == "rubric-v1" and prose is not None:
+                    value, source = prose, "v1-prose"
+        rows.append(
+            {
+                "line": line,
+                "run_id": rec.get("run_id"),
+                "session_id": rec.get("session_id"),
+                "rubric_version": rec.get("rubric_version"),
+                "value": value,
+                "value_source": source,
+                "process_safety": ps.get("status") if ps else None,
+                "parse_misses": len(misses),
+            }
+        )
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "line",
+            "run_id",
+            "session_id",
+            "rubric_version",
+            "value",
+            "value_source",
+            "process_safety",
+            "parse_misses",
+        ],
+    )
+    df.attrs["diagnostics"] = [str(d) for d in read.diagnostics]
+    df.attrs["fact"] = fact
+    return df
+
+
+def published_table(df: pd.DataFrame) -> dict[str, int]:
+    """The measurement rubric-v2 reports: records, sessions, rubric-v1 process-safety fails."""
+    v1 = df[df["rubric_version"] == "rubric-v1"]
+    fails = v1[v1["process_safety"] == "fail"]
+    return {
+        "records": len(df),
+        "sessions": int(df["session_id"].nunique()),
+        "v1_records": len(v1),
+        "v1_fail_records": len(fails),
+        "v1_fail_sessions": int(fails["session_id"].nunique()),
+    }
+
+
+def counterfactual(df: pd.DataFrame, thresholds: Sequence[int | float]) -> list[dict[str, Any]]:
+    """Threshold ``t`` -> records firing (``value >= t``) and sessions failing (any record fires).
+
+    Records with an unknown value never fire; ``records_unknown`` says how many there were.
+    """
+    known = df[df["value"].notna()]
+    n_rec, n_sess = len(df), int(df["session_id"].nunique())
+    out = []
+    for t in sorted(thresholds):
+        firing = known[known["value"].astype(float) >= float(t)]
+        sessions = int(firing["session_id"].nunique())
+        out.append(
+            {
+                "threshold": t,
+                "records_firing": len(firing),
+                "records": n_rec,
+                "records_rate": len(firing) / n_rec if n_rec else None,
+                "sessions_failing": sessions,
+                "sessions": n_sess,
+                "sessions_rate": sessions / n_sess if n_sess else None,
+                "records_unknown": int(df["value"].isna().sum()),
+            }
+        )
+    return out
+
+
+def study(
+    df: pd.DataFrame,
+    *,
+    ceiling: float = 0.10,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Any:
+    """``evalkit.stats.threshold_study`` on the table: fire-rate curve with cluster-bootstrap CIs
+    (whole sessions resampled), gaps, ceiling check."""
+    import numpy as np
+
+    from evalkit.stats import threshold_study
+
+    values = [None if v is None or v != v else float(v) for v in df["value"].tolist()]
+    return threshold_study(
+        values,
+        clusters=df["session_id"].tolist(),
+        ceiling=ceiling,
+        n_resamples=n_resamples,
+        level=level,
+        rng=np.random.default_rng(seed),
+    )
+
+
+def plot_distribution(
+    df: pd.DataFrame, fact: str, thresholds: Sequence[int | float] = ()
+) -> Figure:
+    """Bar chart of the fact's observed values (records), candidate thresholds marked."""
+    import matplotlib.pyplot as plt
+
+    values = df["value"].dropna().astype(int)
+    counts = values.value_counts().sort_index()
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.bar(counts.index, counts.to_numpy(), width=0.8, color="#4c72b0")
+    for t in thresholds:
+        ax.axvline(float(t) - 0.5, color="#c44e52", linestyle="--", linewidth=1)
+        ax.text(float(t) - 0.4, ax.get_ylim()[1] * 0.9, f"t={t}", color="#c44e52", fontsize=8)
+    ax.set_xlabel(f"{fact} per record")
+    ax.set_ylabel("records")
+    ax.set_title(f"Distribution of {fact} (n = {len(values)} records with a known value)")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def distribution_bins(df: pd.DataFrame) -> dict[str, int]:
+    """Counts in the bins rubric-v2 reports: 0, 1, 2, 3-5, 6+ (known values only)."""
+    v = df["value"].dropna().astype(float)
+    return {
+        "0": int((v == 0).sum()),
+        "1": int((v == 1).sum()),
+        "2": int((v == 2).sum()),
+        "3-5": int(((v >= 3) & (v <= 5)).sum()),
+        "6+": int((v >= 6).sum()),
+    }
+
+
+def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
+    """The counterfactual table with the record fire rate's cluster-bootstrap CI and the
+    session fail rate's Wilson CI, each with its n."""
+    import pandas as pd
+
+    from evalkit.analyses._results import fmt_estimate
+    from evalkit.analyses.replay import wilson
+
+    rows = []
+    for row in cf:
+        t = row["threshold"]
+        try:
+            r = st.row(t)
+            ci = (_num(r["ci_low"]), _num(r["ci_high"]))
+            status = str(r["ceiling_status"])
+        except KeyError:
+            ci, status = (None, None), "not studied"
+        s_ci = wilson(row["sessions_failing"], row["sessions"])
+        rows.append(
+            {
+                "threshold": t,
+                "records firing": f"{row['records_firing']} of {row['records']}",
+                "record fire rate [95% cluster-bootstrap CI]": fmt_estimate(
+                    row["records_rate"], ci, row["records"], percent=True
+                ),
+                "sessions failing": f"{row['sessions_failing']} of {row['sessions']}",
+                "session fail rate [95% Wilson CI]": fmt_estimate(
+                    row["sessions_rate"], s_ci, row["sessions"], percent=True
+                ),
+                "ceiling check (CI vs ceiling)": status,
+            }
+        )
+    return pd.DataFrame(rows).set_index("threshold")
+
+
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v else None
+
+
+def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
+    """One line per candidate threshold: where its record fire rate sits against the ceiling."""
+    lines = []
+    for row in cf:
+        t = row["threshold"]
+        try:
+            status = str(st.row(t)["ceiling_status"])
+        except KeyError:
+            status = "not studied"
+        rate = row["records_rate"]
+        shown = "undefined" if rate is None else f"{100 * rate:.1f}%"
+        verdict = {
+            "above": f"the whole interval is above the {ceiling:.0%} ceiling",
+            "within": f"the whole interval is at or below the {ceiling:.0%} ceiling",
+            "undecided": f"the interval straddles the {ceiling:.0%} ceiling",
+        }.get(status, status)
+        lines.append(
+            f"- t = {t}: fires on {row['records_firing']} of {row['records']} records ({shown}); "
+            f"{verdict}."
+        )
+    return "\n".join(lines)

@@ -1,0 +1,489 @@
+"""Run studies: parameterized notebooks executed by papermill, rendered to offline HTML.
+
+A study is a notebook ``notebooks/<name>.ipynb`` with exactly one cell tagged ``parameters``
+(``name: type = default  # help`` lines, JSON-simple defaults). ``run_study`` validates the
+caller's parameters against those declarations *before* a kernel starts, executes the notebook
+with papermill, renders HTML with nbconvert (code hidden by cell tags, an offline template with no
+CDN or other network reference, images embedded, execution metadata stripped and cell ids made
+deterministic so reruns diff cleanly) and writes ``results.json`` beside it: the runner's fields
+merged with the figures the notebook wrote through :func:`evalkit.analyses.write_results`.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError
+
+__all__ = [
+    "RESULTS_ENV",
+    "STUDIES",
+    "Parameter",
+    "StudyRun",
+    "StudyStatus",
+    "coerce_cli_value",
+    "declared_parameters",
+    "list_studies",
+    "notebook_path",
+    "render_html",
+    "run_study",
+]
+
+STUDIES: tuple[str, ...] = (
+    "rubric-replay",
+    "threshold-study",
+    "agreement-study",
+    "judge-calibration",
+)
+# The notebook reads this variable to know where to write its figures (see analyses.write_results).
+RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
+_HIDE_INPUT_TAGS = frozenset({"hide-input", "remove-input", "parameters", "injected-parameters"})
+_REMOVE_CELL_TAGS = frozenset({"remove-cell"})
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "str": str,
+    "int": int,
+    "float": (int, float),
+    "bool": bool,
+    "list": list,
+    "dict": dict,
+}
+_RUNNER_KEYS = (
+    "study",
+    "status",
+    "parameters",
+    "error",
+    "figure_keys",
+    "versions",
+    "git_commit",
+    "notebook_sha256",
+)
+_VERSIONED = (
+    "evalkit",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "matplotlib",
+    "krippendorff",
+    "papermill",
+    "nbconvert",
+    "nbformat",
+    "ipykernel",
+)
+
+
+class StudyStatus(StrEnum):
+    """Outcome of a study run."""
+
+    OK = "ok"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One declared notebook parameter."""
+
+    name: str
+    type: str  # one of str, int, float, bool, list, dict
+    default: Any
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """What one run produced. ``results`` is the content of ``results.json``."""
+
+    study: str
+    status: StudyStatus
+    out_dir: Path
+    html: Path
+    results_path: Path
+    results: dict[str, Any] = field(repr=False)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is StudyStatus.OK
+
+
+# --------------------------------------------------------------------------------------------
+# registry and parameters
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def _notebook_dir() -> Path:
+    return Path(os.environ.get("EVALKIT_NOTEBOOKS", _repo_root() / "notebooks"))
+
+
+def notebook_path(name: str) -> Path:
+    """Path of the study notebook ``name``; a clear error for an unknown name."""
+    if name not in STUDIES:
+        raise EvalkitError(f"unknown study {name!r}; known studies: {', '.join(STUDIES)}")
+    path = _notebook_dir() / f"{name}.ipynb"
+    if not path.is_file():
+        raise EvalkitError(f"study {name!r}: notebook {path} is missing")
+    return path
+
+
+def list_studies() -> list[dict[str, Any]]:
+    """Name, notebook path and title (first markdown heading) of every registered study."""
+    out = []
+    for name in STUDIES:
+        path = _notebook_dir() / f"{name}.ipynb"
+        title = name
+        if path.is_file():
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            for cell in nb.get("cells", []):
+                if cell.get("cell_type") == "markdown":
+                    first = "".join(cell.get("source", "")).strip().splitlines()[:1]
+                    if first:
+                        title = first[0].lstrip("# ").strip()
+                    break
+        out.append({"name": name, "notebook": str(path), "exists": path.is_file(), "title": title})
+    return out
+
+
+def _parameters_cell(nb: Mapping[str, Any], path: Path) -> str:
+    cells = [
+        c
+        for c in nb.get("cells", [])
+        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", [])
+    ]
+    if len(cells) != 1:
+        raise EvalkitError(
+            f"{path}: expected exactly one cell tagged 'parameters', found {len(cells)}"
+        )
+    src = cells[0].get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def declared_parameters(name: str) -> dict[str, Parameter]:
+    """The parameters the study's ``parameters`` cell declares, in order.
+
+    Each declaration is an annotated assignment ``name: type = literal`` with an optional
+    trailing ``# help`` comment; the literal must be JSON-simple.
+    """
+    path = notebook_path(name)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    source = _parameters_cell(nb, path)
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise EvalkitError(f"{path}: parameters cell line {exc.lineno}: {exc.msg}") from exc
+    params: dict[str, Parameter] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            raise EvalkitError(
+                f"{path}: parameters cell line {node.lineno}: expected 'name: type = value'"
+            )
+        tname = ast.unparse(node.annotation)
+        if tname not in _TYPES:
+            raise EvalkitError(
+                f"{path}: parameter {node.target.id!r} has type {tname!r}; "
+                f"allowed: {', '.join(_TYPES)}"
+            )
+        try:
+            default = ast.literal_eval(node.value) if node.value is not None else None
+        except ValueError as exc:
+            raise EvalkitError(
+                f"{path}: parameter {node.target.id!r}: default is not a literal"
+            ) from exc
+        line = lines[node.lineno - 1]
+        help_text = line.split("#", 1)[1].strip() if "#" in line else ""
+        params[node.target.id] = Parameter(node.target.id, tname, default, help_text)
+    return params
+
+
+def _describe(params: Mapping[str, Parameter]) -> str:
+    return ", ".join(f"{p.name} ({p.type})" for p in params.values()) or "(none)"
+
+
+def _type_ok(value: Any, tname: str) -> bool:
+    if tname in ("int", "float") and isinstance(value, bool):
+        return False  # bool is an int subclass; a flag is not a count
+    return isinstance(value, _TYPES[tname])
+
+
+def _validate(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    declared = declared_parameters(name)
+    merged = {p.name: p.default for p in declared.values()}
+    for key, value in (params or {}).items():
+        if key not in declared:
+            raise EvalkitError(
+                f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
+            )
+        want = declared[key].type
+        if not _type_ok(value, want):
+            raise EvalkitError(
+                f"study {name!r}: parameter {key!r} expects {want}, got "
+                f"{type(value).__name__} {value!r}; accepted: {_describe(declared)}"
+            )
+        merged[key] = float(value) if want == "float" else value
+    return merged
+
+
+def coerce_cli_value(name: str, key: str, raw: str) -> Any:
+    """Turn a command-line string into the declared type of ``key`` (clear error otherwise)."""
+    declared = declared_parameters(name)
+    if key not in declared:
+        raise EvalkitError(
+            f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
+        )
+    want = declared[key].type
+    try:
+        if want == "str":
+            return raw
+        if want == "int":
+            return int(raw)
+        if want == "float":
+            return float(raw)
+        if want == "bool":
+            low = raw.strip().lower()
+            if low in ("true", "1", "yes"):
+                return True
+            if low in ("false", "0", "no"):
+                return False
+            raise ValueError(raw)
+        value = json.loads(raw)
+        if not _type_ok(value, want):
+            raise ValueError(raw)
+        return value
+    except ValueError:
+        raise EvalkitError(
+            f"study {name!r}: parameter {key!r} expects {want}, got {raw!r}; "
+            f"accepted: {_describe(declared)}"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+
+
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+"""
+
+
+def _stable(nb: Any, name: str) -> Any:
+    """Strip run-specific metadata and number cell ids, so reruns diff cleanly."""
+    nb.metadata.pop("papermill", None)
+    nb.metadata.pop("widgets", None)
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{name}-{i:02d}"
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell["execution_count"] = None
+            for out in cell.get("outputs", []):
+                if "execution_count" in out:
+                    out["execution_count"] = None
+                out.get("metadata", {}).pop("execution", None)
+    return nb
+
+
+def render_html(nb: Any, title: str) -> str:
+    """Offline HTML of an executed notebook: inputs hidden by tag, no network reference."""
+    import jinja2
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    exporter = HTMLExporter(
+        template_name="classic",
+        extra_loaders=[jinja2.DictLoader({"evalkit_offline.html.j2": _OFFLINE_TEMPLATE})],
+        template_file="evalkit_offline.html.j2",
+    )
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    tags = TagRemovePreprocessor(
+        remove_input_tags=set(_HIDE_INPUT_TAGS), remove_cell_tags=set(_REMOVE_CELL_TAGS)
+    )
+    exporter.register_preprocessor(tags, enabled=True)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    # the inlined stylesheets carry licence/credit URLs in comments: drop comments, so the page
+    # holds no URL at all apart from what the notebook's own output contains
+    return re.sub(
+        r"(<style[^>]*>)(.*?)(</style>)",
+        lambda m: m.group(1) + _CSS_COMMENT.sub("", m.group(2)) + m.group(3),
+        body,
+        flags=re.DOTALL,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# provenance
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in _VERSIONED:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def _git_commit() -> str | None:
+    try:
+        res = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=_repo_root(),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = res.stdout.strip()
+    return commit if res.returncode == 0 and len(commit) == 40 else None
+
+
+@contextlib.contextmanager
+def _env(key: str, value: str) -> Iterator[None]:
+    old = os.environ.get(key)
+    os.environ[key] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = old
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str, allow_nan=False))
+
+
+# --------------------------------------------------------------------------------------------
+# running
+
+
+def run_study(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    out_dir: str | Path | None = None,
+    timeout: int = 600,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> StudyRun:
+    """Execute study ``name`` and write ``index.html`` + ``results.json`` into ``out_dir``.
+
+    Parameters are validated against the notebook's declarations before any kernel starts
+    (unknown name or wrong type: :class:`EvalkitError` listing the accepted ones). ``timeout``
+    is papermill's per-cell execution timeout in seconds. A failing or timed-out cell still
+    yields the HTML, with the error visible, and ``status == "failed"``.
+    """
+    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
+        raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
+    path = notebook_path(name)
+    merged = _validate(name, params)
+    out = Path(out_dir) if out_dir is not None else Path("reports") / name
+    out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+    import nbformat
+    import papermill as pm
+
+    error: str | None = None
+    with tempfile.TemporaryDirectory(prefix=f"evalkit-{name}-") as work:
+        work_dir = Path(work)
+        executed = work_dir / f"{name}.ipynb"
+        figures_path = work_dir / "figures.json"
+        say(f"[study] {name}: running ({len(merged)} parameter(s), timeout {timeout}s per cell)")
+        # the kernel imports the same evalkit as this process, wherever its cwd is
+        root = str(Path(__file__).resolve().parents[1])
+        pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        with _env(RESULTS_ENV, str(figures_path)), _env("PYTHONPATH", pythonpath):
+            try:
+                pm.execute_notebook(
+                    str(path),
+                    str(executed),
+                    parameters=merged,
+                    kernel_name="python3",
+                    language="python",
+                    cwd=str(work_dir),
+                    execution_timeout=timeout,
+                    progress_bar=False,
+                    log_output=False,
+                    request_save_on_cell_execute=False,
+                )
+            except Exception as exc:  # any kernel/cell failure is the study's status, not a crash
+                error = _error_text(exc, timeout)
+        if executed.is_file():
+            nb = nbformat.read(str(executed), as_version=4)
+        else:
+            nb = nbformat.read(str(path), as_version=4)
+        if error is not None and not _has_error_output(nb):
+            nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Study failed:** {error}"))
+        figures: dict[str, Any] = {}
+        if figures_path.is_file():
+            figures = json.loads(figures_path.read_text(encoding="utf-8"))
+    nb = _stable(nb, name)
+    html = render_html(nb, title=name)
+    html_path = out / "index.html"
+    html_path.write_text(html, encoding="utf-8")
+    nbformat.write(nb, str(out / f"{name}.ipynb"))
+    status = StudyStatus.OK if error is None else StudyStatus.FAILED
+    results: dict[str, Any] = {
+        "study": name,
+        "status": status.value,
+        "parameters": merged,
+        "error": error,
+        "figure_keys": sorted(k for k in figures if k not in _RUNNER_KEYS),
+        "versions": _versions(),
+        "git_commit": _git_commit(),
+        "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    }
+    for key, value in figures.items():
+        if key not in _RUNNER_KEYS:
+            results[key] = value
+    results = _jsonable(results)
+    results_path = out / "results.json"
+    results_path.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    say(f"[study] {name}: {status.value} -> {html_path}")
+    return StudyRun(name, status, out, html_path, results_path, results, error)
+
+
+def _error_text(exc: BaseException, timeout: int) -> str:
+    kind = type(exc).__name__
+    if "Timeout" in kind or isinstance(exc, TimeoutError):
+        return f"{kind}: a cell ran longer than the {timeout}s per-cell timeout"
+    ename = getattr(exc, "ename", None)
+    evalue = getattr(exc, "evalue", None)
+    if ename:
+        return f"{ename}: {evalue}"
+    msg = str(exc).strip().splitlines()
+    return f"{kind}: {msg[-1] if msg else ''}".strip()
+
+
+def _has_error_output(nb: Any) -> bool:
+    return any(
+        out.get("output_type") == "error"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )

@@ -1,0 +1,448 @@
+"""Write the study notebooks (nbformat v4, no outputs, deterministic cell ids).
+
+Run: ``python notebooks/build_notebooks.py``. Every code cell is tagged ``hide-input`` so the
+rendered HTML shows results, not code; the one cell tagged ``parameters`` holds JSON-simple
+defaults that papermill overrides. All logic lives in ``evalkit.analyses``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = """\
+import warnings
+
+from IPython.display import Markdown, display
+
+from evalkit import analyses
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+"""
+
+
+def _nb(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for i, (kind, src) in enumerate(cells):
+        if kind == "md":
+            cell = new_markdown_cell(src.strip())
+        else:
+            cell = new_code_cell(src.strip())
+            cell.metadata["tags"] = ["parameters"] if kind == "params" else ["hide-input"]
+        cell["id"] = f"{name}-{i:02d}"
+        nb.cells.append(cell)
+    return nb
+
+
+THRESHOLD = [
+    (
+        "md",
+        """
+# Threshold study: where would "fact ≥ t" put a signal?
+
+For one fact per journal record (default `guard_blocked`, read from each record's dimensions
+through `evalkit.compute_facts` — for rubric-v1 records from the `process-safety` evidence) this
+page shows the observed distribution and its gaps, the fire-rate curve of the rule "fact ≥ t"
+with cluster-bootstrap 95% intervals (whole sessions resampled, because two records of one
+session are not independent), the ceiling check against the ~10% a signal may fire at, and the
+counterfactual table "threshold t → records firing, sessions failing" (a session fails when any
+of its records fires).
+
+With the default parameters the data are the synthetic preset `rubric-v2-2026-09-19`
+(see `docs/DATA_CARD.md`), built to reproduce the measurement rubric-v2 reports.
+""",
+    ),
+    (
+        "params",
+        """
+metrics_dir: str = ""  # metrics directory holding eval.jsonl; "" builds the preset into a temp dir
+fact: str = "guard_blocked"  # numeric fact read per record
+thresholds: list = [1, 3, 6, 20]  # candidate thresholds for the counterfactual table
+ceiling: float = 0.1  # largest fire rate a signal may have (HR-101, ~10%)
+n_resamples: int = 1000  # cluster-bootstrap resamples
+seed: int = 20260919  # bootstrap seed
+v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import threshold as th\n"),
+    (
+        "code",
+        """
+data_dir = analyses.default_metrics_dir(metrics_dir)
+display(analyses.show_parameters({"metrics_dir": metrics_dir, "fact": fact,
+        "thresholds": thresholds, "ceiling": ceiling, "n_resamples": n_resamples, "seed": seed,
+        "v1_prose_fallback": v1_prose_fallback}))
+""",
+    ),
+    ("md", "## The records read\n\nOne row per journal record; `value` is the fact."),
+    (
+        "code",
+        """
+df = th.fact_table(data_dir, fact, v1_prose_fallback=v1_prose_fallback)
+pub = th.published_table(df)
+display(Markdown(
+    f"**{pub['records']} records** over **{pub['sessions']} sessions**; "
+    f"rubric-v1 records: {pub['v1_records']}, of which `process-safety` failed on "
+    f"{pub['v1_fail_records']} records ({pub['v1_fail_sessions']} sessions). "
+    f"Unknown `{fact}` values (reader found no number): {int(df['value'].isna().sum())}. "
+    f"Journal lines skipped: {len(df.attrs['diagnostics'])}."
+))
+sources = df["value_source"].value_counts().to_dict()
+display(Markdown(
+    f"Where each value came from: `compute_facts` → {sources.get('facts', 0)} records; "
+    f"rubric-v1 prose fallback → {sources.get('v1-prose', 0)} records; "
+    f"unknown → {sources.get('unknown', 0)}. rubric-v1 wrote the guard count in prose on its "
+    "pass branches (`(0 blocked, 0 spiral, …`); the facts readers, like the reference, return "
+    "null there (no number on this branch), so the fallback reads that prose count and says so."
+))
+display(df.drop(columns=["line"]).head(12))
+""",
+    ),
+    ("md", "## Distribution and gaps"),
+    (
+        "code",
+        """
+display(th.plot_distribution(df, fact, thresholds))
+bins = th.distribution_bins(df)
+display(Markdown("Records per bin: " + ", ".join(f"`{k}` → {v}" for k, v in bins.items())
+                 + f" (n = {int(df['value'].notna().sum())})."))
+st = th.study(df, ceiling=ceiling, n_resamples=n_resamples, seed=seed)
+gaps = [g.to_dict() for g in st.gaps]
+display(Markdown("Gaps in the observed values: " + (", ".join(
+    f"between {g['after']} and {g['before']}" for g in gaps) or "none")
+    + ". Every threshold inside one gap gives the same verdicts."))
+""",
+    ),
+    (
+        "md",
+        """
+## Fire-rate curve
+
+Share of records with fact ≥ t, with a percentile cluster-bootstrap 95% interval (sessions
+resampled). The dashed line is the share of sessions failing.
+""",
+    ),
+    (
+        "code",
+        """
+from evalkit.stats import plot_threshold_study
+display(plot_threshold_study(st))
+""",
+    ),
+    ("md", "## Counterfactual table and ceiling check"),
+    (
+        "code",
+        """
+cf = th.counterfactual(df, thresholds)
+table = th.counterfactual_frame(cf, st)
+display(table)
+display(Markdown(th.ceiling_text(cf, st, ceiling)))
+""",
+    ),
+    (
+        "code",
+        """
+analyses.write_results({
+    "fact": fact,
+    "value_sources": sources,
+    "published_table": {k: pub[k] for k in ("records", "sessions", "v1_fail_records", "v1_fail_sessions")},
+    "counterfactual": [{k: row[k] for k in ("threshold", "records_firing", "sessions_failing")}
+                       for row in cf],
+    "counterfactual_detail": table.reset_index().to_dict(orient="records"),
+    "distribution_bins": bins,
+    "maximum": None if df["value"].dropna().empty else float(df["value"].max()),
+    "gaps": gaps,
+    "threshold_study": st.to_dict(),
+})
+""",
+    ),
+    (
+        "md",
+        """
+## What this does not show
+
+- A fire rate inside the ceiling does not make a threshold right; it only means the signal is
+  allowed to speak. Whether a blocked command is misconduct is a question of meaning, and
+  rubric-v2 answers it: a block is prevented damage (decision rule 3).
+- The intervals treat the sessions as a sample from one working style; they say nothing about
+  other repositories or other coordinators.
+- The default data are synthetic (see the data card); they reproduce published counts, not the
+  sessions behind them.
+""",
+    ),
+]
+
+REPLAY = [
+    (
+        "md",
+        """
+# Rubric replay: one ledger under rubric-v1 and rubric-v2
+
+Every eligible session of the ledger is scored under both rubrics with
+`evalkit.score_ledger`. Shown: per-dimension status rates with Wilson 95% intervals and their n,
+the session × dimension verdicts that changed between the rubrics and why, and dead-instrument
+flags — a status class far above the ~10% ceiling (its whole interval above it), or a graded
+dimension that never fails (0%).
+""",
+    ),
+    (
+        "params",
+        """
+metrics_dir: str = ""  # metrics directory; "" builds the preset rubric-v2-2026-09-19 into a temp dir
+ceiling: float = 0.1  # ceiling for the dead-instrument flag (HR-101, ~10%)
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import replay\n"),
+    (
+        "code",
+        """
+data_dir = analyses.default_metrics_dir(metrics_dir)
+display(analyses.show_parameters({"metrics_dir": metrics_dir, "ceiling": ceiling}))
+scored = replay.score_both(data_dir)
+n_sessions = {r: int(g["session_id"].nunique()) for r, g in scored.groupby("rubric")}
+display(Markdown("Sessions scored: " + ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())))
+""",
+    ),
+    ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI], n = sessions`."),
+    (
+        "code",
+        """
+rates = replay.status_rates(scored)
+display(replay.rate_matrix(rates))
+display(replay.plot_rates(rates, "fail", ceiling))
+""",
+    ),
+    ("md", "## Verdicts that changed between the rubrics"),
+    (
+        "code",
+        """
+changed = replay.changed_verdicts(scored)
+display(Markdown(f"{len(changed)} session × dimension verdicts differ "
+                 f"(of {int(scored[scored['rubric'] == 'rubric-v1'].shape[0])} v1 verdicts)."))
+display(changed.groupby(["dimension", "rubric-v1", "rubric-v2"]).size().rename("sessions").to_frame()
+        if len(changed) else changed)
+display(changed.head(40))
+""",
+    ),
+    ("md", "## Dead-instrument flags"),
+    (
+        "code",
+        """
+flags = replay.dead_instrument_flags(rates, ceiling)
+display(flags if len(flags) else Markdown("No flag raised."))
+""",
+    ),
+    (
+        "code",
+        """
+analyses.write_results({
+    "sessions": n_sessions,
+    "rates": rates.to_dict(orient="records"),
+    "changed": changed.to_dict(orient="records"),
+    "changed_count": len(changed),
+    "flags": flags.to_dict(orient="records"),
+})
+""",
+    ),
+    (
+        "md",
+        """
+## What this does not show
+
+- A changed verdict is a difference between two pre-registered formulas, not a finding about a
+  session: which formula is right is argued in the rubric, not measured here.
+- A flag is a reason to look. A class at 0% may be genuinely rare; a class far above the
+  ceiling may reflect a real problem. Both look the same from outside.
+- The rubric-v1 replay reads only the active `events.jsonl` (as the v1 engine did); events that
+  were rotated into `_archive/` since a session was first scored are invisible to it, so a
+  replay can differ from the verdict stored in the journal.
+""",
+    ),
+]
+
+AGREEMENT = [
+    (
+        "md",
+        """
+# Agreement study: do raters agree, and is agreement even measurable?
+
+Labels of several raters (label families × targets; long table `item_id, target, family,
+rater, label`). Per target: Fleiss κ, Krippendorff α (nominal), Gwet's AC1 and PABAK, each with a
+bootstrap 95% interval over items and its n; per category: specific (positive) agreement. A
+target whose labels never vary has no defined κ — it is reported as such, never as a number.
+κ-paradox diagnostics show where high raw agreement meets low κ (skewed prevalence or rater bias).
+""",
+    ),
+    (
+        "params",
+        """
+labels_path: str = ""  # CSV/JSONL/parquet long table; "" simulates the default rater labels
+n_items: int = 40  # items per target when simulating
+seed: int = 0  # simulation and bootstrap seed
+n_resamples: int = 500  # bootstrap resamples over items
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import agreement as ag\n"),
+    (
+        "code",
+        """
+labels = ag.load_labels(labels_path, n_items=n_items, seed=seed)
+display(analyses.show_parameters({"labels_path": labels_path, "n_items": n_items,
+                                  "seed": seed, "n_resamples": n_resamples}))
+display(ag.describe(labels))
+""",
+    ),
+    ("md", "## Variance-free targets"),
+    (
+        "code",
+        """
+vf = ag.variance_free(labels)
+display(Markdown(ag.variance_free_text(vf)))
+""",
+    ),
+    ("md", "## Agreement per target\n\n`estimate [95% bootstrap CI], n = items`."),
+    (
+        "code",
+        """
+per_target = ag.per_target(labels, n_resamples=n_resamples, seed=seed)
+display(ag.format_table(per_target))
+display(ag.plot_forest(per_target))
+""",
+    ),
+    ("md", "## Agreement per category"),
+    (
+        "code",
+        """
+per_cat = ag.per_category(labels)
+display(ag.format_category_table(per_cat))
+""",
+    ),
+    ("md", "## κ paradox diagnostics"),
+    (
+        "code",
+        """
+paradox = ag.paradox(labels)
+display(paradox)
+display(Markdown(ag.paradox_text(paradox)))
+""",
+    ),
+    (
+        "code",
+        """
+analyses.write_results({
+    "n_items": int(labels["item_id"].nunique()),
+    "targets": sorted(labels["target"].unique()),
+    "variance_free": vf.to_dict(orient="records"),
+    "per_target": per_target.to_dict(orient="records"),
+    "per_category": per_cat.to_dict(orient="records"),
+    "paradox": paradox.to_dict(orient="records"),
+})
+""",
+    ),
+    (
+        "md",
+        """
+## What this does not show
+
+- Agreement is not accuracy: raters can agree on a wrong label. The latent truth of the
+  simulated data is deliberately not read here.
+- κ depends on prevalence; compare targets through AC1/PABAK and the paradox table, not κ alone.
+- The default labels are simulated (see `docs/DATA_CARD.md`).
+""",
+    ),
+]
+
+CALIBRATION = [
+    (
+        "md",
+        """
+# Judge calibration: a judge's labels against the frozen gold set
+
+By default the judge is the rule judge (`evalkit.judge.apply_rules` on each gold item's facts).
+Shown: Cohen's κ with a BCa bootstrap 95% interval and its n, the confusion matrix, per-class
+sensitivity and specificity, agreement per decision rule, the pre-registered graduation
+decision, and every disagreement item by item.
+
+**Advisory.** Until the calibration graduates under its pre-registered rule, every judge figure
+on this page is advisory: it describes the judge, it does not license its verdicts.
+""",
+    ),
+    (
+        "params",
+        """
+gold_path: str = ""  # gold set directory; "" uses gold/instruction-adherence
+judge: str = "rules"  # judge whose labels are calibrated: "rules" (the rule judge)
+n_resamples: int = 2000  # bootstrap resamples for the kappa interval
+seed: int = 0  # bootstrap seed
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import calibration as cal\n"),
+    (
+        "code",
+        """
+gold = cal.load_gold(gold_path)
+display(analyses.show_parameters({"gold_path": gold_path, "judge": judge,
+                                  "n_resamples": n_resamples, "seed": seed}))
+display(Markdown(cal.gold_text(gold)))
+judge_labels = cal.judge_labels(gold, judge)
+result = cal.run(judge_labels, gold, n_resamples=n_resamples, seed=seed)
+""",
+    ),
+    ("md", "## Agreement with gold"),
+    (
+        "code",
+        """
+display(Markdown(cal.summary_text(result)))
+display(cal.confusion_frame(result))
+display(cal.plot_confusion(result))
+""",
+    ),
+    ("md", "## Per class and per decision rule"),
+    (
+        "code",
+        """
+display(cal.per_class_frame(result))
+display(cal.per_rule_frame(judge_labels, gold))
+""",
+    ),
+    ("md", "## Graduation decision (pre-registered)"),
+    ("code", "display(Markdown(cal.decision_text(result)))"),
+    ("md", "## Disagreements, item by item"),
+    ("code", "display(cal.disagreements(judge_labels, gold))"),
+    ("code", "analyses.write_results(cal.figures(result, judge_labels, gold))"),
+    (
+        "md",
+        """
+## What this does not show
+
+- Agreement with a gold set measures the judge against the gold labellers' reading, not against
+  ground truth about the sessions.
+- The rule judge is deterministic: its disagreements point at rules or gold items to revisit,
+  not at noise. An LLM judge would need repeated runs as well.
+""",
+    ),
+]
+
+NOTEBOOKS = {
+    "threshold-study": THRESHOLD,
+    "rubric-replay": REPLAY,
+    "agreement-study": AGREEMENT,
+    "judge-calibration": CALIBRATION,
+}
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        nb = _nb(name, cells)
+        nbformat.validate(nb)
+        nbformat.write(nb, str(HERE / f"{name}.ipynb"))
+
+
+if __name__ == "__main__":
+    main()
