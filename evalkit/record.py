@@ -19,10 +19,10 @@ import copy
 import math
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "normalize_record",
     "project_submission",
     "validate_record",
+    "validate_timestamp",
 ]
 
 SCHEMA_VERSION = 1
@@ -63,22 +64,6 @@ HOSTNAME_HASH_PATTERN = re.compile(r"[0-9a-f]{8,}")
 
 # Keys a dimension may only carry when it is a judge dimension.
 _JUDGE_ONLY_KEYS: tuple[str, ...] = ("advisory", "calibration_status", "calibration_ref")
-
-
-class Status(StrEnum):
-    """Verdict of one dimension."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    NOT_APPLICABLE = "not-applicable"
-    CANNOT_DETERMINE = "cannot-determine"
-
-
-class Method(StrEnum):
-    """How a dimension was scored."""
-
-    DETERMINISTIC = "deterministic"
-    JUDGE = "judge"
 
 
 class ModelSource(StrEnum):
@@ -301,14 +286,19 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         )
 
 
-def _validate_timestamp(value: Any) -> None:
-    if not isinstance(value, str) or not value:
-        raise _fail("timestamp", f"must be a non-empty ISO-8601 string, got {value!r}")
-    text = value[:-1] + "+00:00" if value[-1:] in ("Z", "z") else value
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        raise _fail("timestamp", f"must be ISO-8601, got {value!r}") from None
+def validate_timestamp(value: Any, field: str = "timestamp") -> str:
+    """Return ``value`` when it is a timestamp the engine accepts; else raise ValidationError.
+
+    The engine reads timestamps as JavaScript ``Date.parse`` does (SPEC section 6), so the
+    record accepts exactly what the engine accepts for its ``timestamp`` parameter.
+    """
+    from evalkit.timestamps import parse_timestamp
+
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(field, f"must be a non-empty ISO-8601 string, got {value!r}")
+    if parse_timestamp(value) is None:
+        raise _fail(field, f"must be ISO-8601 (a date-time Date.parse accepts), got {value!r}")
+    return value
 
 
 def validate_record(d: Any) -> dict[str, Any]:
@@ -338,7 +328,7 @@ def validate_record(d: Any) -> dict[str, Any]:
     if rec.get("record_kind") != RECORD_KIND:
         raise _fail("record_kind", f"must be {RECORD_KIND!r}, got {rec.get('record_kind')!r}")
     _require_str(rec, "session_id", "session_id")
-    _validate_timestamp(rec.get("timestamp"))
+    validate_timestamp(rec.get("timestamp"))
     _require_str(rec, "run_id", "run_id")
     expected_run_id = make_run_id(rec["session_id"], rec["timestamp"])
     if rec["run_id"] != expected_run_id:

@@ -1,0 +1,111 @@
+"""``evalkit journal``: list the records of a journal and summarize it.
+
+Shows every valid record (line, run id, rubric version, statuses), then the counts per rubric
+version, the duplicate run ids with their lines, and every unreadable line with its reason.
+``--json`` prints the same as one JSON object. Exit 0 when the journal could be read (bad lines
+are reported, not fatal); 1 when there is no journal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError
+
+DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+
+_SHORT = {"pass": "pass", "fail": "fail", "not-applicable": "n/a", "cannot-determine": "cd"}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``journal`` subcommand."""
+    parser = subparsers.add_parser(
+        "journal",
+        help="list and summarize the records of a journal (eval.jsonl)",
+        description="List the records of a journal and summarize it: counts per rubric "
+        "version, duplicate run ids, unreadable lines.",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--journal", type=Path, help="the journal file")
+    source.add_argument(
+        "--metrics-dir",
+        type=Path,
+        default=None,
+        help=f"directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def _statuses(record: dict[str, Any]) -> str:
+    counts = Counter(d["status"] for d in record["dimensions"] if d["method"] == "deterministic")
+    return " ".join(f"{_SHORT[s]}={counts[s]}" for s in _SHORT if counts[s])
+
+
+def summarize(read: Any) -> dict[str, Any]:
+    """The JSON-ready summary of a ``JournalRead``."""
+    return {
+        "path": str(read.path),
+        "records": len(read.records),
+        "by_rubric_version": dict(
+            sorted(Counter(r["rubric_version"] for r in read.records).items())
+        ),
+        "duplicates": {rid: list(lines) for rid, lines in read.duplicates.items()},
+        "diagnostics": [
+            {"line": d.line, "kind": d.kind.value, "reason": d.reason} for d in read.diagnostics
+        ],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit import journal
+
+    path = args.journal or Path(args.metrics_dir or DEFAULT_METRICS_DIR) / "eval.jsonl"
+    try:
+        read = journal.read(path)
+    except FileNotFoundError:
+        raise EvalkitError(f"{path}: no journal file there") from None
+    summary = summarize(read)
+    if args.json:
+        listing = [
+            {
+                "line": line,
+                "run_id": rec["run_id"],
+                "session_id": rec["session_id"],
+                "rubric_version": rec["rubric_version"],
+                "timestamp": rec["timestamp"],
+                "dimensions": {d["id"]: d["status"] for d in rec["dimensions"]},
+            }
+            for line, rec in zip(read.line_numbers, read.records, strict=True)
+        ]
+        print(json.dumps({**summary, "entries": listing}, ensure_ascii=False))
+        return 0
+
+    rows = [("LINE", "RUN_ID", "RUBRIC", "DETERMINISTIC STATUSES")]
+    rows += [
+        (str(line), rec["run_id"], rec["rubric_version"], _statuses(rec))
+        for line, rec in zip(read.line_numbers, read.records, strict=True)
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]).rstrip())
+    print()
+    print(f"journal   {path}")
+    print(f"records   {summary['records']}")
+    by_version = ", ".join(f"{v}: {n}" for v, n in summary["by_rubric_version"].items())
+    print(f"rubrics   {by_version or 'none'}")
+    if read.duplicates:
+        for rid, lines in read.duplicates.items():
+            print(f"duplicate {rid} on lines {', '.join(map(str, lines))}")
+    else:
+        print("duplicates none")
+    if read.diagnostics:
+        for diag in read.diagnostics:
+            print(f"skipped   {diag}")
+    else:
+        print("skipped   none")
+    return 0

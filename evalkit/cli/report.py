@@ -1,0 +1,50 @@
+"""``evalkit report RUN_ID``: render one journal record as a self-contained HTML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` subcommand."""
+    parser = subparsers.add_parser(
+        "report",
+        help="render one stored record as a self-contained HTML report",
+        description="Render the stored record RUN_ID as one self-contained HTML file (no "
+        "network request, no script): provenance, KPIs, every dimension with its evidence, "
+        "the advisory judge dimensions apart, the re-verify command and what it does not prove.",
+    )
+    parser.add_argument("run_id", metavar="RUN_ID", help="run id of a record in the journal")
+    parser.add_argument(
+        "--metrics-dir",
+        type=Path,
+        default=DEFAULT_METRICS_DIR,
+        help=f"the metrics directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
+    )
+    parser.add_argument(
+        "--journal", type=Path, help="journal file (default <metrics-dir>/eval.jsonl)"
+    )
+    parser.add_argument("--out", type=Path, help="the HTML file to write (default stdout)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.report import render_report
+    from evalkit.verify import find_record
+
+    journal = args.journal or Path(args.metrics_dir) / "eval.jsonl"
+    record, notes = find_record(args.run_id, journal)
+    for note in notes:
+        print(f"evalkit report: note: {note}", file=sys.stderr)
+    page = render_report(record, metrics_dir=args.metrics_dir)
+    if args.out is None:
+        sys.stdout.write(page)
+    else:
+        args.out.write_text(page, encoding="utf-8")
+        print(f"evalkit report: wrote {args.out}", file=sys.stderr)
+    return 0

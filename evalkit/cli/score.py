@@ -1,0 +1,256 @@
+"""``evalkit score``: score one session (and journal it), or ``--all`` sessions into a table.
+
+One session: the record goes to stdout (a compact dimension table, or with ``--json`` one JSON
+line) and is appended to the journal unless ``--no-write``. A record that could not be
+appended is still printed; the exit code (2) says so. Exit codes: 0 scored; 1 user error (bad
+argument, no session resolvable); 2 evaluation or I/O failure (also: not appended).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
+
+DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+JOURNAL_NAME = "eval.jsonl"
+FORMATS = ("csv", "jsonl", "parquet")
+MODEL_SOURCES = ("self-report", "env", "config")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``score`` subcommand."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score one session (or --all sessions) against a rubric",
+        description="Score one session of a metrics directory against a pre-registered rubric "
+        "and append the record to the journal (eval.jsonl); or score every session with --all.",
+    )
+    parser.add_argument(
+        "--metrics-dir",
+        type=Path,
+        default=DEFAULT_METRICS_DIR,
+        help=f"the metrics directory (default {DEFAULT_METRICS_DIR})",
+    )
+    parser.add_argument("--session", help="session id (default: the resolution cascade)")
+    parser.add_argument(
+        "--rubric", default="rubric-v2", help="rubric version: rubric-v1 or rubric-v2 (default)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the record as one JSON line")
+    parser.add_argument(
+        "--no-write", action="store_true", help="do not append the record to the journal"
+    )
+    parser.add_argument(
+        "--journal", type=Path, help="journal file (default <metrics-dir>/eval.jsonl)"
+    )
+    parser.add_argument(
+        "--timestamp", help="ISO-8601 evaluation timestamp; names the run (default: now)"
+    )
+    parser.add_argument("--model-id", help="id of the model that ran the session")
+    parser.add_argument(
+        "--model-source",
+        help=f"where the model id comes from: {', '.join(MODEL_SOURCES)} (default self-report)",
+    )
+    parser.add_argument("--handle", help="a handle to attach (default none: anonymized)")
+    batch = parser.add_argument_group("batch (--all)")
+    batch.add_argument(
+        "--all", action="store_true", help="score every session into a table (no journal)"
+    )
+    batch.add_argument(
+        "--format",
+        help="table format: csv, jsonl or parquet (default: from --out's suffix, else csv)",
+    )
+    batch.add_argument("--out", type=Path, help="write the table here (default stdout)")
+    batch.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(func=run)
+
+
+def _err(message: str) -> None:
+    print(f"evalkit score: {message}", file=sys.stderr)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    from evalkit.record import validate_timestamp
+    from evalkit.rubrics import RUBRIC_VERSIONS
+
+    if args.rubric not in RUBRIC_VERSIONS:
+        raise EvalkitError(
+            f"--rubric: unknown rubric version {args.rubric!r} (known: {', '.join(RUBRIC_VERSIONS)})"
+        )
+    if args.model_source is not None and args.model_source not in MODEL_SOURCES:
+        raise EvalkitError(
+            f"--model-source: must be one of {', '.join(MODEL_SOURCES)}, got {args.model_source!r}"
+        )
+    if args.timestamp is not None:
+        try:
+            validate_timestamp(args.timestamp, "--timestamp")
+        except ValidationError as exc:
+            raise EvalkitError(str(exc)) from None
+    if args.all:
+        for flag, value in (("--session", args.session), ("--timestamp", args.timestamp)):
+            if value is not None:
+                raise EvalkitError(
+                    f"{flag} cannot be combined with --all (it scores every session)"
+                )
+    else:
+        for flag, value in (("--format", args.format), ("--out", args.out)):
+            if value is not None:
+                raise EvalkitError(f"{flag} only applies to --all")
+    if args.format is not None and args.format not in FORMATS:
+        raise EvalkitError(f"--format: must be one of {', '.join(FORMATS)}, got {args.format!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_arguments(args)
+    if args.all:
+        return _run_all(args)
+    return _run_one(args)
+
+
+# ------------------------------------------------------------------------------ one session
+
+
+def _fmt_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def format_record_table(record: dict[str, Any]) -> str:
+    """A compact, human-readable view of a record: identity, dimension table, KPIs."""
+    dims = record["dimensions"]
+    rows = [("DIMENSION", "METHOD", "STATUS", "SCORE")]
+    for dim in dims:
+        method = dim["method"] + (" (advisory)" if dim["method"] == "judge" else "")
+        rows.append((dim["id"], method, dim["status"], _fmt_value(dim.get("score"))))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    table = "\n".join(
+        "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
+        for row in rows
+    )
+    kpis = " ".join(
+        f"{key}={'not recorded' if value is None else _fmt_value(value)}"
+        for key, value in record["kpis"].items()
+    )
+    head = [
+        f"session   {record['session_id']}",
+        f"run_id    {record['run_id']}",
+        f"rubric    {record['rubric_version']} (sha256 {record['provenance']['rubric_sha256'][:12]})",
+        f"model     {record['model']['id']} ({record['model']['source']})",
+    ]
+    return "\n".join([*head, "", table, "", f"kpis      {kpis}"])
+
+
+def _run_one(args: argparse.Namespace) -> int:
+    import evalkit
+    from evalkit import journal
+    from evalkit.journal import dumps_record
+
+    try:
+        scored = evalkit.score_session(
+            args.metrics_dir,
+            session_id=args.session,
+            rubric=args.rubric,
+            timestamp=args.timestamp,
+            model_id=args.model_id,
+            model_source=args.model_source,
+            handle=args.handle,
+        )
+    except SessionResolutionError as exc:
+        _err(str(exc))
+        return 1
+    except EvalkitError as exc:  # the reference's "other evaluation error"
+        _err(f"evaluation error: {exc}")
+        return 2
+    record = scored.to_dict()
+
+    journal_path = args.journal or Path(args.metrics_dir) / JOURNAL_NAME
+    write_error: Exception | None = None
+    if not args.no_write:
+        try:
+            record = journal.append(journal_path, record)
+        except (OSError, EvalkitError) as exc:
+            write_error = exc
+
+    if args.json:
+        print(dumps_record(record))
+    else:
+        print(format_record_table(record))
+        if args.no_write:
+            print("journal   not written (--no-write)")
+        elif write_error is None:
+            print(f"journal   appended to {journal_path}")
+    if write_error is not None:
+        _err(f"the record was NOT appended to {journal_path}: {write_error}")
+        return 2
+    return 0
+
+
+# ------------------------------------------------------------------------------ --all
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    import evalkit
+
+    fmt = args.format
+    if fmt is None:
+        suffix = args.out.suffix.lstrip(".").lower() if args.out else ""
+        fmt = suffix if suffix in FORMATS else "csv"
+    if fmt == "parquet" and args.out is None and sys.stdout.isatty():
+        raise EvalkitError("--format parquet is binary: give --out FILE or redirect stdout")
+
+    from tqdm import tqdm
+
+    # score_ledger offers no progress hook, so the bar advances over the phases run here.
+    phases = tqdm(
+        total=2,
+        desc=f"score --all ({args.rubric})",
+        unit="phase",
+        file=sys.stderr,
+        disable=args.no_progress,
+        leave=True,
+    )
+    try:
+        phases.set_postfix_str("scoring ledger")
+        try:
+            frame = evalkit.score_ledger(args.metrics_dir, rubric=args.rubric)
+        except SessionResolutionError as exc:
+            _err(str(exc))
+            return 1
+        phases.update(1)
+        phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")
+        _write_table(frame, fmt, args.out)
+        phases.update(1)
+        phases.set_postfix_str(f"{frame['session_id'].nunique()} sessions, {len(frame)} rows")
+    finally:
+        phases.close()
+    skipped = frame.attrs.get("skipped") or []
+    if skipped:
+        _err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
+    return 0
+
+
+def _write_table(frame: Any, fmt: str, out: Path | None) -> None:
+    if fmt == "csv":
+        text = frame.to_csv(index=False)
+    elif fmt == "jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        if text and not text.endswith("\n"):
+            text += "\n"
+    else:
+        if out is not None:
+            frame.to_parquet(out, index=False)
+        else:
+            sys.stdout.flush()
+            frame.to_parquet(sys.stdout.buffer, index=False)
+            sys.stdout.buffer.flush()
+        return
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,225 @@
+"""Offline re-verify: round trip over the conformance cases, drift, version mismatch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import require_shared
+from record_factory import JUDGE_DIM, TIMESTAMP
+
+import evalkit
+from evalkit import journal
+from evalkit.errors import EvalkitError
+from evalkit.rubrics import registry
+from evalkit.verify import VerifyOutcome, evidence_tokens, verify_record
+
+RUBRICS = ("rubric-v1", "rubric-v2")
+
+
+def _cases_with_record(corpus: str = "public") -> list[tuple[Path, str, str | None]]:
+    """(case dir, rubric, explicit session or None) for every case of a corpus with a record."""
+    root = require_shared("conformance", corpus)
+    cases = []
+    for case in sorted(p for p in root.iterdir() if p.is_dir()):
+        args = json.loads((case / "args.json").read_text(encoding="utf-8"))
+        for rubric in RUBRICS:
+            expected = json.loads((case / f"expected-{rubric[-2:]}.json").read_text("utf-8"))
+            if expected["record"] is not None:
+                cases.append((case, rubric, args.get("session")))
+    return cases
+
+
+def _score_and_journal(
+    metrics_dir: Path, journal_path: Path, rubric: str = "rubric-v2", session: str | None = None
+) -> dict[str, Any]:
+    rec = evalkit.score_session(
+        metrics_dir,
+        session_id=session,
+        rubric=rubric,
+        timestamp=TIMESTAMP,
+        model_id="claude-test-model",
+        model_source="config",
+        handle="tester",
+    )
+    return journal.append(journal_path, rec.to_dict())
+
+
+@pytest.mark.parametrize(("corpus", "minimum"), [("public", 124), ("real", 76)])
+def test_round_trip_every_case_with_a_record(corpus: str, minimum: int, tmp_path: Path) -> None:
+    """score -> journal -> verify agrees (exit 0) for every case with a record, at both rubrics."""
+    cases = _cases_with_record(corpus)
+    # public: 66 cases, 62 with a record (4 resolution errors), at two rubric versions
+    assert len(cases) >= minimum
+    outcomes: dict[str, list[str]] = {"agreement": [], "other": []}
+    for index, (case, rubric, session) in enumerate(cases):
+        journal_path = tmp_path / f"eval-{index}.jsonl"  # the shared folder is never written
+        stored = _score_and_journal(case, journal_path, rubric, session)
+        result = verify_record(stored["run_id"], case, journal_path=journal_path)
+        key = "agreement" if result.exit_code == 0 else "other"
+        outcomes[key].append(f"{case.name}/{rubric}: {result.lines()}")
+        assert result.verified_dimensions == tuple(d["id"] for d in stored["dimensions"])
+        assert result.wording == ()
+    assert outcomes["other"] == []
+    assert len(outcomes["agreement"]) == len(cases)
+
+
+@pytest.fixture
+def metrics(tmp_path: Path) -> Path:
+    """A private copy of a conformance ledger (two gates, a full gate, tokens, a plan)."""
+    source = require_shared("conformance", "public", "random-20260919-002")
+    target = tmp_path / "metrics"
+    shutil.copytree(source, target)
+    return target
+
+
+def _rewrite_journal(path: Path, change: Any) -> None:
+    """Tamper with the stored record the way an editor would: rewrite its line in place."""
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    change(rec)
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+
+
+def _dim(rec: dict[str, Any], dim_id: str) -> dict[str, Any]:
+    return next(d for d in rec["dimensions"] if d["id"] == dim_id)
+
+
+def test_tampered_status_is_drift_naming_dimension_and_field(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    original = _dim(stored, "plan-fidelity")["status"]
+    flipped = "pass" if original != "pass" else "fail"
+    _rewrite_journal(
+        metrics / "eval.jsonl", lambda r: _dim(r, "plan-fidelity").update(status=flipped)
+    )
+    result = verify_record(stored["run_id"], metrics)
+    assert result.outcome is VerifyOutcome.DRIFT and result.exit_code == 1
+    assert [(d.dimension, d.field) for d in result.drifts] == [("plan-fidelity", "status")]
+    assert result.lines()[0] == (
+        f"drift: dimension plan-fidelity field status: stored {flipped!r}, re-scored {original!r}"
+    )
+
+
+def test_tampered_score_kpi_and_evidence_number_each_drift(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    plan = _dim(stored, "plan-fidelity")
+    assert plan["score"] is not None and "completion_rate=" in plan["evidence"]
+
+    def tamper(rec: dict[str, Any]) -> None:
+        _dim(rec, "plan-fidelity")["score"] = 0.99
+        rec["kpis"]["total_agents"] = 99
+        dim = _dim(rec, "plan-fidelity")
+        dim["evidence"] = dim["evidence"].replace("completion_rate=", "completion_rate=9", 1)
+
+    _rewrite_journal(metrics / "eval.jsonl", tamper)
+    result = verify_record(stored["run_id"], metrics)
+    fields = [(d.dimension, d.field) for d in result.drifts]
+    assert ("kpis", "total_agents") in fields
+    assert ("plan-fidelity", "score") in fields
+    assert ("plan-fidelity", "evidence") in fields
+    assert ("plan-fidelity", "evidence (fact completion_rate)") in fields
+    assert result.exit_code == 1
+    assert all(line.startswith("drift: dimension ") for line in result.lines()[: len(fields)])
+
+
+def test_wording_only_difference_is_reported_but_not_drift(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    _rewrite_journal(
+        metrics / "eval.jsonl",
+        lambda r: _dim(r, "efficiency-kpis").update(
+            evidence=_dim(r, "efficiency-kpis")["evidence"].replace(
+                "REPORTED, not graded", "Reported only"
+            )
+        ),
+    )
+    result = verify_record(stored["run_id"], metrics)
+    assert result.outcome is VerifyOutcome.AGREEMENT and result.exit_code == 0
+    assert [w.dimension for w in result.wording] == ["efficiency-kpis"]
+    assert any(
+        line.startswith("wording only (not drift): dimension efficiency-kpis")
+        for line in result.lines()
+    )
+
+
+def test_judge_dimensions_are_listed_unverified_never_drift(metrics: Path) -> None:
+    scored = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
+    judge = dict(JUDGE_DIM, status="fail")
+    scored["dimensions"].append(judge)
+    stored = journal.append(metrics / "eval.jsonl", scored)
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 0
+    assert result.unverified_dimensions == ("instruction-adherence",)
+    assert "instruction-adherence" not in result.verified_dimensions
+    assert result.lines()[-1] == "not verified (judge, advisory): instruction-adherence"
+
+
+def test_unknown_rubric_version_is_a_version_mismatch_not_drift(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    _rewrite_journal(metrics / "eval.jsonl", lambda r: r.update(rubric_version="rubric-v9"))
+    result = verify_record(stored["run_id"], metrics)
+    assert result.outcome is VerifyOutcome.VERSION_MISMATCH and result.exit_code == 3
+    assert result.drifts == ()
+    assert "'rubric-v9' is unknown to this evalkit" in result.mismatch
+    assert stored["provenance"]["rubric_sha256"] in result.mismatch
+
+
+def test_changed_rubric_file_is_a_version_mismatch_with_both_hashes(
+    metrics: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    edited = tmp_path / "rubrics"
+    shutil.copytree(registry.RUBRIC_TEXT_DIR, edited)  # rubrics/*.md themselves stay untouched
+    with (edited / "rubric-v2.md").open("a", encoding="utf-8") as fh:
+        fh.write("\nAn edit after the first scored run.\n")
+    monkeypatch.setattr(registry, "RUBRIC_TEXT_DIR", edited)
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 3 and result.drifts == ()
+    old, new = stored["provenance"]["rubric_sha256"], result.current_sha256
+    assert new is not None and new != old
+    assert result.mismatch == (
+        f"rubric text changed: rubric-v2 was scored against rubric_sha256 {old}, "
+        f"but the current rubric file rubric-v2.md hashes to {new}"
+    )
+
+
+def test_stored_hash_not_matching_current_text_is_a_version_mismatch(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    _rewrite_journal(
+        metrics / "eval.jsonl", lambda r: r["provenance"].update(rubric_sha256="0" * 64)
+    )
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 3
+    assert "0" * 64 in result.mismatch and stored["provenance"]["rubric_sha256"] in result.mismatch
+
+
+def test_verify_accepts_a_record_dict(metrics: Path) -> None:
+    rec = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
+    assert verify_record(rec, metrics).exit_code == 0
+    rec["dimensions"][0]["status"] = "fail" if rec["dimensions"][0]["status"] != "fail" else "pass"
+    result = verify_record(rec, metrics)
+    assert [(d.dimension, d.field) for d in result.drifts] == [
+        (rec["dimensions"][0]["id"], "status")
+    ]
+
+
+def test_unknown_run_id_and_missing_journal_are_user_errors(metrics: Path) -> None:
+    with pytest.raises(EvalkitError, match="no journal"):
+        verify_record("nope-eval-1", metrics)
+    _score_and_journal(metrics, metrics / "eval.jsonl")
+    with pytest.raises(EvalkitError, match="unknown run id 'nope-eval-1'"):
+        verify_record("nope-eval-1", metrics)
+
+
+def test_duplicate_copies_are_noted(metrics: Path) -> None:
+    stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    journal.append(metrics / "eval.jsonl", stored)
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 0
+    assert result.notes == ("run id appears 2 times (lines 1, 2); verifying the last",)
+
+
+def test_evidence_tokens_keep_numbers_and_null_markers() -> None:
+    text = "duration_seconds=null (unavailable), total_waves=3, carryover_ratio=n/a, rate=0.75, x=1e+21."
+    assert evidence_tokens(text) == ["null", "3", "n/a", "0.75", "1e+21"]
