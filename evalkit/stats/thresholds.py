@@ -181,9 +181,7 @@ def _json_scalar(v: Any) -> Any:
         return int(v)
     if isinstance(v, numbers.Real):
         x = float(v)
-        if not math.isfinite(x):
-            return None
-        return int(x) if x.is_integer() and abs(x) < 2**53 else x
+        return x if math.isfinite(x) else None
     return str(v) if isinstance(v, StrEnum) else v
 
 
