@@ -1,0 +1,121 @@
+"""Which ``calibration_status`` a judge dimension may carry (low level: standard library only).
+
+Until a calibration graduates, every judge dimension is ``"uncalibrated"`` (rubric-v1/v2 § Judge
+Dimensions). A graduating calibration (``evalkit.calibration``) mints
+``calibrated:<set>-v<N>:<hash8>``, bound to the gold set's sha256 and to the calibration
+result's sha256 (``calibration_ref``, full 64 hex; ``hash8`` is its first 8), and records it in
+the registry ``calibrations/registry.jsonl``. A record may carry the minted status only together
+with a ``calibration_ref`` that a graduated registry entry for the same dimension holds.
+
+This module is imported by record validation, so it must not import pandas, scipy or any
+higher evalkit layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ALLOWED_UNCALIBRATED",
+    "MINTED_STATUS_PATTERN",
+    "REGISTRY_ENV",
+    "default_registry_path",
+    "is_accepted",
+    "is_minted",
+    "mint_status",
+    "read_registry",
+]
+
+#: Statuses every judge dimension may carry without any registered calibration.
+ALLOWED_UNCALIBRATED: frozenset[str] = frozenset({"uncalibrated"})
+
+#: ``calibrated:<gold set>-v<N>:<first 8 hex of calibration_ref>``
+MINTED_STATUS_PATTERN = re.compile(
+    r"^calibrated:(?P<set>[a-z0-9][a-z0-9._-]*)-v(?P<version>[1-9][0-9]*):(?P<hash8>[0-9a-f]{8})$"
+)
+_REF_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+
+#: Environment variable naming another registry file (tests, other checkouts).
+REGISTRY_ENV = "EVALKIT_CALIBRATION_REGISTRY"
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+Registry = str | os.PathLike[str] | Iterable[Mapping[str, Any]] | None
+
+
+def default_registry_path() -> Path:
+    """``$EVALKIT_CALIBRATION_REGISTRY`` if set, else ``<repo>/calibrations/registry.jsonl``."""
+    env = os.environ.get(REGISTRY_ENV)
+    return Path(env) if env else _REPO_ROOT / "calibrations" / "registry.jsonl"
+
+
+def mint_status(gold_tag: str, calibration_ref: str) -> str:
+    """The status a graduated calibration carries: ``calibrated:<gold_tag>:<ref[:8]>``."""
+    if not _REF_PATTERN.match(calibration_ref):
+        raise ValueError(
+            f"calibration_ref must be 64 lower-case hex digits, got {calibration_ref!r}"
+        )
+    status = f"calibrated:{gold_tag}:{calibration_ref[:8]}"
+    if not MINTED_STATUS_PATTERN.match(status):
+        raise ValueError(f"gold tag {gold_tag!r} does not form a valid status ({status!r})")
+    return status
+
+
+def is_minted(status: object) -> bool:
+    """True when ``status`` has the shape of a minted calibration status."""
+    return isinstance(status, str) and MINTED_STATUS_PATTERN.match(status) is not None
+
+
+def read_registry(registry: Registry = None) -> list[dict[str, Any]]:
+    """Registry entries from a path (JSON lines), an iterable of dicts, or the default file.
+
+    A missing file is an empty registry. Lines that are not JSON objects are skipped: a damaged
+    line can never make a status acceptable.
+    """
+    if registry is not None and not isinstance(registry, str | os.PathLike):
+        return [dict(e) for e in registry if isinstance(e, Mapping)]
+    path = Path(registry) if registry is not None else default_registry_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in text.splitlines():
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            entries.append(obj)
+    return entries
+
+
+def is_accepted(
+    dimension_id: str, status: object, reference: object, *, registry: Registry = None
+) -> bool:
+    """May a judge dimension ``dimension_id`` carry ``status`` with ``calibration_ref=reference``?
+
+    ``"uncalibrated"`` always. A minted ``calibrated:<set>-v<N>:<hash8>`` only when
+    ``reference`` is the full 64-hex calibration_ref whose first 8 hex are ``hash8`` and the
+    registry holds a graduated entry for this dimension with exactly this status and reference.
+    Anything else is refused.
+    """
+    if status in ALLOWED_UNCALIBRATED:
+        return True
+    if not is_minted(status) or not isinstance(reference, str) or not _REF_PATTERN.match(reference):
+        return False
+    assert isinstance(status, str)
+    if not status.endswith(":" + reference[:8]):
+        return False
+    return any(
+        e.get("dimension_id") == dimension_id
+        and e.get("calibration_status") == status
+        and e.get("calibration_ref") == reference
+        and e.get("graduated") is True
+        for e in read_registry(registry)
+    )
