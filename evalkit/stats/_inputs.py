@@ -138,7 +138,8 @@ def _rows_of(ratings: Any, argname: str) -> list[list[Any]]:
     except ImportError:  # pragma: no cover
         pd = None  # type: ignore[assignment]
     if pd is not None and isinstance(ratings, pd.DataFrame):
-        if set(_LONG_COLUMNS) <= set(map(str, ratings.columns)):
+        names = set(map(str, ratings.columns))
+        if {"item", "rater"} <= names or "label" in names:  # meant as the long form
             return _long_to_wide(ratings)
         return ratings.astype(object).values.tolist()
     if isinstance(ratings, np.ndarray):

@@ -1,0 +1,99 @@
+"""Input forms and validation errors of the statistics functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.errors import EvalkitError
+from evalkit.stats import (
+    AgreementResult,
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    pabak,
+    specific_agreement,
+)
+
+
+def test_long_dataframe_equals_wide() -> None:
+    wide = [["a", "b", "a"], ["b", "b", None], ["a", "a", "a"], ["c", "b", "c"]]
+    rows = [
+        {"item": f"i{i}", "rater": f"r{g}", "label": v}
+        for i, row in enumerate(wide)
+        for g, v in enumerate(row)
+        if v is not None
+    ]
+    long = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # order must not matter
+    assert fleiss_kappa(long).statistic == pytest.approx(fleiss_kappa(wide).statistic)
+    assert gwet_ac1(long).standard_error == pytest.approx(gwet_ac1(wide).standard_error)
+
+
+def test_wide_dataframe_and_nan_missing() -> None:
+    df = pd.DataFrame({"r1": [1, 2, 3, np.nan], "r2": [1, 2, 2, 1], "r3": [1, np.nan, 3, 1]})
+    a = krippendorff_alpha(df, "interval")
+    b = krippendorff_alpha([[1, 1, 1], [2, 2, None], [3, 2, 3], [None, 1, 1]], "interval")
+    assert a.statistic == pytest.approx(b.statistic)
+
+
+def test_result_api_shape() -> None:
+    res = cohen_kappa([[0, 0], [1, 1], [0, 1], [1, 1], [0, 0]])
+    assert isinstance(res, AgreementResult)
+    low, high = res.confidence_interval(level=0.9)
+    assert low < res.statistic < high
+    assert res.n == 5 and res.n_raters == 2 and res.categories == (0, 1)
+    with pytest.raises(Exception):  # noqa: B017 - frozen dataclass
+        res.statistic = 0.5  # type: ignore[misc]
+
+
+def test_items_missing_a_rating_are_dropped_for_cohen() -> None:
+    full = cohen_kappa([[0, 0], [1, 1], [0, 1], [1, 1]])
+    holes = cohen_kappa([[0, 0], [1, 1], [0, 1], [1, 1], [None, 1], [0, None]])
+    assert holes.n == 4 and holes.statistic == pytest.approx(full.statistic)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: cohen_kappa(), "give ratings= or table="),
+        (lambda: cohen_kappa([[0, 1]], table=[[1, 0], [0, 1]]), "only one of"),
+        (lambda: cohen_kappa([[0, 1, 1]]), "exactly 2 raters"),
+        (lambda: cohen_kappa([[0, 1], [1]]), "row 1 has 1 ratings"),
+        (lambda: cohen_kappa([0, 1, 1]), "row 0 is not a sequence"),
+        (lambda: cohen_kappa(table=[[1, 2, 3], [1, 2, 3]]), "square"),
+        (lambda: cohen_kappa(table=[[1, -2], [1, 2]]), "negative"),
+        (lambda: cohen_kappa(table=[[1, 0.5], [1, 2]]), "whole counts"),
+        (lambda: cohen_kappa(table=[[0, 0], [0, 0]]), "no items"),
+        (lambda: cohen_kappa([[0, 1], [1, 1]], weights="cubic"), "weights must be"),
+        (lambda: cohen_kappa(table=[[1, 2], [3, 4]], weights=[[1, 1], [1, 0]]), "diagonal"),
+        (lambda: cohen_kappa(table=[[1, 2], [3, 4]], weights=np.zeros((3, 3))), "2 x 2"),
+        (lambda: cohen_kappa([[None, 1], [1, None]]), "no item has ratings from both"),
+        (lambda: cohen_kappa([[None, None]]), "no ratings"),
+        (lambda: cohen_kappa([[[1], 2]]), "not hashable"),
+        (lambda: fleiss_kappa(counts=[[1, np.nan]]), "NaN"),
+        (lambda: fleiss_kappa([[1], [2]]), "at least 2 raters"),
+        (lambda: krippendorff_alpha([["a", "b"]], "interval"), "numeric labels"),
+        (lambda: krippendorff_alpha([[1, 2]], "cardinal"), "level must be one of"),
+        (lambda: krippendorff_alpha([[1, None], [None, 2]]), "none pairable"),
+        (lambda: specific_agreement([["y", "n"], ["y", "y"]]), "positive="),
+        (lambda: pabak(table=[[1, 2], [3, 4]], categories=["a"]), "categories has 1"),
+        (lambda: fleiss_kappa(pd.DataFrame({"item": [1], "rater": [1]})), "needs columns"),
+        (
+            lambda: fleiss_kappa(
+                pd.DataFrame({"item": [1, 1], "rater": ["a", "a"], "label": [0, 1]})
+            ),
+            "more than one label",
+        ),
+        (lambda: cohen_kappa([[0, 1]], categories=[0]), "not in categories"),
+    ],
+)
+def test_errors_name_the_argument(call, match: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(EvalkitError, match=match):
+        call()
+
+
+def test_declared_categories_make_ac1_defined() -> None:
+    # one observed label, two declared: AC1 = (1 - 0) / (1 - 0) = 1 (pe = sum pi (1 - pi) = 0)
+    assert gwet_ac1([["ok", "ok"]] * 4, categories=["ok", "bad"]).statistic == 1.0
