@@ -145,6 +145,26 @@ def test_variance_matches_bloch_kraemer_for_equal_prevalence(kappa: float, p: fl
     assert kappa_asymptotic_variance(kappa_joint_table(kappa, p)) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    "table",
+    [
+        [[0, 4, 1], [0, 8, 0], [0, 1, 5]],
+        [[20, 5], [10, 15]],
+        [[11, 3, 2], [4, 20, 1], [0, 6, 9]],
+        [[40, 1], [3, 2]],
+    ],
+)
+def test_variance_matches_cohen_kappa_standard_error(table: list[list[int]]) -> None:
+    # Second implementation: evalkit.stats.cohen_kappa's SE uses the weighted-kappa form of
+    # the same Fleiss-Cohen-Everitt (1969) variance (identity weights).
+    from evalkit.stats import cohen_kappa
+
+    t = np.array(table)
+    se = cohen_kappa(table=t).standard_error
+    assert se is not None
+    assert math.sqrt(kappa_asymptotic_variance(t) / t.sum()) == pytest.approx(se, rel=1e-10)
+
+
 # ----------------------------------------------------------------- simulation
 
 

@@ -268,3 +268,12 @@ def test_plot(seed_study: ThresholdStudy) -> None:
     fig2 = Figure()
     ax2 = fig2.add_subplot()
     assert plot_threshold_study(seed_study, ax=ax2) is fig2
+
+
+def test_plot_accepts_the_bare_table(seed_study: ThresholdStudy) -> None:
+    fig = plot_threshold_study(seed_study.table)
+    ax = fig.axes[0]
+    assert "n = 40 items, 38 clusters" in ax.get_title()
+    assert seed_study.table.attrs["ceiling"] == 0.10
+    with pytest.raises(EvalkitError, match="lacks column"):
+        plot_threshold_study(seed_study.table[["t"]])

@@ -354,6 +354,16 @@ def threshold_study(
         },
         columns=list(COLUMNS),
     )
+    # the table alone still says what it was computed on (pandas keeps attrs on copies)
+    table.attrs.update(
+        n_items=n_items,
+        n_unknown=n_unknown,
+        n_clusters=n_clusters_all,
+        ceiling=ceiling_f,
+        floor=floor_f,
+        level=level_f,
+        n_resamples=int(n_resamples),
+    )
     distribution = pd.Series(values).value_counts().sort_index()
     distribution.index = _tidy_thresholds(distribution.index.to_numpy(dtype=float))
     distribution.index.name = "value"
@@ -436,14 +446,36 @@ def _bootstrap_ci(
 # --------------------------------------------------------------------------- plot
 
 
-def plot_threshold_study(study: ThresholdStudy, ax: Axes | None = None) -> Figure:
+def _study_of_table(table: pd.DataFrame) -> ThresholdStudy:
+    n_items = int(table.attrs.get("n_items", 0))
+    return ThresholdStudy(
+        table=table,
+        gaps=(),
+        distribution=pd.Series(dtype=float),
+        n_items=n_items,
+        n_unknown=int(table.attrs.get("n_unknown", 0)),
+        n_clusters=int(table.attrs.get("n_clusters", 0)),
+        ceiling=float(table.attrs.get("ceiling", 0.10)),
+        floor=float(table.attrs.get("floor", 0.0)),
+        level=float(table.attrs.get("level", 0.95)),
+        n_resamples=int(table.attrs.get("n_resamples", 0)),
+    )
+
+
+def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None = None) -> Figure:
     """Fire rate against threshold with its CI band, the ceiling (and floor), gaps shaded.
 
-    Draws on ``ax`` when given (returning its figure), else on a new figure built without
+    ``study`` is the result of :func:`threshold_study`, or its ``table`` (whose ``attrs``
+    carry n, ceiling, floor and level; gaps are then not shaded). Draws on ``ax`` when given (returning its figure), else on a new figure built without
     pyplot (safe in headless runs). The cluster fail rate is drawn dashed for comparison.
     """
     from matplotlib.figure import Figure as _Figure
 
+    if isinstance(study, pd.DataFrame):  # a bare table: no gaps, default ceiling/floor/level
+        missing = {"t", "fire_rate", "ci_low", "ci_high", "cluster_fail_rate"} - set(study.columns)
+        if missing:
+            raise EvalkitError(f"plot_threshold_study: table lacks column(s) {sorted(missing)}")
+        study = _study_of_table(study)
     if not isinstance(study, ThresholdStudy):
         raise EvalkitError("plot_threshold_study expects the ThresholdStudy of threshold_study()")
     if ax is None:
