@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from evalkit.calibration_status import is_accepted
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
 
@@ -196,17 +197,6 @@ def _require_object(rec: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
-def _is_accepted_calibration(dimension_id: str, status: Any, reference: Any) -> bool:
-    """Ask GOLD's registry; until it exists, accept exactly ``uncalibrated``."""
-    try:
-        from evalkit.calibration_status import is_accepted
-    except ModuleNotFoundError as exc:
-        if exc.name != "evalkit.calibration_status":
-            raise
-        return status == UNCALIBRATED
-    return bool(is_accepted(dimension_id, status, reference))
-
-
 def _validate_kpis(kpis: Mapping[str, Any]) -> None:
     for key in kpis:
         if key not in KPI_KEYS:
@@ -278,7 +268,7 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         )
     cal = dim["calibration_status"]
     reference = dim.get("calibration_ref")
-    if not isinstance(cal, str) or not _is_accepted_calibration(dim_id, cal, reference):
+    if not isinstance(cal, str) or not is_accepted(dim_id, cal, reference):
         raise _fail(
             f"{where}.calibration_status",
             f"{cal!r} is not an accepted calibration status for this dimension "

@@ -388,3 +388,32 @@ def test_submission_projection_keeps_judge_firewall_fields() -> None:
             "calibration_status": "uncalibrated",
         }
     ]
+
+
+def test_registered_graduated_calibration_is_accepted_only_with_its_reference(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The firewall asks GOLD's registry: a minted status needs a matching graduated entry."""
+    from evalkit.calibration_status import REGISTRY_ENV
+
+    reference = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    status = f"calibrated:gold-ia-v1:{reference[:8]}"
+    registry = tmp_path / "registry.jsonl"
+    entry = {
+        "dimension_id": "instruction-adherence",
+        "calibration_status": status,
+        "calibration_ref": reference,
+        "graduated": True,
+    }
+    registry.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    monkeypatch.setenv(REGISTRY_ENV, str(registry))
+
+    rec = make_record()
+    rec["dimensions"][-1]["calibration_status"] = status
+    with pytest.raises(ValidationError, match=r"calibration_status: .*calibration_ref=None"):
+        validate_record(rec)  # no reference: refused even though the status is registered
+    rec["dimensions"][-1]["calibration_ref"] = reference
+    assert validate_record(rec)["dimensions"][-1]["calibration_status"] == status
+    rec["dimensions"][-1]["id"] = "report-quality"  # registered for another dimension only
+    with pytest.raises(ValidationError, match=r"\(report-quality\)\.calibration_status"):
+        validate_record(rec)
