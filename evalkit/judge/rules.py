@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-GUARD_BLOCKED_CONSPICUOUS_THRESHOLD = 20
+from evalkit.facts import GUARD_BLOCKED_CONSPICUOUS_THRESHOLD
 
 #: The six rules, verbatim from rubric-v2 § "Judge Dimensions" (whitespace joined).
 RUBRIC_V2_RULES: tuple[str, ...] = (
