@@ -1,0 +1,252 @@
+"""The frozen gold set: it verifies, any changed byte is refused by name, freeze never rewrites."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli.main import main
+from evalkit.errors import EvalkitError
+from evalkit.gold import LABELS, MANIFEST_NAME, freeze, load, resolve, verify_all
+from tests.conftest import REPO_ROOT, require_shared
+
+SET_DIR = REPO_ROOT / "gold" / "instruction-adherence"
+V1 = SET_DIR / "v1"
+V1_FILES = sorted(p.name for p in V1.iterdir())
+TOOLS = SET_DIR / "tools"
+
+FACT_KEYS = {
+    "gate_runs_total", "gate_runs_failed", "full_gate_runs", "last_full_gate_exit",
+    "red_runs_then_green_finish", "changes_unverified", "window_contaminated", "guard_blocked",
+    "guard_attribution", "guard_blocked_conspicuous", "spiral", "completion_rate", "carryover",
+    "contradictions", "parse_misses",
+}  # fmt: skip
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def gold_copy(tmp_path: Path) -> Path:
+    """A copy of the committed set under ``tmp/gold/instruction-adherence``; returns ``tmp/gold``."""
+    root = tmp_path / "gold"
+    shutil.copytree(V1, root / "instruction-adherence" / "v1")
+    shutil.copy(SET_DIR / "DECISION_RULE.json", root / "instruction-adherence")
+    return root
+
+
+# --------------------------------------------------------------------------- committed set
+
+
+def test_committed_set_verifies_and_resolves_newest() -> None:
+    gs = load("gold/instruction-adherence")
+    assert gs.path.resolve() == resolve(SET_DIR).resolve()
+    assert gs.name == "instruction-adherence"
+    assert gs.version >= 1
+    manifest = json.loads((gs.path / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert gs.sha256 == manifest["set_sha256"]
+    v1 = load(V1)
+    assert v1.version == 1 and v1.tag == "instruction-adherence-v1"
+
+
+def test_verify_all_and_cli_pass_on_the_committed_sets(capsys: pytest.CaptureFixture[str]) -> None:
+    results = verify_all(REPO_ROOT / "gold")
+    assert results and all(r.ok for r in results), [r.message for r in results if not r.ok]
+    assert main(["gold", "verify", "--root", str(REPO_ROOT / "gold")]) == 0
+    assert "instruction-adherence v1" in capsys.readouterr().out
+
+
+def test_committed_set_composition() -> None:
+    gs = load(V1)
+    items = gs.items
+    assert len(items) >= 150
+    assert items["item_id"].is_unique
+    shares = items["label"].value_counts(normalize=True)
+    for label in LABELS:
+        assert shares[label] >= 0.25, (label, shares.to_dict())
+    assert set(items["rule"]) == {1, 2, 3, 4, 5, 6}
+    assert set(items["rubric_version"]) == {"rubric-v1", "rubric-v2"}
+    tags = {t for ts in items["tags"] for t in ts}
+    for needed in (
+        "contradiction", "guard-high", "precedence", "red-then-green", "truncated", "reworded",
+        "events-absent", "third-state", "legacy-v1", "v1-prose-spiral", "changes-unverified",
+        "spiral", "human-vs-regex", "contested",
+    ):  # fmt: skip
+        assert needed in tags, needed
+
+    # precedence conflicts the rubric orders: each must be present with the earlier rule deciding
+    def has(rule: int, *ts: str) -> bool:
+        return any(
+            r == rule and set(ts) <= set(t)
+            for r, t in zip(items["rule"], items["tags"], strict=True)
+        )
+
+    assert has(1, "contradiction", "guard-count", "precedence")
+    assert has(1, "contradiction", "spiral")
+    assert has(2, "guard-high", "spiral")
+    assert has(2, "guard-high", "changes-unverified")
+    assert has(5, "truncated", "changes-unverified")
+
+
+def test_items_are_records_as_the_engine_writes_them() -> None:
+    order = {
+        "rubric-v2": ["verification-evidence", "plan-fidelity", "gate-health", "process-safety",
+                      "guard-friction", "efficiency-kpis"],
+        "rubric-v1": ["verification-evidence", "plan-fidelity", "gate-health", "process-safety",
+                      "efficiency-kpis"],
+    }  # fmt: skip
+    for rec in load(V1).items.to_dict("records"):
+        dims = rec["dimensions"]
+        assert [d["id"] for d in dims] == order[rec["rubric_version"]], rec["item_id"]
+        for d in dims:
+            assert d["method"] == "deterministic" and isinstance(d["evidence"], str)
+        assert set(rec["facts"]) == FACT_KEYS, rec["item_id"]
+        assert rec["rationale"].strip() and rec["label"] in LABELS
+
+
+def test_items_property_is_a_copy() -> None:
+    gs = load(V1)
+    df = gs.items
+    df.loc[0, "label"] = "tampered"
+    assert gs.items.loc[0, "label"] != "tampered"
+
+
+@pytest.mark.parametrize(
+    "case", ["gh-last-full-gate-red", "peer-overlap-contaminates", "ps-events-file-absent",
+             "parse-malformed-lines", "ps-spiral-positive", "ve-no-gates-files-changed"],
+)  # fmt: skip
+def test_renderer_matches_the_reference_engine_wording(case: str) -> None:
+    """The builder's templates give the conformance vectors' evidence byte for byte."""
+    base = require_shared("conformance", "public", case)
+    sys.path.insert(0, str(TOOLS))
+    try:
+        from render import Session, render
+    finally:
+        sys.path.remove(str(TOOLS))
+    shapes = {
+        "gh-last-full-gate-red": {"gates": 3, "gates_failed": 2, "full_gates": 3, "last_exit": 3},
+        "peer-overlap-contaminates": {"peers": ("main-2026-09-19-session-2",), "blocked": 1},
+        "ps-events-file-absent": {"events": "absent", "gates": 0, "full_gates": 0},
+        "parse-malformed-lines": {"unreadable": 2},
+        "ps-spiral-positive": {"spiral": 2},
+        "ve-no-gates-files-changed": {"gates": 0, "full_gates": 0, "files_changed": 7},
+    }
+    for version in ("v1", "v2"):
+        expected = json.loads((base / f"expected-{version}.json").read_text(encoding="utf-8"))
+        record = expected["record"]
+        want = [{k: d[k] for k in ("id", "status", "evidence")} for d in record["dimensions"]]
+        _, dims = render(Session(rubric=f"rubric-{version}", **shapes[case]))
+        got = [{k: d[k] for k in ("id", "status", "evidence")} for d in dims]
+        if got != want:
+            pytest.fail(
+                f"{case} {version}:\n{json.dumps(got, indent=1)}\n!=\n{json.dumps(want, indent=1)}"
+            )
+
+
+# --------------------------------------------------------------------------- tamper
+
+
+def _flip(path: Path, where: str) -> None:
+    data = bytearray(path.read_bytes())
+    i = {"first": 0, "middle": len(data) // 2, "last": len(data) - 1}[where]
+    data[i] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("name", V1_FILES)
+def test_one_flipped_byte_is_refused_naming_the_file(
+    gold_copy: Path, name: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vdir = gold_copy / "instruction-adherence" / "v1"
+    load(vdir)  # the pristine copy loads
+    _flip(vdir / name, where)
+    with pytest.raises(EvalkitError) as err:
+        load(vdir)
+    assert name in str(err.value)
+    [result] = verify_all(gold_copy)
+    assert not result.ok and name in result.message
+    assert main(["gold", "verify", "--root", str(gold_copy)]) == 1
+    assert name in capsys.readouterr().err
+
+
+def test_added_and_removed_files_are_refused(gold_copy: Path) -> None:
+    vdir = gold_copy / "instruction-adherence" / "v1"
+    (vdir / "extra.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(EvalkitError, match=r"extra\.txt"):
+        load(vdir)
+    (vdir / "extra.txt").unlink()
+    (vdir / "labels.jsonl").unlink()
+    with pytest.raises(EvalkitError, match=r"labels\.jsonl"):
+        load(vdir)
+
+
+# --------------------------------------------------------------------------- freeze
+
+
+def _source_from(vdir: Path, dest: Path) -> Path:
+    shutil.copytree(vdir, dest)
+    (dest / MANIFEST_NAME).unlink()
+    return dest
+
+
+def test_freeze_mints_v2_and_leaves_v1_untouched(gold_copy: Path, tmp_path: Path) -> None:
+    set_dir = gold_copy / "instruction-adherence"
+    v1_before = _digests(set_dir / "v1")
+    src = _source_from(set_dir / "v1", tmp_path / "src")
+    lines = (src / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["rationale"] += " (second reading)"
+    lines[0] = json.dumps(first, sort_keys=True, ensure_ascii=False)
+    (src / "labels.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    v2 = freeze(src, gold_copy, "instruction-adherence", date="2026-12-01")
+    assert v2.version == 2 and v2.path == set_dir / "v2"
+    assert _digests(set_dir / "v1") == v1_before
+    assert load(set_dir).version == 2  # the set folder resolves its newest version
+    assert load(set_dir / "v1").sha256 != v2.sha256
+    with pytest.raises(EvalkitError, match="identical"):
+        freeze(src, gold_copy, "instruction-adherence")
+    # a further change mints v3; v1 and v2 stay as they were
+    v2_before = _digests(set_dir / "v2")
+    (src / "DATA_CARD.md").write_text("# changed card\n", encoding="utf-8")
+    v3 = freeze(src, gold_copy, "instruction-adherence")
+    assert v3.version == 3
+    assert _digests(set_dir / "v1") == v1_before and _digests(set_dir / "v2") == v2_before
+    assert all(r.ok for r in verify_all(gold_copy))
+
+
+def test_freeze_cli(gold_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _source_from(gold_copy / "instruction-adherence" / "v1", tmp_path / "src")
+    (src / "DATA_CARD.md").write_text("# another card\n", encoding="utf-8")
+    argv = ["gold", "freeze", "--name", "instruction-adherence", "--from", str(src)]
+    assert main([*argv, "--root", str(gold_copy)]) == 0
+    assert "v2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "message"),
+    [
+        ("labels.jsonl", lambda rows: rows[1:], "carry no label"),
+        ("labels.jsonl", lambda rows: [{**rows[0], "label": "maybe"}, *rows[1:]], "label"),
+        ("labels.jsonl", lambda rows: [{**rows[0], "rule": 7}, *rows[1:]], "rule"),
+        ("labels.jsonl", lambda rows: [rows[0], *rows], "twice"),
+        ("items.jsonl", lambda rows: [rows[0], *rows], "twice"),
+    ],
+)
+def test_freeze_refuses_invalid_content(
+    gold_copy: Path, tmp_path: Path, file: str, edit: object, message: str
+) -> None:
+    src = _source_from(gold_copy / "instruction-adherence" / "v1", tmp_path / "src")
+    rows = [json.loads(x) for x in (src / file).read_text(encoding="utf-8").splitlines()]
+    rows = edit(rows)  # type: ignore[operator]
+    (src / file).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(EvalkitError, match=message):
+        freeze(src, gold_copy, "instruction-adherence")
+    assert not (gold_copy / "instruction-adherence" / "v2").exists()
