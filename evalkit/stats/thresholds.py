@@ -297,14 +297,18 @@ def threshold_study(
     known_clusters, codes_known = np.unique(codes, return_inverse=True)
     m = int(known_clusters.size)
 
-    fire = values[:, None] >= t_grid[None, :]  # items x thresholds
-    items_firing = fire.sum(axis=0).astype(np.int64)
+    # fires_per_cluster[c, j]: known items of cluster c with count >= t_grid[j], from a
+    # cluster x (how many thresholds an item reaches) histogram, never an items x thresholds array
+    reached = np.searchsorted(t_grid, values, side="right")
+    hist = np.bincount(
+        codes * (t_grid.size + 1) + reached, minlength=n_clusters_all * (t_grid.size + 1)
+    ).reshape(n_clusters_all, t_grid.size + 1)
+    fires_per_cluster = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    items_firing = fires_per_cluster.sum(axis=0).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         fire_rate = items_firing / n_items if n_items else np.full(t_grid.size, np.nan)
 
     # clusters: failing = any known item fires; undetermined = not failing, has an unknown item
-    fires_per_cluster = np.zeros((n_clusters_all, t_grid.size), dtype=np.int64)
-    np.add.at(fires_per_cluster, codes, fire.astype(np.int64))
     failing = fires_per_cluster > 0
     has_unknown = np.zeros(n_clusters_all, dtype=bool)
     has_unknown[codes_all[~known]] = True
@@ -325,7 +329,11 @@ def threshold_study(
         )
     elif t_grid.size:
         ci_low, ci_high = _bootstrap_ci(
-            fire, codes_known, m, int(n_resamples), level_f, as_generator(rng)
+            fires_per_cluster[known_clusters],
+            np.bincount(codes_known, minlength=m),
+            int(n_resamples),
+            level_f,
+            as_generator(rng),
         )
     if n_items and np.all(values == 0):
         notes.append("every known count is 0: the instrument never fires at any threshold >= 1")
@@ -416,28 +424,27 @@ def _tidy_thresholds(grid: NDArray[np.float64]) -> NDArray[Any]:
 
 
 def _bootstrap_ci(
-    fire: NDArray[np.bool_],
-    codes: NDArray[np.intp],
-    m: int,
+    fires_c: NDArray[np.int64],
+    size_c: NDArray[np.int64],
     n_resamples: int,
     level: float,
     gen: np.random.Generator,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Percentile CI of the item fire rate, resampling whole clusters.
 
-    A resample draws ``m`` clusters with replacement; its fire rate is
-    ``sum_c w_c * fires_c / sum_c w_c * size_c``. Working on per-cluster sums keeps the
-    weight matrix at resamples x clusters.
+    ``fires_c`` (clusters x thresholds): firing items per cluster; ``size_c``: known items per
+    cluster. A resample draws the ``m`` clusters with replacement; its fire rate is
+    ``sum_c w_c fires_c / sum_c w_c size_c``, so the weight matrix is resamples x clusters.
     """
-    fires_c = np.zeros((m, fire.shape[1]), dtype=np.float64)
-    np.add.at(fires_c, codes, fire.astype(np.float64))
-    size_c = np.bincount(codes, minlength=m).astype(np.float64)
-    rates = np.empty((n_resamples, fire.shape[1]))
+    m = int(size_c.size)
+    fires = fires_c.astype(np.float64)
+    sizes = size_c.astype(np.float64)
+    rates = np.empty((n_resamples, fires.shape[1]))
     chunk = max(1, _CHUNK_CELLS // max(m, 1))
     for start in range(0, n_resamples, chunk):
         rows = min(chunk, n_resamples - start)
         w = resample_weights(m, rows, gen).astype(np.float64)  # clusters are the units drawn
-        rates[start : start + rows] = (w @ fires_c) / (w @ size_c)[:, None]
+        rates[start : start + rows] = (w @ fires) / (w @ sizes)[:, None]
     alpha = 1.0 - level
     low, high = np.quantile(rates, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
     return low, high
