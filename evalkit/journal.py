@@ -52,6 +52,11 @@ class JournalDiagnostic:
     kind: DiagnosticKind
     reason: str
 
+    @property
+    def line_number(self) -> int:
+        """Alias of ``line``."""
+        return self.line
+
     def __str__(self) -> str:
         return f"line {self.line}: {self.kind.value}: {self.reason}"
 

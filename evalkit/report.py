@@ -163,7 +163,11 @@ def render_report(
         "says nothing about how often this outcome occurs across sessions; no rate or "
         "comparison can be read from it.",
         "<strong>The judge is uncalibrated.</strong> Judge dimensions have not been checked "
-        "against a frozen gold set; they are advisory and may be wrong.",
+        "against a frozen gold set; they are advisory and may be wrong."
+        if all_uncalibrated
+        else "<strong>The judge is advisory.</strong> A calibration against a frozen gold set "
+        "bounds its agreement on that set only, with the uncertainty of that study; it does "
+        "not make a single verdict here correct.",
         "<strong>Self-evaluation.</strong> The session's own harness wrote the ledger this "
         f"record is scored from, and the model id was taken from <code>{_e(model['source'])}"
         "</code>. No independent observer checked either.",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.record import KPI_KEYS, Method, normalize_record, validate_record
+from evalkit.record import KPI_KEYS, Method, make_run_id, normalize_record, validate_record
 
 __all__ = [
     "FieldDrift",
@@ -305,6 +305,11 @@ def verify_record(
         )
     stored = validate_record(normalize_record(raw))
     run_id = stored["run_id"]
+    expected_run_id = make_run_id(stored["session_id"], stored["timestamp"])
+    if run_id != expected_run_id:
+        notes.append(
+            f"run_id does not follow <session_id>-eval-<timestamp> (expected {expected_run_id})"
+        )
     judge_ids = tuple(d["id"] for d in stored["dimensions"] if d["method"] == Method.JUDGE)
 
     mismatch, current_sha, _ = _version_check(stored)
@@ -339,8 +344,8 @@ def verify_record(
 
     drifts: list[FieldDrift] = []
     wording: list[WordingDifference] = []
-    if fresh.get("run_id") != run_id:
-        drifts.append(FieldDrift("record", "run_id", run_id, fresh.get("run_id")))
+    if fresh.get("run_id") != expected_run_id:
+        drifts.append(FieldDrift("record", "run_id", expected_run_id, fresh.get("run_id")))
     for key in KPI_KEYS:
         a, b = stored["kpis"].get(key), fresh["kpis"].get(key)
         if not _same_number(a, b):

@@ -324,3 +324,32 @@ def test_browser_screenshot_is_not_blank(browser_page: dict[str, Any]) -> None:
     assert pixels.shape[0] >= 800 and pixels.shape[1] >= 800
     colours = np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)
     assert len(colours) > 10  # text, badges and the judge box, not one flat colour
+
+
+def test_calibrated_judge_is_still_advisory_and_not_called_uncalibrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.calibration_status import REGISTRY_ENV
+
+    reference = "ab" * 32
+    status = f"calibrated:gold-ia-v1:{reference[:8]}"
+    registry = tmp_path / "registry.jsonl"
+    registry.write_text(
+        json.dumps(
+            {
+                "dimension_id": "instruction-adherence",
+                "calibration_status": status,
+                "calibration_ref": reference,
+                "graduated": True,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv(REGISTRY_ENV, str(registry))
+    rec = make_record()
+    rec["dimensions"][-1].update(calibration_status=status, calibration_ref=reference)
+    page = render_report(rec)
+    judge = page[page.index('id="judge"') : page.index('id="verify"')]
+    assert "Judge dimensions (advisory, calibration per dimension)" in judge
+    assert f"<td>{status}</td>" in judge

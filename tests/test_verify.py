@@ -223,3 +223,15 @@ def test_duplicate_copies_are_noted(metrics: Path) -> None:
 def test_evidence_tokens_keep_numbers_and_null_markers() -> None:
     text = "duration_seconds=null (unavailable), total_waves=3, carryover_ratio=n/a, rate=0.75, x=1e+21."
     assert evidence_tokens(text) == ["null", "3", "n/a", "0.75", "1e+21"]
+
+
+def test_run_id_of_another_writer_is_verified_and_noted(metrics: Path) -> None:
+    rec = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
+    expected = rec["run_id"]
+    rec["run_id"] = "custom-run-1"
+    journal.append(metrics / "eval.jsonl", rec)
+    result = verify_record("custom-run-1", metrics)
+    assert result.exit_code == 0
+    assert result.notes == (
+        f"run_id does not follow <session_id>-eval-<timestamp> (expected {expected})",
+    )
