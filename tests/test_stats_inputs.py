@@ -97,3 +97,19 @@ def test_errors_name_the_argument(call, match: str) -> None:  # type: ignore[no-
 def test_declared_categories_make_ac1_defined() -> None:
     # one observed label, two declared: AC1 = (1 - 0) / (1 - 0) = 1 (pe = sum pi (1 - pi) = 0)
     assert gwet_ac1([["ok", "ok"]] * 4, categories=["ok", "bad"]).statistic == 1.0
+
+
+def test_numeric_array_fast_path_equals_general_path() -> None:
+    from evalkit.stats._inputs import as_ratings
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(1, 6, size=(40, 4)).astype(float)
+    x[rng.random(x.shape) < 0.25] = np.nan
+    x[5] = np.nan  # an item nobody rated is dropped by both paths
+    fast = as_ratings(x)
+    general = as_ratings([[None if np.isnan(v) else v for v in row] for row in x.tolist()])
+    assert fast.categories == general.categories
+    assert np.array_equal(fast.codes, general.codes)
+    ints = rng.integers(0, 3, size=(10, 3))
+    assert as_ratings(ints).categories == as_ratings(ints.tolist()).categories
+    assert np.array_equal(as_ratings(ints).codes, as_ratings(ints.tolist()).codes)
