@@ -284,3 +284,11 @@ def test_unattainable_kappa_is_refused_with_the_range() -> None:
 def test_bad_input_is_named(call, message: str) -> None:
     with pytest.raises(EvalkitError, match=message):
         call()
+
+
+def test_public_names_resolve_through_evalkit_stats() -> None:
+    import evalkit.stats as stats
+    from evalkit.stats import power
+
+    assert stats.kappa_ci_sample_size is power.kappa_ci_sample_size
+    assert stats.kappa_test_sample_size is power.kappa_test_sample_size

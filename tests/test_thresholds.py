@@ -277,3 +277,11 @@ def test_plot_accepts_the_bare_table(seed_study: ThresholdStudy) -> None:
     assert seed_study.table.attrs["ceiling"] == 0.10
     with pytest.raises(EvalkitError, match="lacks column"):
         plot_threshold_study(seed_study.table[["t"]])
+
+
+def test_public_names_resolve_through_evalkit_stats() -> None:
+    import evalkit.stats as stats
+
+    assert stats.threshold_study is threshold_study
+    assert stats.plot_threshold_study is plot_threshold_study
+    assert stats.ThresholdStudy is ThresholdStudy
