@@ -537,7 +537,7 @@ def _build(
     rescore: Sequence[int] = (),
     score: bool = True,
     rubric: str = "rubric-v1",
-    rotate_after: int = 120,
+    rotate_after: int = 400,
     malformed: bool = True,
     start_day: datetime | None = None,
     preset: str | None = None,

@@ -319,7 +319,7 @@ display(ag.plot_forest(per_target))
     (
         "code",
         """
-per_cat = ag.per_category(labels)
+per_cat = ag.per_category(labels, n_resamples=n_resamples, seed=seed)
 display(ag.format_category_table(per_cat))
 """,
     ),
@@ -341,7 +341,7 @@ analyses.write_results({
     "variance_free": vf.to_dict(orient="records"),
     "per_target": per_target.to_dict(orient="records"),
     "per_category": per_cat.to_dict(orient="records"),
-    "paradox": paradox.to_dict(orient="records"),
+    "paradox": paradox.reset_index().to_dict(orient="records"),
 })
 """,
     ),
@@ -408,13 +408,13 @@ display(cal.plot_confusion(result))
         "code",
         """
 display(cal.per_class_frame(result))
-display(cal.per_rule_frame(judge_labels, gold))
+display(cal.per_rule_frame(result))
 """,
     ),
     ("md", "## Graduation decision (pre-registered)"),
     ("code", "display(Markdown(cal.decision_text(result)))"),
     ("md", "## Disagreements, item by item"),
-    ("code", "display(cal.disagreements(judge_labels, gold))"),
+    ("code", "display(cal.disagreements(result))"),
     ("code", "analyses.write_results(cal.figures(result, judge_labels, gold))"),
     (
         "md",

@@ -8,6 +8,7 @@ flag is a reason to look, not a verdict (a genuinely rare event and a broken rea
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -182,10 +183,16 @@ def _why(r: Any, facts: dict[str, Any]) -> str:
                 f"v1 failed on destructive_guard.blocked={blocked} (prevented damage); "
                 f"v2 grades only spiral (={spiral}); the count moved to guard-friction"
             )
-    ev_b = str(r.evidence_b)
-    if "LEDGER INCOMPLETE" in ev_b:
-        return "v2 reads rotated archives and names unreadable lines; the evidence differs"
-    return f"evidence differs: v1 '{_short(r.evidence_a)}' vs v2 '{_short(ev_b)}'"
+    ev_a, ev_b = str(r.evidence_a), str(r.evidence_b)
+    zero = re.compile(r"\b0 (quality_gate|full-gate) event")
+    if zero.search(ev_a) and not zero.search(ev_b):
+        return (
+            "v1 reads only the active events.jsonl; this window's gate events were rotated "
+            "into _archive/, which v2 reads"
+        )
+    if ("contaminated" in ev_a) != ("contaminated" in ev_b):
+        return "peer overlap differs between the two readings of the window"
+    return f"evidence differs: v1 '{_short(ev_a)}' vs v2 '{_short(ev_b)}'"
 
 
 def _short(text: Any, width: int = 90) -> str:

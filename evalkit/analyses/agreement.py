@@ -1,0 +1,445 @@
+"""Agreement study: several raters' labels (long table), per target and per category.
+
+Input columns: ``item_id, target, family, rater, label`` (any other column is ignored; in
+particular the simulator's ``truth`` is never read). Per target the raters' labels form an
+items x raters matrix; the coefficients come from ``evalkit.stats``: Fleiss' κ, Krippendorff's α
+(nominal), Gwet's AC1 and Brennan–Prediger's coefficient (PABAK for two raters; its
+multi-rater generalization otherwise), each with a percentile bootstrap interval over items.
+A target whose labels never vary has no defined κ: it is reported as "undefined: no variance",
+never as a number or NaN.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import DegenerateDataWarning, EvalkitError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "describe",
+    "format_category_table",
+    "format_table",
+    "load_labels",
+    "paradox",
+    "paradox_text",
+    "per_category",
+    "per_target",
+    "plot_forest",
+    "variance_free",
+    "variance_free_text",
+    "wide",
+]
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("item_id", "target", "family", "rater", "label")
+_COEFFICIENTS = ("fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "pabak")
+_NAMES = {
+    "fleiss_kappa": "Fleiss κ",
+    "krippendorff_alpha": "Krippendorff α",
+    "gwet_ac1": "Gwet AC1",
+    "pabak": "PABAK / Brennan–Prediger",
+}
+UNDEFINED = "undefined: no variance"
+
+
+def load_labels(labels_path: str = "", *, n_items: int = 40, seed: int = 0) -> pd.DataFrame:
+    """Read a long label table (CSV, JSONL or parquet), or simulate one when the path is ""."""
+    import pandas as pd
+
+    if not labels_path:
+        from evalkit.simulate import simulate_labels
+
+        return simulate_labels(n_items, seed=seed)
+    path = Path(labels_path)
+    if not path.is_file():
+        raise EvalkitError(f"labels_path {labels_path!r} is not a file")
+    if path.suffix == ".csv":
+        df = pd.read_csv(path, dtype=str)
+    elif path.suffix in (".jsonl", ".ndjson"):
+        df = pd.read_json(path, lines=True, dtype=False)
+    elif path.suffix == ".parquet":
+        df = pd.read_parquet(path)
+    else:
+        raise EvalkitError(f"{path}: unsupported label file type; use .csv, .jsonl or .parquet")
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise EvalkitError(f"{path}: missing column(s) {missing}; need {list(REQUIRED_COLUMNS)}")
+    return df
+
+
+def describe(labels: pd.DataFrame) -> pd.DataFrame:
+    """Items, raters, families and label categories per target."""
+    rows = []
+    for target, grp in labels.groupby("target", sort=True):
+        rows.append(
+            {
+                "target": target,
+                "items": int(grp["item_id"].nunique()),
+                "raters": int(grp["rater"].nunique()),
+                "families": ", ".join(sorted(grp["family"].astype(str).unique())),
+                "labels seen": ", ".join(sorted(grp["label"].dropna().astype(str).unique())),
+            }
+        )
+    import pandas as pd
+
+    return pd.DataFrame(rows).set_index("target")
+
+
+def wide(labels: pd.DataFrame, target: str) -> pd.DataFrame:
+    """Items x raters matrix of one target (missing labels as None)."""
+    sub = labels[labels["target"] == target]
+    table = sub.pivot_table(index="item_id", columns="rater", values="label", aggfunc="first")
+    return table.astype(object).where(table.notna(), None)
+
+
+def variance_free(labels: pd.DataFrame) -> pd.DataFrame:
+    """Targets whose labels never vary (one category across every item and rater)."""
+    import pandas as pd
+
+    rows = []
+    for target, grp in labels.groupby("target", sort=True):
+        cats = sorted(grp["label"].dropna().astype(str).unique())
+        rows.append(
+            {
+                "target": target,
+                "categories": len(cats),
+                "only_label": cats[0] if len(cats) == 1 else None,
+                "variance_free": len(cats) <= 1,
+                "n_items": int(grp["item_id"].nunique()),
+                "n_labels": len(grp),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def variance_free_text(vf: pd.DataFrame) -> str:
+    """Plain statement per variance-free target; says so when there is none."""
+    flat = vf[vf["variance_free"]]
+    if flat.empty:
+        return "Every target's labels vary: each coefficient below is defined."
+    parts = [
+        f"- `{r.target}`: all {r.n_labels} labels over {r.n_items} items are `{r.only_label}`. "
+        "κ, α and AC1 are undefined here (no variance: chance agreement is 1, so 0/0) — the "
+        "target cannot separate anything, which is a finding about the instrument, not a "
+        "perfect agreement."
+        for r in flat.itertuples()
+    ]
+    return "\n".join(parts)
+
+
+def _coefficient(name: str, matrix: list[list[Any]], categories: list[Any]) -> Any:
+    from evalkit import stats
+
+    if name == "fleiss_kappa":
+        return stats.fleiss_kappa(matrix, categories=categories)
+    if name == "krippendorff_alpha":
+        return stats.krippendorff_alpha(matrix, level="nominal")
+    if name == "gwet_ac1":
+        return stats.gwet_ac1(matrix, categories=categories)
+    if len(matrix[0]) == 2:
+        return stats.pabak(matrix, categories=categories)
+    return stats.brennan_prediger(matrix, categories=categories)
+
+
+def per_target(
+    labels: pd.DataFrame, *, n_resamples: int = 500, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """One row per target x coefficient: estimate, bootstrap CI, n items, n raters, note."""
+    import numpy as np
+    import pandas as pd
+
+    rows = []
+    for target in sorted(labels["target"].unique()):
+        mat = wide(labels, target)
+        matrix = mat.to_numpy().tolist()
+        categories = sorted({v for row in matrix for v in row if v is not None}, key=str)
+        for coef in _COEFFICIENTS:
+            row: dict[str, Any] = {
+                "target": target,
+                "coefficient": _NAMES[coef],
+                "estimate": None,
+                "ci_low": None,
+                "ci_high": None,
+                "n_items": int(mat.shape[0]),
+                "n_raters": int(mat.shape[1]),
+                "observed_agreement": None,
+                "note": "",
+            }
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                try:
+                    res = _coefficient(coef, matrix, categories)
+                except EvalkitError as exc:
+                    row["note"] = f"not computed: {exc}"
+                    rows.append(row)
+                    continue
+                row["observed_agreement"] = getattr(res, "observed_agreement", None)
+                if res.statistic is None:
+                    row["note"] = UNDEFINED
+                else:
+                    row["estimate"] = float(res.statistic)
+                    try:
+                        lo, hi = res.confidence_interval(
+                            level=level,
+                            method="percentile",
+                            n_resamples=n_resamples,
+                            rng=np.random.default_rng(seed),
+                        )
+                        row["ci_low"], row["ci_high"] = lo, hi
+                    except EvalkitError as exc:
+                        row["note"] = f"no CI: {exc}"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def format_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Target x coefficient grid of ``estimate [CI], n = items`` strings (never NaN)."""
+    from evalkit.analyses._results import fmt_estimate
+
+    shown = table.copy()
+    shown["shown"] = [
+        (r.note or "undefined")
+        if _missing(r.estimate)
+        else fmt_estimate(r.estimate, (_opt(r.ci_low), _opt(r.ci_high)), r.n_items)
+        for r in shown.itertuples()
+    ]
+    grid = shown.pivot(index="target", columns="coefficient", values="shown")
+    grid = grid.reindex(columns=[_NAMES[c] for c in _COEFFICIENTS])
+    raters = shown.groupby("target")["n_raters"].first()
+    grid.insert(0, "raters", raters)
+    return grid
+
+
+def per_category(labels: pd.DataFrame, *, n_resamples: int = 500, seed: int = 0) -> pd.DataFrame:
+    """Per target x category: Fleiss' per-category κ_j (percentile bootstrap CI over items) and
+    specific agreement, each with n."""
+    import pandas as pd
+
+    from evalkit import stats
+
+    rows = []
+    for target in sorted(labels["target"].unique()):
+        mat = wide(labels, target)
+        matrix = mat.to_numpy().tolist()
+        categories = sorted({v for row in matrix for v in row if v is not None}, key=str)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            fk = stats.fleiss_kappa(matrix, categories=categories)
+            try:
+                sa = stats.specific_agreement(matrix, categories=categories, positive=categories[0])
+                sa_per = sa.per_category or {}
+            except EvalkitError:
+                sa_per = {}
+        boot, sa_boot = _kappa_j_boot(matrix, categories, n_resamples, seed)
+        for cat in categories:
+            kj = (fk.per_category or {}).get(cat)
+            sj = sa_per.get(cat)
+            prevalence = sum(v == cat for row in matrix for v in row) / max(
+                1, sum(v is not None for row in matrix for v in row)
+            )
+            rows.append(
+                {
+                    "target": target,
+                    "category": cat,
+                    "share_of_labels": prevalence,
+                    "kappa_j": None if kj is None else kj.statistic,
+                    "kappa_j_ci_low": boot[cat][0],
+                    "kappa_j_ci_high": boot[cat][1],
+                    "specific_agreement": None if sj is None else _stat(sj),
+                    "specific_ci_low": sa_boot[cat][0],
+                    "specific_ci_high": sa_boot[cat][1],
+                    "n_items": int(mat.shape[0]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _opt(v: Any) -> float | None:
+    return None if _missing(v) else float(v)
+
+
+_Intervals = dict[Any, tuple[float | None, float | None]]
+
+
+def _kappa_j_boot(
+    matrix: list[list[Any]], categories: list[Any], n_resamples: int, seed: int
+) -> tuple[_Intervals, _Intervals]:
+    """Percentile bootstrap CIs (items resampled, items rated by all m raters) of Fleiss'
+    per-category κ_j (Fleiss 1971): ``1 - Σ_i n_ij (m - n_ij) / (N m (m-1) p_j (1 - p_j))``,
+    and of the specific agreement ``Σ_i n_ij (n_ij - 1) / Σ_i n_ij (m - 1)`` (Uebersax)."""
+    import numpy as np
+
+    full = [row for row in matrix if all(v is not None for v in row)]
+    out: _Intervals = {c: (None, None) for c in categories}
+    sa_out: _Intervals = {c: (None, None) for c in categories}
+    if len(full) < 2:
+        return out, sa_out
+    m = len(full[0])
+    counts = np.array([[sum(v == c for v in row) for c in categories] for row in full], dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(full), size=(n_resamples, len(full)))
+    boot = counts[idx]  # resamples x items x categories
+    n = boot.shape[1]
+    p = boot.sum(axis=1) / (n * m)
+    num = (boot * (m - boot)).sum(axis=1)
+    den = n * m * (m - 1) * p * (1 - p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kj = np.where(den > 0, 1 - num / np.where(den > 0, den, 1.0), np.nan)
+        sa_num = (boot * (boot - 1)).sum(axis=1)
+        sa_den = (boot * (m - 1)).sum(axis=1)
+        sa = np.where(sa_den > 0, sa_num / np.where(sa_den > 0, sa_den, 1.0), np.nan)
+    for target, dist in ((out, kj), (sa_out, sa)):
+        for j, c in enumerate(categories):
+            vals = dist[:, j][np.isfinite(dist[:, j])]
+            if vals.size >= 0.9 * n_resamples:  # too many undefined resamples: no CI
+                lo, hi = np.percentile(vals, [2.5, 97.5])
+                target[c] = (float(lo), float(hi))
+    return out, sa_out
+
+
+def _stat(x: Any) -> float | None:
+    v = getattr(x, "statistic", x)
+    return None if v is None else float(v)
+
+
+def format_category_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per-category table with ``undefined: no variance`` instead of missing numbers."""
+    out = table.copy()
+
+    def show(v: Any, lo: Any = None, hi: Any = None) -> str:
+        if _missing(v):
+            return UNDEFINED
+        if not _missing(lo) and not _missing(hi):
+            return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+        return f"{v:.3f} [CI undefined]"
+
+    out["κ_j [95% bootstrap CI]"] = [
+        show(r.kappa_j, r.kappa_j_ci_low, r.kappa_j_ci_high) for r in out.itertuples()
+    ]
+    out["specific agreement [95% bootstrap CI]"] = [
+        show(r.specific_agreement, r.specific_ci_low, r.specific_ci_high) for r in out.itertuples()
+    ]
+    out["share of labels"] = [f"{100 * r.share_of_labels:.1f}%" for r in out.itertuples()]
+    return out[
+        [
+            "target",
+            "category",
+            "share of labels",
+            "κ_j [95% bootstrap CI]",
+            "specific agreement [95% bootstrap CI]",
+            "n_items",
+        ]
+    ].set_index(["target", "category"])
+
+
+def paradox(
+    labels: pd.DataFrame, *, high_agreement: float = 0.8, low_kappa: float = 0.4
+) -> pd.DataFrame:
+    """κ-paradox diagnostics per target: observed agreement vs κ, and (binary targets) the mean
+    prevalence and bias indices over rater pairs (Byrt, Bishop & Carlin 1993)."""
+    import pandas as pd
+
+    from evalkit import stats
+
+    rows = []
+    for target in sorted(labels["target"].unique()):
+        mat = wide(labels, target)
+        matrix = mat.to_numpy().tolist()
+        categories = sorted({v for row in matrix for v in row if v is not None}, key=str)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            fk = stats.fleiss_kappa(matrix, categories=categories)
+            pis, bis = [], []
+            if len(categories) == 2:
+                for a, b in itertools.combinations(range(mat.shape[1]), 2):
+                    pair = [[row[a], row[b]] for row in matrix]
+                    res = stats.pabak(pair, categories=categories)
+                    pis.append(res.prevalence_index)
+                    bis.append(res.bias_index)
+        po = None if fk.observed_agreement is None else round(fk.observed_agreement, 3)
+        kappa = fk.statistic
+        if kappa is None:
+            flag = UNDEFINED
+        elif po is not None and po >= high_agreement and kappa < low_kappa:
+            flag = "paradox: high observed agreement, low κ"
+        else:
+            flag = ""
+        rows.append(
+            {
+                "target": target,
+                "n_items": int(mat.shape[0]),
+                "observed_agreement": po,
+                "chance_agreement": None
+                if fk.chance_agreement is None
+                else round(fk.chance_agreement, 3),
+                "fleiss_kappa": round(kappa, 3) if kappa is not None else UNDEFINED,
+                "mean_prevalence_index": round(sum(pis) / len(pis), 3) if pis else None,
+                "mean_bias_index": round(sum(bis) / len(bis), 3) if bis else None,
+                "diagnosis": flag,
+            }
+        )
+    df = pd.DataFrame(rows).set_index("target")
+    return df.astype(object).where(df.notna(), "n/a (not binary)")
+
+
+def paradox_text(table: pd.DataFrame) -> str:
+    """What the paradox table says, in sentences."""
+    lines = []
+    for target, r in table.iterrows():
+        if str(r["diagnosis"]).startswith("paradox"):
+            lines.append(
+                f"- `{target}`: raters agree on {100 * float(r['observed_agreement']):.1f}% of "
+                f"pairs, yet κ = {float(r['fleiss_kappa']):.3f}: chance agreement is "
+                f"{100 * float(r['chance_agreement']):.1f}% because one label dominates "
+                f"(mean prevalence index {r['mean_prevalence_index']}). Read AC1 / PABAK beside κ."
+            )
+        elif r["diagnosis"] == UNDEFINED:
+            lines.append(f"- `{target}`: κ {UNDEFINED}.")
+    return "\n".join(lines) or "No target shows high observed agreement with a low κ."
+
+
+def plot_forest(table: pd.DataFrame) -> Figure:
+    """Estimates with their CIs per target and coefficient; undefined ones are named, not drawn."""
+    import matplotlib.pyplot as plt
+
+    targets = sorted(table["target"].unique())
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.9 * len(targets)))
+    colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
+    for i, target in enumerate(targets):
+        sub = table[table["target"] == target].reset_index(drop=True)
+        for j, r in sub.iterrows():
+            y = i + (j - 1.5) * 0.18
+            if _missing(r["estimate"]):
+                ax.text(-0.95, y, f"{r['coefficient']}: {UNDEFINED}", fontsize=7, va="center")
+                continue
+            lo = r["estimate"] if _missing(r["ci_low"]) else r["ci_low"]
+            hi = r["estimate"] if _missing(r["ci_high"]) else r["ci_high"]
+            ax.plot([lo, hi], [y, y], color=colours[j % 4], linewidth=2)
+            ax.plot(
+                r["estimate"],
+                y,
+                "o",
+                color=colours[j % 4],
+                label=r["coefficient"] if i == 0 else None,
+            )
+    ax.set_yticks(range(len(targets)), targets)
+    ax.set_xlim(-1, 1)
+    ax.axvline(0, color="0.6", linewidth=0.8)
+    ax.set_xlabel("coefficient (95% percentile bootstrap CI over items)")
+    n = int(table["n_items"].max()) if len(table) else 0
+    ax.set_title(f"Agreement per target (n = {n} items per target)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

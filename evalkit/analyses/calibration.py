@@ -1,0 +1,222 @@
+"""Judge calibration study: a judge's labels against the frozen gold set.
+
+All statistics come from ``evalkit.calibration.calibrate`` (Cohen's κ with a BCa interval,
+confusion matrix, per-class sensitivity/specificity, agreement per deciding gold rule, the
+pre-registered graduation decision). This module chooses the judge, and turns the result into
+tables, a figure and sentences. Until a calibration graduates every judge figure is advisory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "JUDGES",
+    "CalibrationStudy",
+    "confusion_frame",
+    "decision_text",
+    "disagreements",
+    "figures",
+    "gold_text",
+    "judge_labels",
+    "load_gold",
+    "per_class_frame",
+    "per_rule_frame",
+    "plot_confusion",
+    "run",
+    "summary_text",
+]
+
+JUDGES: tuple[str, ...] = ("rules",)
+DEFAULT_GOLD = "gold/instruction-adherence"
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_gold(gold_path: str = "") -> Any:
+    """``evalkit.gold.load`` of ``gold_path``, or of the repository's instruction-adherence set."""
+    from evalkit import gold
+
+    path = Path(gold_path) if gold_path else _ROOT / DEFAULT_GOLD
+    if not path.exists():
+        raise EvalkitError(f"gold set {str(path)!r} not found (give gold_path)")
+    return gold.load(path)
+
+
+def gold_text(gold: Any) -> str:
+    balance = ", ".join(f"`{k}` {v}" for k, v in gold.class_balance.items())
+    return (
+        f"Gold set **{gold.tag}** (sha256 `{gold.sha256[:12]}…`): n = {gold.n_items} items; "
+        f"gold labels: {balance}."
+    )
+
+
+def judge_labels(gold: Any, judge: str = "rules") -> pd.DataFrame:
+    """Labels of the chosen judge for every gold item (``item_id, label, rule, reason``)."""
+    from evalkit.calibration import rule_judge_labels
+
+    if judge not in JUDGES:
+        raise EvalkitError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
+    return rule_judge_labels(gold)
+
+
+@dataclass(frozen=True)
+class CalibrationStudy:
+    """The calibration result plus the notes ``calibrate`` wrote to stderr (paths shortened)."""
+
+    result: Any
+    notes: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.result, name)
+
+
+def run(
+    judge: pd.DataFrame, gold: Any, *, n_resamples: int = 2000, seed: int = 0
+) -> CalibrationStudy:
+    """``evalkit.calibration.calibrate`` of the judge's labels against ``gold``."""
+    from evalkit.calibration import calibrate
+
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        result = calibrate(judge, gold, n_resamples=n_resamples, rng=seed)
+    notes = tuple(
+        line.replace(str(_ROOT), "<repo>") for line in buf.getvalue().splitlines() if line
+    )
+    return CalibrationStudy(result, notes)
+
+
+def _advisory(result: Any) -> str:
+    return "" if result.graduates else " *(advisory: not graduated)*"
+
+
+def summary_text(result: Any) -> str:
+    k = result.kappa_ci
+    ac1, pb = result.ac1_ci, result.pabak_ci
+
+    def ci(e: Any) -> str:
+        if e.statistic is None:
+            return "undefined"
+        if e.low is None or e.high is None:
+            return f"{e.statistic:.3f} [CI undefined], n = {e.n}"
+        return f"{e.statistic:.3f} [{e.low:.3f}, {e.high:.3f}], n = {e.n}"
+
+    lines = [
+        f"- Cohen's κ (judge vs gold): {ci(k)} — {k.method}{_advisory(result)}",
+        f"- Gwet's AC1: {ci(ac1)}{_advisory(result)}",
+        f"- PABAK (3 classes): {ci(pb)}{_advisory(result)}",
+        f"- Items the judge did not label (missing, never guessed): {result.n_missing}",
+    ]
+    lines += [f"- Note: {n}" for n in getattr(result, "notes", ())]
+    return "\n".join(lines)
+
+
+def confusion_frame(result: Any) -> pd.DataFrame:
+    """Counts, rows = gold label, columns = judge label, with margins."""
+    conf = result.confusion.copy()
+    conf.index.name, conf.columns.name = "gold", "judge"
+    conf["total (gold)"] = conf.sum(axis=1)
+    conf.loc["total (judge)"] = conf.sum(axis=0)
+    return conf
+
+
+def plot_confusion(result: Any) -> Figure:
+    import matplotlib.pyplot as plt
+
+    conf = result.confusion
+    fig, ax = plt.subplots(figsize=(4.8, 4.0))
+    ax.imshow(conf.to_numpy(), cmap="Blues")
+    for i in range(conf.shape[0]):
+        for j in range(conf.shape[1]):
+            ax.text(j, i, str(int(conf.iloc[i, j])), ha="center", va="center", fontsize=11)
+    ax.set_xticks(range(conf.shape[1]), [str(c) for c in conf.columns], rotation=15)
+    ax.set_yticks(range(conf.shape[0]), [str(c) for c in conf.index])
+    ax.set_xlabel("judge")
+    ax.set_ylabel("gold")
+    ax.set_title(f"Confusion matrix (n = {result.n}){'' if result.graduates else ' — advisory'}")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def _pct(v: Any, lo: Any, hi: Any) -> str:
+    if v is None or v != v:
+        return "undefined"
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return f"{100 * v:.1f}% [CI undefined]"
+    return f"{100 * v:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"
+
+
+def per_class_frame(result: Any) -> pd.DataFrame:
+    """Sensitivity and specificity per class with their Wilson 95% CIs and n."""
+    df = result.per_class
+    out = df[["class", "n_gold", "n_judge"]].copy()
+    out["sensitivity [95% CI]"] = [
+        _pct(r.sensitivity, r.sensitivity_low, r.sensitivity_high) for r in df.itertuples()
+    ]
+    out["specificity [95% CI]"] = [
+        _pct(r.specificity, r.specificity_low, r.specificity_high) for r in df.itertuples()
+    ]
+    return out.set_index("class")
+
+
+def per_rule_frame(result: Any) -> pd.DataFrame:
+    """Agreement per deciding gold rule (1-6) with Wilson 95% CIs and n."""
+    df = result.per_rule
+    out = df[["rule", "n", "agree"]].copy()
+    out["agreement [95% CI]"] = [
+        ("n = 1, no CI: " if r.n == 1 else "")
+        + _pct(r.agreement, r.agreement_low, r.agreement_high)
+        for r in df.itertuples()
+    ]
+    return out.set_index("rule")
+
+
+def decision_text(result: Any) -> str:
+    rule = result.decision_rule
+    g = rule.get("graduate_if", {})
+    head = (
+        f"Pre-registered rule (`{rule.get('path')}`, sha256 `{str(rule.get('sha256', ''))[:12]}…`, "
+        f"frozen {rule.get('frozen_on')}): graduate iff the κ CI lower bound ≥ "
+        f"{g.get('kappa_ci_low_at_least')}, n ≥ {g.get('n_at_least')} and missing ≤ "
+        f"{g.get('missing_at_most')}; otherwise `{rule.get('otherwise')}`."
+    )
+    verdict = "**graduates**" if result.graduates else "**does not graduate**"
+    return (
+        f"{head}\n\nDecision: {verdict} — {result.graduation_reason}. "
+        f"Resulting calibration status: `{result.calibration_status}`. This page does not "
+        "register the calibration; `evalkit calibrate` does, and only a registered calibration "
+        "lets a record carry that status."
+    )
+
+
+def disagreements(result: Any) -> pd.DataFrame:
+    """Every item where judge and gold differ, with the gold rule and rationale."""
+    df = result.disagreements.copy()
+    return df.set_index("item_id") if "item_id" in df.columns else df
+
+
+def figures(result: Any, judge: pd.DataFrame, gold: Any) -> dict[str, Any]:
+    """Machine-readable figures for results.json (advisory unless graduated)."""
+    d = result.to_dict()
+    d["advisory"] = not result.graduates
+    d["judge"] = "rules"
+    d["n_judge_labels"] = len(judge)
+    return {
+        "calibration": d,
+        "kappa": d["kappa"],
+        "graduates": result.graduates,
+        "calibration_status": result.calibration_status,
+        "advisory": not result.graduates,
+    }
