@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import require_shared
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from record_factory import make_record, reference_record, run_id_for
 
 from evalkit import journal
@@ -208,3 +210,25 @@ def test_concurrent_appends_from_eight_processes(tmp_path: Path) -> None:
     for rec in got.records:
         worker = rec["session_id"].removeprefix("worker-")
         assert rec["dimensions"][0]["evidence"].startswith(f"worker {worker} append ")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(garbage=st.binary(min_size=1, max_size=200))
+def test_any_torn_tail_never_costs_a_record(tmp_path: Path, garbage: bytes) -> None:
+    """Whatever bytes a dying writer left behind, earlier records and the next append survive."""
+    path = tmp_path / f"eval-{garbage.hex()[:40]}.jsonl"
+    path.unlink(missing_ok=True)
+    first = make_record(timestamp=_ts(1))
+    journal.append(path, first)
+    with path.open("ab") as fh:
+        fh.write(garbage)
+    last = make_record(timestamp=_ts(2))
+    journal.append(path, last)
+    got = journal.read(path)
+    ids = [r["run_id"] for r in got.records]
+    assert ids[0] == first["run_id"] and ids[-1] == last["run_id"]
+    assert path.read_bytes().endswith(b"\n")
+    for diag in got.diagnostics:
+        assert 1 < diag.line < len(path.read_bytes().split(b"\n"))
