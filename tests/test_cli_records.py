@@ -124,6 +124,13 @@ def test_user_errors_exit_1_on_stderr(
     assert not (metrics / "eval.jsonl").exists()
 
 
+def test_missing_metrics_dir_is_a_user_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["score", "--metrics-dir", str(tmp_path / "absent")]) == 1
+    assert "is not a directory" in capsys.readouterr().err
+
+
 def test_bad_timestamp_is_a_user_error(metrics: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["score", "--metrics-dir", str(metrics), "--timestamp", "yesterday"])
     assert code == 1

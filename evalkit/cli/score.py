@@ -105,6 +105,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
+    if not Path(args.metrics_dir).is_dir():
+        raise EvalkitError(f"--metrics-dir: {args.metrics_dir} is not a directory")
     if args.all:
         return _run_all(args)
     return _run_one(args)
