@@ -430,10 +430,7 @@ def calibrate(
     gs = gold if isinstance(gold, GoldSet) else load_gold(gold)
     rule = load_decision_rule(gs, decision_rule)
     if check_prereg:
-        from evalkit.prereg import require_unchanged
-
-        require_unchanged("gold", [f"{gs.path.parent.name}/{gs.path.name}"])
-        require_unchanged("decision_rule", [f"{gs.path.parent.name}/{rule['path']}"])
+        _check_prereg(gs, rule)
     rule_ci = rule["ci"]
     rule_level = float(rule_ci["level"])
     rule_resamples = int(rule_ci.get("n_resamples", 2000))
@@ -558,6 +555,26 @@ def calibrate(
     ref = hashlib.sha256(_canonical(result._core())).hexdigest()
     status = mint_status(gs.tag, ref) if graduates else "uncalibrated"
     return _replace(result, calibration_ref=ref, calibration_status=status)
+
+
+def _check_prereg(gs: GoldSet, rule: Mapping[str, Any]) -> None:
+    """Refuse when the lock says this gold set or its decision rule changed since.
+
+    The lock names repository inputs; a gold set outside the repository (a copy, a scratch
+    freeze) is not a pre-registered input, which is said once on stderr.
+    """
+    from evalkit import prereg
+
+    repo = Path(__file__).resolve().parents[1]
+    try:
+        gs.path.resolve().relative_to(repo / "gold")
+    except ValueError:
+        prereg._note_once(
+            f"gold set {gs.path} is outside the repository: not a pre-registered input"
+        )
+        return
+    prereg.require_unchanged("gold", [f"{gs.path.parent.name}/{gs.path.name}"])
+    prereg.require_unchanged("decision_rule", [f"{gs.path.parent.name}/{rule['path']}"])
 
 
 def _replace(result: CalibrationResult, **changes: Any) -> CalibrationResult:

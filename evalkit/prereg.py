@@ -288,8 +288,16 @@ def write_lock(
     root: str | os.PathLike[str] | None = None,
     *,
     date: str | None = None,
+    kinds: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """Write (or extend) the lock. Refuses, naming them, when already-locked inputs changed."""
+    """Write (or extend) the lock. Refuses, naming them, when already-locked inputs changed.
+
+    ``kinds`` limits which new inputs are added (default: all of :data:`KINDS`); entries
+    already in the lock are always kept.
+    """
+    wanted_kinds = set(KINDS if kinds is None else kinds)
+    if not wanted_kinds <= set(KINDS):
+        raise EvalkitError(f"kinds must be among {KINDS}, got {sorted(wanted_kinds)}")
     path = Path(out) if out is not None else default_lock_path(root)
     today = date or _dt.datetime.now(_dt.UTC).date().isoformat()
     previous = read_lock(path)
@@ -303,7 +311,7 @@ def write_lock(
         entries = list(previous["entries"])
     have = {(e["kind"], e["name"]) for e in entries}
     for inp in collect_inputs(root):
-        if (inp.kind, inp.name) not in have:
+        if inp.kind in wanted_kinds and (inp.kind, inp.name) not in have:
             entries.append({**asdict(inp), "locked_on": today})
     lock = {
         "schema": 1,

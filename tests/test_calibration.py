@@ -384,3 +384,29 @@ def test_calibrate_cli_register_refuses_non_graduate(gold, tmp_path: Path) -> No
             "--out", str(tmp_path / "r.json"), "--register", "--registry", str(tmp_path / "reg.jsonl")]  # fmt: skip
     assert main(argv) == 1  # EvalkitError -> exit 1
     assert not (tmp_path / "reg.jsonl").exists()
+
+
+def test_a_gold_copy_outside_the_repository_is_not_checked_against_the_lock(
+    gold, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from evalkit import prereg
+
+    monkeypatch.setattr(prereg, "_said", set())
+    lock = tmp_path / "lock.json"
+    lock.write_text(
+        json.dumps({"schema": 1, "entries": [{"kind": "gold", "name": "instruction-adherence/v1",
+                                              "path": "gold/instruction-adherence/v1",
+                                              "sha256": "0" * 64}]}),
+        encoding="utf-8",
+    )  # fmt: skip
+    monkeypatch.setenv("EVALKIT_PREREG_LOCK", str(lock))
+    copy_dir = tmp_path / "elsewhere" / "instruction-adherence"
+    shutil.copytree(GOLD_DIR, copy_dir / "v1")
+    shutil.copy(GOLD_DIR.parent / "DECISION_RULE.json", copy_dir)
+    other = load(copy_dir)
+    items = other.items
+    res = calibrate(_labels(items["item_id"], items["label"]), other, n_resamples=N_RES)
+    assert res.graduates
+    assert "not a pre-registered input" in capsys.readouterr().err

@@ -172,3 +172,15 @@ def test_preregister_cli_writes_the_lock(root: Path, capsys: pytest.CaptureFixtu
     assert main(["preregister", "--out", str(out), "--root", str(root)]) == 0
     assert "instruction-adherence/v1" in capsys.readouterr().out
     assert main(["preregister", "--check", "--out", str(out), "--root", str(root)]) == 0
+
+
+def test_lock_can_start_with_some_kinds_and_be_extended(root: Path) -> None:
+    lock = root / "lock.json"
+    first = write_lock(lock, root, kinds=["gold", "decision_rule"])
+    assert {e["kind"] for e in first["entries"]} == {"gold", "decision_rule"}
+    require_unchanged("rubric", ["rubric-v2"], lock=lock, root=root)  # not locked: proceeds
+    second = write_lock(lock, root)
+    assert {e["kind"] for e in second["entries"]} == set(prereg.KINDS)
+    assert first["entries"] == second["entries"][: len(first["entries"])]
+    with pytest.raises(EvalkitError, match="kinds"):
+        write_lock(lock, root, kinds=["notebook"])

@@ -20,6 +20,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--root", default=None, help="repository root holding the inputs")
     parser.add_argument(
+        "--kind",
+        action="append",
+        choices=("rubric", "gold", "decision_rule", "study"),
+        help="lock only new inputs of this kind (repeatable; default: all kinds)",
+    )
+    parser.add_argument(
         "--check", action="store_true", help="only check the lock; exit 1 naming what changed"
     )
     parser.set_defaults(func=_run)
@@ -39,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
         if not changes:
             print(f"ok: every input locked in {path} is unchanged")
         return 1 if changes else 0
-    lock = write_lock(args.out, args.root)
+    lock = write_lock(args.out, args.root, kinds=args.kind)
     path = args.out or default_lock_path(args.root)
     for e in lock["entries"]:
         print(f"{e['kind']:<14} {e['name']:<44} {e['sha256']}")
