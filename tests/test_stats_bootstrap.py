@@ -200,3 +200,21 @@ def test_generic_bootstrap_sums_mean() -> None:
     assert boot.confidence_interval.high == pytest.approx(
         ref.confidence_interval.high, abs=0.1 * se
     )
+
+
+def test_clusters_per_input_row_follow_dropped_items() -> None:
+    # items 2 and 5 lack a second rating, so Cohen's kappa uses 6 of the 8 input rows;
+    # clusters given per input row must equal clusters given per item used
+    x = [[0, 0], [1, 1], [0, None], [1, 0], [0, 0], [None, 1], [1, 1], [0, 1]]
+    sessions = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    used = [s for s, row in zip(sessions, x, strict=True) if None not in row]
+    res = cohen_kappa(x)
+    assert res.n == 6
+    with warnings.catch_warnings():
+        # with 4 clusters a few resamples hold one category only (expected, and warned)
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        by_input = res.bootstrap(300, rng=5, clusters=sessions).distribution
+        by_item = res.bootstrap(300, rng=5, clusters=used).distribution
+    assert np.array_equal(by_input, by_item)
+    with pytest.raises(EvalkitError, match="clusters"):
+        res.bootstrap(10, rng=1, clusters=["a"] * 7)

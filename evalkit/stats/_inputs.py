@@ -20,6 +20,7 @@ from evalkit.errors import EvalkitError
 __all__ = [
     "Ratings",
     "as_counts",
+    "as_counts_indexed",
     "as_ratings",
     "as_table",
     "is_missing",
@@ -40,6 +41,17 @@ class Ratings:
 
     codes: NDArray[np.intp]
     categories: tuple[Any, ...]
+    index: NDArray[np.intp] | None = None  # input row of each kept item (None: all, in order)
+    n_input: int | None = None  # rows in the input, before items without ratings were dropped
+
+    @property
+    def rows(self) -> NDArray[np.intp]:
+        """Input row of each item (lets per-input-row clusters follow dropped items)."""
+        return np.arange(self.n_items) if self.index is None else self.index
+
+    @property
+    def n_rows_input(self) -> int:
+        return self.n_items if self.n_input is None else self.n_input
 
     @property
     def n_items(self) -> int:
@@ -74,7 +86,7 @@ class Ratings:
 
     def drop_empty_items(self) -> Ratings:
         keep = (self.codes >= 0).any(axis=1)
-        return Ratings(self.codes[keep], self.categories)
+        return Ratings(self.codes[keep], self.categories, self.rows[keep], self.n_rows_input)
 
 
 def is_missing(value: Any) -> bool:
@@ -277,13 +289,20 @@ def as_table(table: Any, argname: str = "table") -> NDArray[np.float64]:
 
 def as_counts(counts: Any, argname: str = "counts") -> NDArray[np.float64]:
     """Validate an items x categories count matrix (n_ij raters put item i in category j)."""
+    return as_counts_indexed(counts, argname)[0]
+
+
+def as_counts_indexed(
+    counts: Any, argname: str = "counts"
+) -> tuple[NDArray[np.float64], NDArray[np.intp], int]:
+    """``as_counts`` plus the input row of each kept item and the number of input rows."""
     arr = _as_nonneg_matrix(counts, argname)
     if arr.shape[0] < 1 or arr.shape[1] < 1:
         raise EvalkitError(f"{argname} must have at least one item and one category")
-    arr = arr[arr.sum(axis=1) > 0]
-    if arr.shape[0] == 0:
+    keep = arr.sum(axis=1) > 0
+    if not keep.any():
         raise EvalkitError(f"{argname} has no ratings (all counts are 0)")
-    return arr
+    return arr[keep], np.nonzero(keep)[0], int(arr.shape[0])
 
 
 def ratings_from_table(table: NDArray[np.float64]) -> Ratings:

@@ -46,6 +46,8 @@ class _Estimator:
 
     suff: NDArray[np.float64]
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+    index: NDArray[np.intp] | None = None  # input row of each item used
+    n_input: int | None = None  # rows of the input (clusters may be given per input row)
 
     def __call__(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.fn(sums)
@@ -193,7 +195,8 @@ class AgreementResult:
     ) -> BootstrapResult:
         """Bootstrap the items (vectorized): returns the interval and the distribution.
 
-        ``clusters`` (one label per item used, i.e. ``n`` labels) resamples whole clusters.
+        ``clusters`` resamples whole clusters: one label per item used (``n`` labels) or per
+        row of the input (items left out, e.g. without two ratings, are then skipped).
         ``weights`` (resamples x items counts, e.g. from ``resample_weights``) replaces the
         random draws, which makes the result comparable to any other implementation that used
         the same resamples.

@@ -34,7 +34,7 @@ from scipy import stats
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.stats._inputs import (
     Ratings,
-    as_counts,
+    as_counts_indexed,
     as_ratings,
     as_table,
     exclusive,
@@ -207,9 +207,10 @@ def _ratings_or_table(
     return r, False
 
 
-def _complete_pairs(r: Ratings) -> NDArray[np.intp]:
+def _complete_pairs(r: Ratings) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Items rated by both raters: their codes and their input rows."""
     both = (r.codes >= 0).all(axis=1)
-    return r.codes[both]
+    return r.codes[both], r.rows[both]
 
 
 def _table_fn(k: int, w: Array) -> Callable[[Array], Array]:
@@ -257,14 +258,14 @@ def cohen_kappa(
     module docstring.
     """
     r, _ = _ratings_or_table("cohen_kappa", ratings, table, categories)
-    codes = _complete_pairs(r)
+    codes, rows = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("cohen_kappa: no item has ratings from both raters")
     k = r.n_categories
     w, wname = _weights_matrix(weights, r.values)
     suff = _onehot_pairs(codes, k)
     fn = _table_fn(k, w)
-    est = _Estimator(suff, fn)
+    est = _Estimator(suff, fn, rows, r.n_rows_input)
     n = codes.shape[0]
     p = suff.sum(axis=0).reshape(k, k) / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
@@ -311,11 +312,11 @@ def cohen_kappa(
 
 def _multi_input(
     name: str, ratings: Any, counts: Any, categories: Sequence[Any] | None
-) -> tuple[Array, tuple[Any, ...], int, Ratings | None]:
-    """Ratings or counts -> (items x categories counts, categories, n_raters, ratings)."""
+) -> tuple[Array, tuple[Any, ...], int, Ratings | None, tuple[NDArray[np.intp], int]]:
+    """Ratings or counts -> (counts, categories, n_raters, ratings, (input rows, n input))."""
     which, value = exclusive(name, ("ratings", ratings), ("counts", counts))
     if which == "counts":
-        arr = as_counts(value)
+        arr, index, n_input = as_counts_indexed(value)
         cols = getattr(value, "columns", None)
         cats: tuple[Any, ...] = (
             tuple(categories)
@@ -326,9 +327,9 @@ def _multi_input(
             raise EvalkitError(
                 f"{name}: categories has {len(cats)} labels, counts has {arr.shape[1]} columns"
             )
-        return arr, cats, int(arr.sum(axis=1).max()), None
+        return arr, cats, int(arr.sum(axis=1).max()), None, (index, n_input)
     r = as_ratings(value, categories=categories)
-    return r.counts(), r.categories, r.n_raters, r
+    return r.counts(), r.categories, r.n_raters, r, (r.rows, r.n_rows_input)
 
 
 def _family_suff(counts: Array, w: Array) -> tuple[Array, Array, Array, Array, Array]:
@@ -359,9 +360,10 @@ def _family_result(
     wname: str,
     why: str,
     from_table: bool = False,
+    origin: tuple[NDArray[np.intp], int] | None = None,
     **extra: Any,
 ) -> AgreementResult:
-    est = _Estimator(suff, coef_fn)
+    est = _Estimator(suff, coef_fn, *(origin if origin is not None else (None, None)))
     sums = suff.sum(axis=0)
     coef = _none(coef_fn(sums[None, :])[0])
     _, pa, _ = _family_parts(sums)
@@ -414,7 +416,9 @@ def fleiss_kappa(
     ``kappam.fleiss``). ``per_category``: kappa_j of Fleiss (1971) with its SE under H0
     ``sqrt(2 / sum_i r_i (r_i - 1))``, z and p. Degenerate rule: see the module docstring.
     """
-    counts_arr, cats, n_raters, r = _multi_input("fleiss_kappa", ratings, counts, categories)
+    counts_arr, cats, n_raters, r, origin = _multi_input(
+        "fleiss_kappa", ratings, counts, categories
+    )
     values = r.values if r is not None else np.arange(len(cats), dtype=float)
     w, wname = _weights_matrix(weights, values)
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
@@ -462,6 +466,7 @@ def fleiss_kappa(
         categories=cats,
         wname=wname,
         why="chance agreement is 1: every rating is the same category",
+        origin=origin,
         per_category=per_cat if wname == "unweighted" else None,
     )
     z, pval = _normal_test(res.statistic, se0)
@@ -496,8 +501,11 @@ def gwet_ac1(
         exclusive("gwet_ac1", ("ratings", ratings), ("table", table), ("counts", counts))
         r, _ = _ratings_or_table("gwet_ac1", None, table, categories)
         counts_arr, cats, n_raters, values = r.counts(), r.categories, 2, r.values
+        origin = (r.rows, r.n_rows_input)
     else:
-        counts_arr, cats, n_raters, rr_ = _multi_input("gwet_ac1", ratings, counts, categories)
+        counts_arr, cats, n_raters, rr_, origin = _multi_input(
+            "gwet_ac1", ratings, counts, categories
+        )
         values = rr_.values if rr_ is not None else np.arange(len(cats), dtype=float)
     w, wname = _weights_matrix(weights, values)
     q = len(cats)
@@ -526,6 +534,7 @@ def gwet_ac1(
         wname=wname,
         why="only one category: chance agreement is undefined (declare categories=)",
         from_table=table is not None,
+        origin=origin,
     )
 
 
@@ -547,8 +556,9 @@ def brennan_prediger(
         exclusive("brennan_prediger", ("ratings", ratings), ("table", table), ("counts", counts))
         r, _ = _ratings_or_table("brennan_prediger", None, table, categories)
         counts_arr, cats, n_raters, values = r.counts(), r.categories, 2, r.values
+        origin = (r.rows, r.n_rows_input)
     else:
-        counts_arr, cats, n_raters, rr_ = _multi_input(
+        counts_arr, cats, n_raters, rr_, origin = _multi_input(
             "brennan_prediger", ratings, counts, categories
         )
         values = rr_.values if rr_ is not None else np.arange(len(cats), dtype=float)
@@ -574,6 +584,7 @@ def brennan_prediger(
         wname=wname,
         why="only one category (declare categories=)",
         from_table=table is not None,
+        origin=origin,
     )
 
 
@@ -638,6 +649,7 @@ def conger_kappa(
         categories=r.categories,
         wname=wname,
         why="chance agreement is 1: every rating is the same category",
+        origin=(r.rows, r.n_rows_input),
     )
 
 
@@ -674,7 +686,7 @@ def light_kappa(
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per, axis=-1)
 
-    est = _Estimator(suff, coef_fn)
+    est = _Estimator(suff, coef_fn, r.rows, r.n_rows_input)
     sums = suff.sum(axis=0)
     coef = _none(coef_fn(sums[None, :])[0])
     per_pair = pair_fn(sums.reshape(npairs, k * k))
@@ -749,7 +761,7 @@ def krippendorff_alpha(
         raise EvalkitError(f"level must be one of {_LEVELS}, got {level!r}")
     which, value = exclusive("krippendorff_alpha", ("ratings", ratings), ("counts", counts))
     if which == "counts":
-        counts_arr = as_counts(value)
+        counts_arr, base_rows, n_input = as_counts_indexed(value)
         cols = getattr(value, "columns", None)
         cats = (
             tuple(categories)
@@ -768,6 +780,7 @@ def krippendorff_alpha(
             )
         counts_arr, cats, values, n_raters = r.counts(), r.categories, r.values, r.n_raters
         numeric = r.numeric
+        base_rows, n_input = r.rows, r.n_rows_input
     if level in ("interval", "ratio") and not numeric:
         raise EvalkitError(f"krippendorff_alpha: level={level!r} needs numeric categories")
     m = counts_arr.sum(axis=1)
@@ -797,7 +810,7 @@ def krippendorff_alpha(
         def alpha_fn(sums: Array) -> Array:
             return _alpha_from(sums[..., 0], sums[..., 1:], d_fixed)
 
-    est = _Estimator(suff, alpha_fn)
+    est = _Estimator(suff, alpha_fn, base_rows[pairable], n_input)
     tot = suff.sum(axis=0)
     alpha = _none(alpha_fn(tot[None, :])[0])
     marg = c.sum(axis=0)
@@ -876,7 +889,7 @@ def pabak(
     ``bias_index = |b - c| / n`` (None for more categories).
     """
     r, from_table = _ratings_or_table("pabak", ratings, table, categories)
-    codes = _complete_pairs(r)
+    codes, rows = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("pabak: no item has ratings from both raters")
     if from_table:
@@ -891,8 +904,12 @@ def pabak(
     if k == 2:
         pi_ = float(abs(tab[0, 0] - tab[1, 1]) / n)
         bi_ = float(abs(tab[0, 1] - tab[1, 0]) / n)
+    est = bp._estimator
+    if est is not None:
+        est = _Estimator(est.suff, est.fn, rows, r.n_rows_input)
     return _replace(
         bp,
+        _estimator=est,
         name="PABAK",
         n_raters=2,
         prevalence_index=pi_,
@@ -914,7 +931,7 @@ def kappa_max(
     and ``extra["kappa_over_max"]`` their ratio.
     """
     r, _ = _ratings_or_table("kappa_max", ratings, table, categories)
-    codes = _complete_pairs(r)
+    codes, rows = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("kappa_max: no item has ratings from both raters")
     k = r.n_categories
@@ -927,7 +944,7 @@ def kappa_max(
         rows, cols = p.sum(axis=-1), p.sum(axis=-2)
         return _chance_corrected(np.minimum(rows, cols).sum(axis=-1), np.sum(rows * cols, axis=-1))
 
-    est = _Estimator(suff, fn)
+    est = _Estimator(suff, fn, rows, r.n_rows_input)
     value = _none(fn(suff.sum(axis=0)[None, :])[0])
     if value is None:
         _warn_degenerate("kappa_max", "chance agreement is 1: one category only")
@@ -993,6 +1010,7 @@ def specific_agreement(
     c, rr = counts_arr[use], rr[use]
     if c.shape[0] == 0:
         raise EvalkitError("specific_agreement: no item has two or more ratings")
+    rows, n_input = r.rows[use], r.n_rows_input
     cats = r.categories
     q = len(cats)
     suff = np.column_stack([c * (c - 1), c * (rr - 1)[:, None]])
@@ -1004,7 +1022,7 @@ def specific_agreement(
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
-        est = _Estimator(suff, fn)
+        est = _Estimator(suff, fn, rows, n_input)
         val = _none(fn(suff.sum(axis=0)[None, :])[0])
         return AgreementResult(
             statistic=val,

@@ -252,6 +252,22 @@ def bootstrap_sums(
     )
 
 
+def _align_clusters(clusters: Any, estimator: Any) -> Any:
+    """Clusters given per input row are narrowed to the items the statistic used."""
+    if clusters is None:
+        return None
+    arr = np.asarray(clusters, dtype=object)
+    n = estimator.suff.shape[0]
+    index = getattr(estimator, "index", None)
+    n_input = getattr(estimator, "n_input", None)
+    if arr.ndim == 1 and index is not None and arr.shape[0] == n_input != n:
+        return arr[index]
+    if arr.ndim != 1 or arr.shape[0] != n:
+        expected = f"{n}" if n_input in (None, n) else f"{n} (items used) or {n_input} (input rows)"
+        raise EvalkitError(f"clusters must have one label per item: {expected}, got {arr.shape}")
+    return arr
+
+
 def bootstrap_estimator(
     estimator: Any,
     *,
@@ -278,6 +294,7 @@ def bootstrap_estimator(
         raise EvalkitError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
     gen = as_generator(rng)
     suff, fn = estimator.suff, estimator.fn
+    clusters = _align_clusters(clusters, estimator)
     dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights)
     defined = ~np.isnan(dist_all)
     dist = dist_all[defined]
