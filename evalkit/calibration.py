@@ -26,6 +26,7 @@ which includes the gold set's sha256: the status is bound to both.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -102,6 +103,7 @@ class CalibrationResult:
     """Judge-vs-gold agreement. Every figure carries its interval; see the module docstring."""
 
     dimension_id: str
+    judge: str
     gold_name: str
     gold_version: int
     gold_sha256: str
@@ -183,6 +185,7 @@ class CalibrationResult:
         }
         return {
             "dimension_id": self.dimension_id,
+            "judge": self.judge,
             "gold": {
                 "name": self.gold_name,
                 "version": self.gold_version,
@@ -410,6 +413,7 @@ def calibrate(
     gold: GoldSet | str | os.PathLike[str],
     *,
     dimension_id: str = "instruction-adherence",
+    judge: str = "unnamed judge",
     level: float | None = None,
     n_resamples: int | None = None,
     rng: int | None = 0,
@@ -422,7 +426,8 @@ def calibrate(
     ``cannot-determine``; None/NaN = not labeled, counted as missing). ``gold``: a loaded
     :class:`~evalkit.gold.GoldSet` or a path for :func:`evalkit.gold.load`. ``level`` and
     ``n_resamples`` default to the pre-registered decision rule's; graduation is always judged
-    on the rule's own level and resamples. With ``check_prereg``, a pre-registration lock whose
+    on the rule's own level and resamples. ``judge`` names the rater: it enters the result, its
+    hash and the registry entry, so a minted status says whom it calibrated. With ``check_prereg``, a pre-registration lock whose
     gold set or decision rule changed refuses the run (:func:`evalkit.prereg.require_unchanged`).
     """
     from evalkit.stats import cohen_kappa, gwet_ac1, pabak
@@ -457,6 +462,19 @@ def calibrate(
     kappa = cohen_kappa(ratings, categories=LABELS)
     ac1 = gwet_ac1(ratings, categories=LABELS)
     pab = pabak(ratings, categories=LABELS)
+    one_vs_rest = _one_vs_rest(g_codes, j_codes, lv, nres, rng)
+    # Byrt et al.'s indices are defined for 2 x 2 tables; with 3 classes they ride along per
+    # class (one-vs-rest) as extras of the PABAK result.
+    pab = dataclasses.replace(
+        pab,
+        extra={
+            **dict(pab.extra),
+            "prevalence_index_per_class": dict(
+                zip(LABELS, one_vs_rest["prevalence_index"], strict=True)
+            ),
+            "bias_index_per_class": dict(zip(LABELS, one_vs_rest["bias_index"], strict=True)),
+        },
+    )
     kappa_ci = _estimate(kappa, lv, "bca", nres, rng)
     ac1_ci = _estimate(ac1, lv, "bca", nres, rng)
     pabak_ci = _estimate(pab, lv, "bca", nres, rng)
@@ -527,6 +545,7 @@ def calibrate(
 
     result = CalibrationResult(
         dimension_id=dimension_id,
+        judge=judge,
         gold_name=gs.name,
         gold_version=gs.version,
         gold_sha256=gs.sha256,
@@ -542,7 +561,7 @@ def calibrate(
         ac1_ci=ac1_ci,
         pabak=pab,
         pabak_ci=pabak_ci,
-        prevalence_bias=_one_vs_rest(g_codes, j_codes, lv, nres, rng),
+        prevalence_bias=one_vs_rest,
         confusion=conf,
         per_class=pd.DataFrame(per_class),
         per_rule=pd.DataFrame(per_rule),
@@ -598,6 +617,7 @@ def register(
     path = Path(registry) if registry is not None else default_registry_path()
     entry = {
         "dimension_id": result.dimension_id,
+        "judge": result.judge,
         "calibration_status": result.calibration_status,
         "calibration_ref": result.calibration_ref,
         "gold_set": f"{result.gold_name}-v{result.gold_version}",

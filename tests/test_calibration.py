@@ -275,7 +275,7 @@ def test_is_accepted_only_with_a_registered_matching_reference(gold, tmp_path: P
     assert not is_accepted("instruction-adherence", status, ref, registry=registry)  # unregistered
     register(res, registry, date="2026-11-30")
     assert is_accepted("instruction-adherence", status, ref, registry=registry)
-    wrong = ("f" if ref[-1] != "f" else "e") + ref[1:]
+    wrong = ref[:-1] + ("0" if ref[-1] != "0" else "1")  # same hash8, another reference
     assert not is_accepted("instruction-adherence", status, wrong, registry=registry)
     assert not is_accepted("instruction-adherence", status, None, registry=registry)
     assert not is_accepted("report-quality", status, ref, registry=registry)
@@ -410,3 +410,14 @@ def test_a_gold_copy_outside_the_repository_is_not_checked_against_the_lock(
     res = calibrate(_labels(items["item_id"], items["label"]), other, n_resamples=N_RES)
     assert res.graduates
     assert "not a pre-registered input" in capsys.readouterr().err
+
+
+def test_pabak_carries_per_class_indices_and_the_judge_is_named(gold) -> None:
+    items = gold.items
+    judge = _confusion_judge(list(items["label"]), 0.7, np.random.default_rng(4))
+    res = calibrate(_labels(items["item_id"], judge), gold, judge="sim-0.7", n_resamples=N_RES)
+    assert res.pabak.prevalence_index_per_class == res.prevalence_index
+    assert res.pabak.bias_index_per_class == res.bias_index
+    assert res.to_dict()["judge"] == "sim-0.7"
+    renamed = calibrate(_labels(items["item_id"], judge), gold, judge="other", n_resamples=N_RES)
+    assert renamed.calibration_ref != res.calibration_ref

@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--gold", default="gold/instruction-adherence", help="gold set folder (newest version)"
     )
+    parser.add_argument(
+        "--judge", default=None, help="name of the judge (default: the labels file)"
+    )
     parser.add_argument("--dimension", default="instruction-adherence", help="judge dimension id")
     parser.add_argument("--out", default=None, help="write the result JSON here (default stdout)")
     parser.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples")
@@ -39,8 +42,16 @@ def _run(args: argparse.Namespace) -> int:
 
     gold = load(args.gold)
     labels = rule_judge_labels(gold) if args.rule_judge else read_judge_labels(args.labels)
+    judge = args.judge or (
+        "rule-judge (evalkit.judge.apply_rules)" if args.rule_judge else args.labels
+    )
     result = calibrate(
-        labels, gold, dimension_id=args.dimension, n_resamples=args.n_resamples, rng=args.rng
+        labels,
+        gold,
+        dimension_id=args.dimension,
+        judge=judge,
+        n_resamples=args.n_resamples,
+        rng=args.rng,
     )
     text = result.to_json() + "\n"
     if args.out:
