@@ -218,3 +218,25 @@ def test_clusters_per_input_row_follow_dropped_items() -> None:
     assert np.array_equal(by_input, by_item)
     with pytest.raises(EvalkitError, match="clusters"):
         res.bootstrap(10, rng=1, clusters=["a"] * 7)
+
+
+def test_collapsed_draws_have_the_item_level_distribution() -> None:
+    # merging identical items must not change the bootstrap law: compare the default path with
+    # explicit item-level resample weights on the same data (two independent Monte Carlo runs)
+    x = _two_raters(120, seed=21)
+    res = cohen_kappa(x)
+    collapsed = res.bootstrap(20000, rng=1).distribution
+    item_level = res.bootstrap(weights=resample_weights(120, 20000, 2)).distribution
+    assert collapsed.mean() == pytest.approx(item_level.mean(), abs=3e-3)
+    assert collapsed.std() == pytest.approx(item_level.std(), rel=0.03)
+    ks = stats.ks_2samp(collapsed, item_level)
+    assert ks.pvalue > 0.001
+
+
+def test_rng_forms() -> None:
+    res = cohen_kappa(_two_raters(30))
+    a = res.bootstrap(200, rng=np.random.default_rng(3)).distribution
+    b = res.bootstrap(200, rng=3).distribution
+    assert np.array_equal(a, b)
+    with pytest.raises(EvalkitError, match="rng"):
+        res.bootstrap(200, rng=-1)

@@ -81,6 +81,11 @@ class BootstrapResult:
     bias_correction: float | None = None  # z0 of BCa
     acceleration: float | None = None  # a of BCa
 
+    @property
+    def bootstrap_distribution(self) -> NDArray[np.float64]:
+        """The distribution under scipy's name (``scipy.stats.BootstrapResult``)."""
+        return self.distribution
+
 
 @dataclass(frozen=True, eq=False)
 class AgreementResult:

@@ -4,6 +4,13 @@ A bootstrap resample of ``n`` items is represented by a vector of counts (how of
 was drawn). Statistics that are functions of sums of per-item sufficient statistics are then
 evaluated for all resamples at once as ``W @ S`` (``W``: resamples x items, ``S``: items x
 stats), instead of a Python loop calling the statistic once per resample.
+
+Without explicit ``weights``, items (or clusters) with identical sufficient statistics are
+merged first and the counts are drawn as a multinomial over the distinct rows: the same
+bootstrap distribution (items are exchangeable), with W of resamples x distinct rows. With
+``weights`` (e.g. from ``resample_weights``) the item-level W is used as given, so results
+can be compared draw for draw with any other implementation. W is processed in chunks below
+~200 MB. Seeds: every function takes ``rng`` (Generator or int), never a global state.
 """
 
 from __future__ import annotations
@@ -39,7 +46,14 @@ def as_generator(rng: Any) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng < 0:
+            raise EvalkitError(f"rng seed must be >= 0, got {rng}")
+        if isinstance(rng, bool):
+            raise EvalkitError("rng must be a Generator, an int seed or None, got a bool")
         return np.random.default_rng(rng)
+    if isinstance(rng, np.random.RandomState):
+        # legacy generator: draw a seed from it, so its state still advances
+        return np.random.default_rng(int(rng.randint(0, 2**31 - 1)))
     raise EvalkitError(
         f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
     )
