@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
@@ -100,7 +101,7 @@ class GoldSet:
     version: int
     path: Path
     sha256: str
-    manifest: Mapping[str, Any] = field(repr=False)
+    manifest: Mapping[str, Any] = field(repr=False, compare=False)
     _items: pd.DataFrame = field(repr=False, compare=False)
 
     @property
@@ -349,7 +350,7 @@ def load(path: str | os.PathLike[str] = "gold/instruction-adherence") -> GoldSet
         version=version,
         path=vdir,
         sha256=str(manifest["set_sha256"]),
-        manifest=manifest,
+        manifest=MappingProxyType(manifest),
         _items=pd.DataFrame(rows),
     )
 
