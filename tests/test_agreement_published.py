@@ -349,6 +349,13 @@ class TestOtherCoefficients:
         assert first.bias_index == pytest.approx(3 / 100)  # |9 - 6| / 100
         assert second.prevalence_index == pytest.approx(75 / 100)  # |80 - 5| / 100
         assert second.bias_index == pytest.approx(5 / 100)  # |10 - 5| / 100
+        assert second.prevalence_index_signed == pytest.approx(0.75)
+        assert first.prevalence_index_signed == pytest.approx(-0.05)
+        # Byrt, Bishop & Carlin (1993): kappa = (PABAK - PI^2 + BI^2) / (1 - PI^2 + BI^2)
+        for table, res in (([[40, 9], [6, 45]], first), ([[80, 10], [5, 5]], second)):
+            pi2, bi2 = res.prevalence_index**2, res.bias_index**2
+            kappa = (res.statistic - pi2 + bi2) / (1 - pi2 + bi2)
+            assert kappa == pytest.approx(cohen_kappa(table=table).statistic, abs=1e-12)
         # binomial SE of 2 po - 1: 2 sqrt(po (1 - po) / n)
         assert second.standard_error == pytest.approx(2 * (0.85 * 0.15 / 100) ** 0.5)
 

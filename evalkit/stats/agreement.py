@@ -886,7 +886,10 @@ def pabak(
     ``PABAK = (q * po - 1) / (q - 1)`` (``2 po - 1`` for a 2 x 2 table), the
     Brennan-Prediger coefficient of two raters (same SE). For a 2 x 2 table
     ``[[a, b], [c, d]]`` also ``prevalence_index = |a - d| / n`` and
-    ``bias_index = |b - c| / n`` (None for more categories).
+    ``bias_index = |b - c| / n`` (None for more categories; the signed ``(a - d) / n`` and
+    ``(b - c) / n`` are ``extra["prevalence_index_signed"]`` / ``["bias_index_signed"]``).
+    With them, Byrt et al.'s identity ``kappa = (PABAK - PI^2 + BI^2) / (1 - PI^2 + BI^2)``
+    holds.
     """
     r, from_table = _ratings_or_table("pabak", ratings, table, categories)
     codes, rows = _complete_pairs(r)
@@ -900,10 +903,11 @@ def pabak(
     tab = np.zeros((k, k))
     np.add.at(tab, (codes[:, 0], codes[:, 1]), 1.0)
     n = tab.sum()
-    pi_ = bi_ = None
+    pi_ = bi_ = pi_signed = bi_signed = None
     if k == 2:
-        pi_ = float(abs(tab[0, 0] - tab[1, 1]) / n)
-        bi_ = float(abs(tab[0, 1] - tab[1, 0]) / n)
+        pi_signed = float((tab[0, 0] - tab[1, 1]) / n)
+        bi_signed = float((tab[0, 1] - tab[1, 0]) / n)
+        pi_, bi_ = abs(pi_signed), abs(bi_signed)
     est = bp._estimator
     if est is not None:
         est = _Estimator(est.suff, est.fn, rows, r.n_rows_input)
@@ -914,7 +918,11 @@ def pabak(
         n_raters=2,
         prevalence_index=pi_,
         bias_index=bi_,
-        extra={"table": tab},
+        extra={
+            "table": tab,
+            "prevalence_index_signed": pi_signed,  # (a - d) / n, as R epiR reports it
+            "bias_index_signed": bi_signed,  # (b - c) / n
+        },
     )
 
 
