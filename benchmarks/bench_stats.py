@@ -48,8 +48,22 @@ def main() -> None:
         res = fleiss_kappa(ratings)
         return res.confidence_interval(method="bca", n_resamples=N_RESAMPLES, rng=1)
 
+    counts, _ = aggregate_raters(ratings)
+    rng = np.random.default_rng(2)
+    idx = rng.integers(0, N_ITEMS, (BASELINE_RESAMPLES, N_ITEMS))
+
+    def baseline() -> list[float]:
+        return [float(sm_fleiss(counts[row])) for row in idx]
+
     ours()  # warm-up (imports, first-call overhead)
-    t_ours, ci = _best_of(3, ours)
+    baseline()
+    # interleave and keep each side's best of 5: the machine is shared, so both get the same
+    # chance at a quiet moment
+    t_ours, t_base_measured, ci = float("inf"), float("inf"), None
+    for _ in range(5):
+        t, ci = _best_of(1, ours)
+        t_ours = min(t_ours, t)
+        t_base_measured = min(t_base_measured, _best_of(1, baseline)[0])
 
     res = fleiss_kappa(ratings)
 
@@ -59,14 +73,6 @@ def main() -> None:
 
     t_item, ci_item = _best_of(3, ours_item_level)
 
-    counts, _ = aggregate_raters(ratings)
-    rng = np.random.default_rng(2)
-    idx = rng.integers(0, N_ITEMS, (BASELINE_RESAMPLES, N_ITEMS))
-
-    def baseline() -> list[float]:
-        return [float(sm_fleiss(counts[row])) for row in idx]
-
-    t_base_measured, _ = _best_of(1, baseline)
     calls = N_RESAMPLES + N_ITEMS  # bootstrap resamples + jackknife for the acceleration
     t_base = t_base_measured / BASELINE_RESAMPLES * calls
     ratio = t_base / t_ours
@@ -78,7 +84,7 @@ def main() -> None:
     )
     print(
         f"  evalkit vectorized (validation + point estimate + resampling + BCa): "
-        f"{t_ours:.3f} s (best of 3; target <= {TARGET_SECONDS} s)"
+        f"{t_ours:.3f} s (best of 5; target <= {TARGET_SECONDS} s)"
     )
     print(
         f"  evalkit with an explicit item-level W ({N_RESAMPLES} x {N_ITEMS} counts from "
@@ -87,7 +93,7 @@ def main() -> None:
     )
     print(
         f"  statsmodels fleiss_kappa loop: {t_base_measured:.3f} s for {BASELINE_RESAMPLES} "
-        f"resamples, extrapolated to {calls} calls ({N_RESAMPLES} resamples + {N_ITEMS} "
+        f"resamples (best of 5), extrapolated to {calls} calls ({N_RESAMPLES} resamples + {N_ITEMS} "
         f"jackknife): {t_base:.2f} s"
     )
     print(

@@ -149,6 +149,7 @@ def _sums_of_resamples(
     gen: np.random.Generator,
     clusters: Any,
     weights: NDArray[Any] | None,
+    units: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> NDArray[np.float64]:
     """Statistic of every resample, computed as fn(W @ S) in memory-bounded chunks."""
     n = suff.shape[0]
@@ -164,12 +165,12 @@ def _sums_of_resamples(
             chunk = w[start : start + max(1, _MAX_CHUNK_BYTES // (8 * n))].astype(float)
             out.append(fn(chunk @ suff))
         return np.concatenate(out)
-    units, mult = _units(suff, clusters)
+    rows, mult = units if units is not None else _units(suff, clusters)
     m = int(mult.sum())
     prob = mult / m
-    for size in _chunks(n_resamples, 8 * units.shape[0]):
+    for size in _chunks(n_resamples, 8 * rows.shape[0]):
         counts = gen.multinomial(m, prob, size=size).astype(float)
-        out.append(fn(counts @ units))
+        out.append(fn(counts @ rows))
     return np.concatenate(out)
 
 
@@ -177,11 +178,12 @@ def _jackknife(
     suff: NDArray[np.float64],
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
     clusters: Any,
+    units: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Leave-one-unit-out statistics of the distinct units, and their multiplicities."""
-    units, mult = _units(suff, clusters)
-    total = (units * mult[:, None]).sum(axis=0)
-    return fn(total[None, :] - units), mult
+    rows, mult = units if units is not None else _units(suff, clusters)
+    total = (rows * mult[:, None]).sum(axis=0)
+    return fn(total[None, :] - rows), mult
 
 
 def percentile_interval(distribution: NDArray[np.float64], level: float) -> tuple[float, float]:
@@ -309,7 +311,9 @@ def bootstrap_estimator(
     gen = as_generator(rng)
     suff, fn = estimator.suff, estimator.fn
     clusters = _align_clusters(clusters, estimator)
-    dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights)
+    # distinct units are found once and serve both the resampling and the jackknife
+    units = _units(suff, clusters)
+    dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights, units)
     defined = ~np.isnan(dist_all)
     dist = dist_all[defined]
     n_undefined = int(dist_all.size - dist.size)
@@ -352,7 +356,7 @@ def bootstrap_estimator(
         return result(ConfidenceInterval(float(dist[0]), float(dist[0])))
     if method == "percentile":
         return result(ConfidenceInterval(*percentile_interval(dist, level)))
-    jack, mult = _jackknife(suff, fn, clusters)
+    jack, mult = _jackknife(suff, fn, clusters, units)
     ok = ~np.isnan(jack)
     if not np.all(ok):
         warnings.warn(
