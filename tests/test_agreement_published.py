@@ -332,6 +332,30 @@ class TestOtherCoefficients:
         assert round(res.standard_error, 3) == 0.145
         assert round(res.confidence_interval()[0], 3) == 0.454
 
+    def test_light_diagnoses_r_irr(self) -> None:
+        # R irr: kappam.light(diagnoses) -> Light's Kappa for m Raters, Kappa = 0.459
+        assert round(light_kappa(DIAGNOSES).statistic, 3) == 0.459
+
+    def test_conger_equals_r_irr_exact_fleiss(self) -> None:
+        # R irr kappam.fleiss(..., exact = TRUE) is Conger's (1980) kappa; transcribed here:
+        # chanceP = sum(colSums(ttab)^2) / (ns nr)^2 - sum(apply(rtab, 2, var) (nr-1)/nr)/(nr-1)
+        def irr_exact(x: np.ndarray) -> float:
+            ns, nr = x.shape
+            lev = np.unique(x)
+            ttab = np.array([[np.sum(row == v) for v in lev] for row in x], dtype=float)
+            agree = np.sum((np.sum(ttab**2, axis=1) - nr) / (nr * (nr - 1)) / ns)
+            rtab = np.array([[np.mean(x[:, g] == v) for v in lev] for g in range(nr)])
+            chance = np.sum(ttab.sum(axis=0) ** 2) / (ns * nr) ** 2 - np.sum(
+                rtab.var(axis=0, ddof=1) * (nr - 1) / nr
+            ) / (nr - 1)
+            return float((agree - chance) / (1 - chance))
+
+        assert conger_kappa(DIAGNOSES).statistic == pytest.approx(irr_exact(DIAGNOSES), abs=1e-12)
+        rng = np.random.default_rng(17)
+        for _ in range(10):
+            x = rng.integers(0, 4, size=(int(rng.integers(6, 40)), int(rng.integers(2, 7))))
+            assert conger_kappa(x).statistic == pytest.approx(irr_exact(x), abs=1e-12)
+
     def test_light_is_mean_of_pairwise_cohen(self) -> None:
         # Light (1971): the mean of the pairwise Cohen kappas
         pairs = [
