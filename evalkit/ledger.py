@@ -30,6 +30,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from evalkit.errors import EvalkitError
@@ -173,7 +174,7 @@ class JsonlFile:
         reader)."""
         return tuple(ln.line_no for ln in self.lines if ln.error is not None)
 
-    @property
+    @cached_property
     def first_timestamp_ms(self) -> float | None:
         """Earliest strict ISO-8601-``Z`` timestamp among :attr:`event_records` (the
         reference's ``summarizeEventRecords``), which orders rotated sources."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["MAX_TIME_MS", "format_iso", "parse_timestamp"]
 
@@ -29,8 +30,19 @@ _MAX_SIGNIFICANT_DIGITS = 9
 # The form the ledger writer emits (toISOString) and its near relatives: parsed without the
 # state machine, because a batch run parses every event timestamp. Anything unusual falls through.
 _FAST_ISO = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z"
 )
+_FRACTION_SCALE = (0, 100, 10, 1)
+
+
+@lru_cache(maxsize=8192)
+def _fast_days(date: str) -> int | None:
+    """Days since the epoch of a ``YYYY-MM-DD`` with month 1..12 and day 1..31, else None."""
+    month = int(date[5:7])
+    day = int(date[8:10])
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return _days_from_civil(int(date[:4]), month, 1) + day - 1  # day overflow rolls on
 
 
 def parse_timestamp(value: object) -> float | None:
@@ -46,11 +58,19 @@ def parse_timestamp(value: object) -> float | None:
         return None
     m = _FAST_ISO.match(value)
     if m is not None:
-        year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-        frac = m.group(7)
-        if 1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 59:
-            ms = _read_milliseconds(_numeral_value(frac), len(frac)) if frac else 0
-            return float(_make_time_value(year, month - 1, day, hour, minute, second, ms, 0))
+        date, hh, mm, ss, frac = m.groups()
+        days = _fast_days(date)
+        hour, minute, second = int(hh), int(mm), int(ss)
+        if days is not None and hour <= 23 and minute <= 59 and second <= 59:
+            t = days * _MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000
+            if frac:
+                n = len(frac)
+                t += (
+                    int(frac) * _FRACTION_SCALE[n]
+                    if n <= 3
+                    else _read_milliseconds(_numeral_value(frac), n)
+                )
+            return float(t)
     fields = _parse_fields(value)
     if fields is None:
         return None
@@ -83,6 +103,7 @@ def format_iso(ms: float | int) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)  # ledgers revisit the same few dates; keeps batch parsing cheap
 def _days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 for a proleptic Gregorian date (month 1..12, any day >= 1)."""
     y = year - (1 if month <= 2 else 0)
