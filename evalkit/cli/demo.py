@@ -53,10 +53,14 @@ def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
             f"({time.monotonic() - t0:.1f}s)"
         )
         for name in studies.STUDIES:
-            params = dict(_DEMO_PARAMS.get(name, {}))
-            declared = studies.declared_parameters(name)
-            if "metrics_dir" in declared:
-                params["metrics_dir"] = str(ledger.metrics_dir)
+            try:
+                declared = studies.declared_parameters(name)
+            except Exception as exc:  # a missing or broken notebook is that study's failure
+                rows.append({"study": name, "status": "failed", "error": str(exc), "seconds": 0.0})
+                _say(f"[demo] {name}: cannot read its parameters: {exc}")
+                continue
+            wanted = dict(_DEMO_PARAMS.get(name, {}), metrics_dir=str(ledger.metrics_dir))
+            params = {k: v for k, v in wanted.items() if k in declared}
             t1 = time.monotonic()
             try:
                 run = studies.run_study(

@@ -1,0 +1,491 @@
+"""The study runner: parameter validation, execution, offline HTML, results.json, the CLI.
+
+Tests marked ``notebook`` start a Jupyter kernel (a few seconds each); the browser test needs
+headless Chromium (skipped without it unless CI=true).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from evalkit import studies
+from evalkit.cli.main import main
+from evalkit.errors import EvalkitError
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+EXTERNAL_REF = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
+
+
+def _no_kernel(*_args: Any, **_kwargs: Any) -> None:
+    raise AssertionError("a kernel was started although the parameters were invalid")
+
+
+def assert_offline(html: str) -> None:
+    """No external src/href, no script tag loading anything, images embedded as base64 PNG."""
+    assert not EXTERNAL_REF.search(html)
+    assert "http://" not in html and "https://" not in html
+    assert not re.search(r"<script[^>]+src=", html)
+    scripts = " ".join(re.findall(r"<script[^>]*>.*?</script>", html, re.DOTALL)).lower()
+    assert "mathjax" not in scripts and "require" not in scripts  # no loader, no CDN config
+    assert "cdnjs" not in html and "MathJax.js" not in html and "require.min.js" not in html
+    for src in re.findall(r"<img[^>]+src=\"([^\"]+)\"", html):
+        assert src.startswith("data:image/png;base64,")
+
+
+# ------------------------------------------------------------------------ the notebooks
+
+
+@pytest.mark.parametrize("name", studies.STUDIES)
+def test_notebooks_are_committed_clean(name: str) -> None:
+    nb = nbformat.read(str(NOTEBOOKS / f"{name}.ipynb"), as_version=4)
+    nbformat.validate(nb)
+    assert nb.nbformat == 4
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+            tags = set(cell.metadata.get("tags", []))
+            assert tags & {"hide-input", "parameters"}  # no code in the HTML
+    assert [c["id"] for c in nb.cells] == [f"{name}-{i:02d}" for i in range(len(nb.cells))]
+
+
+@pytest.mark.parametrize("name", studies.STUDIES)
+def test_declared_parameters_are_json_simple(name: str) -> None:
+    params = studies.declared_parameters(name)
+    assert params
+    for p in params.values():
+        assert p.type in {"str", "int", "float", "bool", "list", "dict"}
+        json.dumps(p.default)
+        assert studies._type_ok(p.default, p.type)
+
+
+def test_the_threshold_study_declares_what_the_issue_names() -> None:
+    params = studies.declared_parameters("threshold-study")
+    assert params["fact"].default == "guard_blocked"
+    assert params["metrics_dir"].default == ""  # "" = build the preset
+    assert params["thresholds"].default == [1, 3, 6, 20]
+
+
+# ------------------------------------------------------------------------ validation
+
+
+def test_unknown_study_lists_the_known_ones() -> None:
+    with pytest.raises(EvalkitError, match="known studies: rubric-replay, threshold-study"):
+        studies.run_study("no-such-study")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"facts": "guard_blocked"}, r"unknown parameter 'facts'; accepted: metrics_dir \(str\)"),
+        ({"n_resamples": "100"}, r"'n_resamples' expects int, got str '100'"),
+        ({"n_resamples": True}, r"'n_resamples' expects int, got bool"),
+        ({"thresholds": 3}, r"'thresholds' expects list"),
+        ({"ceiling": "0.1"}, r"'ceiling' expects float"),
+    ],
+)
+def test_bad_parameters_fail_before_any_kernel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, params: dict, message: str
+) -> None:
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", _no_kernel)
+    with pytest.raises(EvalkitError, match=message):
+        studies.run_study("threshold-study", params, out_dir=tmp_path)
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_cli_parameter_conversion_and_its_errors() -> None:
+    assert studies.coerce_cli_value("threshold-study", "n_resamples", "50") == 50
+    assert studies.coerce_cli_value("threshold-study", "ceiling", "0.2") == 0.2
+    assert studies.coerce_cli_value("threshold-study", "thresholds", "[2, 4]") == [2, 4]
+    assert studies.coerce_cli_value("threshold-study", "v1_prose_fallback", "false") is False
+    with pytest.raises(EvalkitError, match="expects int, got 'many'"):
+        studies.coerce_cli_value("threshold-study", "n_resamples", "many")
+    with pytest.raises(EvalkitError, match="expects list"):
+        studies.coerce_cli_value("threshold-study", "thresholds", '{"a": 1}')
+
+
+def test_cli_reports_parameter_errors_with_exit_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", _no_kernel)
+    rc = main(["study", "run", "threshold-study", "-p", "n_resamples", "lots"])
+    assert rc == 1
+    assert "expects int" in capsys.readouterr().err
+    params = tmp_path / "p.yaml"
+    params.write_text("bogus: 1\n", encoding="utf-8")
+    assert main(["study", "run", "threshold-study", "-f", str(params)]) == 1
+    assert "unknown parameter 'bogus'" in capsys.readouterr().err
+
+
+def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", "list", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["name"] for r in rows] == list(studies.STUDIES)
+    assert all(r["exists"] and r["parameters"] for r in rows)
+
+
+# ------------------------------------------------------------------------ execution
+
+
+def _toy_notebook(directory: Path, body: str) -> None:
+    """A one-study notebook folder (registered name ``rubric-replay``) for runner edge cases."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    params = nbformat.v4.new_code_cell("seconds: int = 0")
+    params.metadata["tags"] = ["parameters"]
+    work = nbformat.v4.new_code_cell(body)
+    work.metadata["tags"] = ["hide-input"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# toy"), params, work]
+    directory.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(directory / "rubric-replay.ipynb"))
+
+
+@pytest.mark.notebook
+def test_a_timeout_is_a_failed_study_with_a_page(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _toy_notebook(tmp_path / "nb", "import time\ntime.sleep(seconds)\nprint('slept')")
+    monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(tmp_path / "nb"))
+    run = studies.run_study("rubric-replay", {"seconds": 30}, out_dir=tmp_path / "out", timeout=2)
+    assert run.status == "failed" and not run.ok
+    assert "timeout" in (run.error or "")
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert results["status"] == "failed" and results["parameters"] == {"seconds": 30}
+    html = run.html.read_text(encoding="utf-8")
+    assert "Study failed" in html and "timeout" in html
+    assert "slept" not in html
+
+
+@pytest.mark.notebook
+def test_a_failing_cell_gives_the_page_with_the_error_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-dir"
+    rc = main(
+        ["study", "run", "threshold-study", "-p", "metrics_dir", str(missing),
+         "--out", str(tmp_path / "out")]
+    )  # fmt: skip
+    assert rc == 1
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert results["status"] == "failed"
+    assert "EvalkitError" in results["error"] and "is not a directory" in results["error"]
+    html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "is not a directory" in html and "EvalkitError" in html  # the error is visible
+    assert "failed" in capsys.readouterr().err
+    assert_offline(html)
+
+
+@pytest.fixture(scope="module")
+def threshold_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
+    out = tmp_path_factory.mktemp("threshold")
+    return studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=out / "a")
+
+
+@pytest.mark.notebook
+def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.StudyRun) -> None:
+    res = json.loads(threshold_run.results_path.read_text(encoding="utf-8"))
+    assert res["study"] == "threshold-study" and res["status"] == "ok", res.get("error")
+    # rubric-v2 seed, "Änderungen gegenüber v1" and rule 2's justification (2026-09-19)
+    assert res["published_table"] == {
+        "records": 40,
+        "sessions": 38,
+        "v1_fail_records": 32,
+        "v1_fail_sessions": 30,
+    }
+    cf = {row["threshold"]: row for row in res["counterfactual"]}
+    assert set(cf) == {1, 3, 6, 20}
+    assert all(
+        set(row) == {"threshold", "records_firing", "sessions_failing"} for row in cf.values()
+    )
+    assert cf[3]["sessions_failing"] == 23
+    assert cf[6]["sessions_failing"] == 9
+    assert cf[20]["records_firing"] == 2
+    assert cf[20]["records_firing"] / res["published_table"]["records"] == 0.05
+    assert res["distribution_bins"] == {"0": 8, "1": 3, "2": 5, "3-5": 14, "6+": 10}
+    assert res["maximum"] == 58
+    assert {"after": 13, "before": 33} in [
+        {k: g[k] for k in ("after", "before")} for g in res["gaps"]
+    ]
+    assert res["parameters"]["n_resamples"] == 200
+    assert res["versions"]["papermill"] and res["versions"]["nbconvert"]
+    assert res["git_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", res["git_commit"])
+    html = threshold_run.html.read_text(encoding="utf-8")
+    assert_offline(html)
+    assert "data:image/png;base64," in html
+    assert "Traceback" not in html and 'class="output_error' not in html
+    assert 'class="input_area' not in html and "th.fact_table(" not in html  # code is hidden
+
+
+@pytest.mark.notebook
+def test_a_rerun_diffs_cleanly(threshold_run: studies.StudyRun, tmp_path: Path) -> None:
+    again = studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=tmp_path)
+    assert again.html.read_bytes() == threshold_run.html.read_bytes()
+    assert again.results_path.read_bytes() == threshold_run.results_path.read_bytes()
+    nb = nbformat.read(str(tmp_path / "threshold-study.ipynb"), as_version=4)
+    assert "papermill" not in nb.metadata
+    assert all("execution" not in c.metadata for c in nb.cells)
+
+
+@pytest.mark.notebook
+def test_rubric_replay_on_a_small_ledger(tmp_path: Path) -> None:
+    from evalkit.simulate import simulate_metrics_dir
+
+    ledger = simulate_metrics_dir(tmp_path / "m", n_sessions=5, seed=3, score=False)
+    run = studies.run_study(
+        "rubric-replay", {"metrics_dir": str(ledger.metrics_dir)}, out_dir=tmp_path / "out"
+    )
+    res = run.results
+    assert res["status"] == "ok", res.get("error")
+    assert res["sessions"]["rubric-v1"] >= 5 and res["sessions"]["rubric-v2"] >= 5
+    rates = [
+        r for r in res["rates"] if r["rubric"] == "rubric-v2" and r["dimension"] == "guard-friction"
+    ]
+    assert {r["status"]: r["k"] for r in rates}["not-applicable"] == rates[0]["n"]
+    changed = {(c["dimension"], c["rubric-v1"], c["rubric-v2"]) for c in res["changed"]}
+    assert ("guard-friction", "(absent)", "not-applicable") in changed
+    assert all(r["n"] == res["sessions"][r["rubric"]] for r in res["rates"])
+    assert_offline(run.html.read_text(encoding="utf-8"))
+
+
+@pytest.mark.notebook
+def test_agreement_study_says_undefined_never_nan(tmp_path: Path) -> None:
+    run = studies.run_study(
+        "agreement-study", {"n_items": 12, "n_resamples": 50, "seed": 2}, out_dir=tmp_path
+    )
+    res = run.results
+    assert res["status"] == "ok", res.get("error")
+    flat = {r["target"] for r in res["variance_free"] if r["variance_free"]}
+    assert flat == {"rq_status"}
+    rq = [r for r in res["per_target"] if r["target"] == "rq_status"]
+    assert rq and all(r["estimate"] is None and r["note"] == "undefined: no variance" for r in rq)
+    defined = [r for r in res["per_target"] if r["estimate"] is not None]
+    assert defined and all(r["ci_low"] <= r["estimate"] <= r["ci_high"] for r in defined)
+    assert all(r["n_items"] == 12 for r in res["per_target"])
+    html = run.html.read_text(encoding="utf-8")
+    assert "undefined: no variance" in html
+    assert not re.search(r"\bnan\b", html, re.IGNORECASE)
+    assert_offline(html)
+
+
+@pytest.mark.notebook
+def test_judge_calibration_against_the_gold_set(tmp_path: Path) -> None:
+    run = studies.run_study("judge-calibration", {"n_resamples": 200}, out_dir=tmp_path)
+    res = run.results
+    assert res["status"] == "ok", res.get("error")
+    kappa = res["kappa"]
+    assert kappa["n"] == res["calibration"]["n"] == 199
+    assert -1 <= kappa["ci"]["low"] <= kappa["statistic"] <= kappa["ci"]["high"] <= 1
+    assert res["advisory"] is (not res["graduates"])
+    conf = res["calibration"]["confusion"]["counts"]
+    assert sum(sum(row.values()) for row in conf.values()) == 199
+    html = run.html.read_text(encoding="utf-8")
+    assert "Disagreements" in html and "Graduation decision" in html
+    if not res["graduates"]:
+        assert "advisory" in html
+    assert_offline(html)
+
+
+@pytest.mark.notebook
+def test_demo_writes_an_index_linking_every_study(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.cli import demo
+
+    # the demo itself is the four notebook tests above in sequence; here a toy notebook per
+    # study checks the index and the exit status quickly
+    nbdir = tmp_path / "nb"
+    nbdir.mkdir()
+    for name in studies.STUDIES:
+        nb = nbformat.v4.new_notebook()
+        p = nbformat.v4.new_code_cell('metrics_dir: str = ""')
+        p.metadata["tags"] = ["parameters"]
+        body = "raise RuntimeError('broken on purpose')" if name == "agreement-study" else "1"
+        nb.cells = [p, nbformat.v4.new_code_cell(body)]
+        nbformat.write(nb, str(nbdir / f"{name}.ipynb"))
+    monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(nbdir))
+    assert main(["demo", "--out", str(tmp_path / "reports")]) == 1
+    index = (tmp_path / "reports" / "index.html").read_text(encoding="utf-8")
+    for name in studies.STUDIES:
+        assert f'href="{name}/index.html"' in index
+        assert (tmp_path / "reports" / name / "index.html").is_file()
+        assert (tmp_path / "reports" / name / "results.json").is_file()
+    assert index.count(">ok<") == 3 and index.count(">failed<") == 1
+    assert_offline(index)
+    _ = demo
+
+
+# ------------------------------------------------------------------------ headless Chromium
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if IN_CI:
+        pytest.fail("no chromium on PATH; CI=true, so the browser test must run")
+    pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+
+
+class _Pipe:
+    """DevTools protocol over --remote-debugging-pipe (commands fd 3, replies fd 4)."""
+
+    def __init__(self, binary: str, profile: Path) -> None:
+        cmd_r, self.cmd_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+
+        def fds() -> None:
+            os.dup2(cmd_r, 3)
+            os.dup2(res_w, 4)
+
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--remote-debugging-pipe", f"--user-data-dir={profile}"]  # fmt: skip
+        self.proc = subprocess.Popen(
+            [binary, *flags, "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=fds,
+            pass_fds=(3, 4, cmd_r, res_w),
+        )
+        os.close(cmd_r)
+        os.close(res_w)
+        self.buf, self.next_id, self.events = b"", 0, []
+
+    def _read(self, deadline: float) -> dict:
+        while b"\0" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("DevTools: no message before the deadline")
+            if select.select([self.res_r], [], [], left)[0]:
+                chunk = os.read(self.res_r, 1 << 16)
+                if not chunk:
+                    raise RuntimeError("chromium closed the DevTools pipe")
+                self.buf += chunk
+        raw, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self.next_id += 1
+        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.cmd_w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + 60
+        while True:
+            reply = self._read(deadline)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str, session: str) -> None:
+        deadline = time.monotonic() + 60
+        while not any(
+            e.get("method") == method and e.get("sessionId") == session for e in self.events
+        ):
+            self.events.append(self._read(deadline))
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close")
+        except Exception:
+            self.proc.kill()
+        self.proc.wait(timeout=20)
+        os.close(self.cmd_w)
+        os.close(self.res_r)
+
+
+def _open(pipe: _Pipe, page: Path) -> dict[str, Any]:
+    target = pipe.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    pipe.send("Network.enable", session=session)
+    pipe.send("Page.enable", session=session)
+    pipe.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+    pipe.wait_for("Page.loadEventFired", session)
+    probe = pipe.send(
+        "Runtime.evaluate",
+        {
+            "expression": "JSON.stringify({images: document.images.length, "
+            "broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).length, "
+            "errors: document.querySelectorAll('.output_error, .jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"]').length, "
+            "text: document.body.innerText.length})",
+            "returnByValue": True,
+        },
+        session=session,
+    )
+    shot = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)
+    mine = [e for e in pipe.events if e.get("sessionId") == session]
+    return {
+        "requests": [
+            e["params"]["request"]["url"]
+            for e in mine
+            if e.get("method") == "Network.requestWillBeSent"
+        ],
+        "failed": [e["params"] for e in mine if e.get("method") == "Network.loadingFailed"],
+        "dom": json.loads(probe["result"]["value"]),
+        "png": base64.b64decode(shot["data"]),
+    }
+
+
+@pytest.mark.browser
+@pytest.mark.notebook
+def test_study_pages_load_offline_in_chromium(
+    threshold_run: studies.StudyRun, tmp_path: Path
+) -> None:
+    binary = _chromium()
+    pages = [threshold_run.html]
+    agreement = studies.run_study(
+        "agreement-study", {"n_items": 10, "n_resamples": 30}, out_dir=tmp_path / "ag"
+    )
+    pages.append(agreement.html)
+    pipe = _Pipe(binary, tmp_path / "profile")
+    try:
+        seen = {page.name + str(i): _open(pipe, page) for i, page in enumerate(pages)}
+    finally:
+        pipe.close()
+    for page, info in seen.items():
+        assert info["failed"] == [], page
+        external = [u for u in info["requests"] if not u.startswith(("file://", "data:"))]
+        assert external == [], page
+        assert info["dom"]["images"] >= 1 and info["dom"]["broken"] == 0, page
+        assert info["dom"]["errors"] == 0, page
+        assert info["png"][:8] == b"\x89PNG\r\n\x1a\n" and len(info["png"]) > 10_000
+
+
+def test_render_hides_tagged_inputs_only() -> None:
+    nb = nbformat.v4.new_notebook()
+    shown = nbformat.v4.new_code_cell("visible_marker = 1")
+    hidden = nbformat.v4.new_code_cell("hidden_marker = 2")
+    hidden.metadata["tags"] = ["hide-input"]
+    hidden.outputs = [nbformat.v4.new_output("stream", name="stdout", text="output stays\n")]
+    nb.cells = [shown, hidden]
+    html = studies.render_html(nb, title="t")
+    assert "visible_marker" in html and 'class="input_area' in html
+    assert "hidden_marker" not in html and "output stays" in html
+    assert_offline(html)
