@@ -113,3 +113,34 @@ def test_numeric_array_fast_path_equals_general_path() -> None:
     ints = rng.integers(0, 3, size=(10, 3))
     assert as_ratings(ints).categories == as_ratings(ints.tolist()).categories
     assert np.array_equal(as_ratings(ints).codes, as_ratings(ints.tolist()).codes)
+
+
+def test_counts_form_equals_ratings_form() -> None:
+    from statsmodels.stats.inter_rater import aggregate_raters
+
+    from evalkit.stats import brennan_prediger
+
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 3, size=(25, 4))
+    counts, _ = aggregate_raters(x)
+    for fn in (fleiss_kappa, gwet_ac1, brennan_prediger):
+        a, b = fn(x), fn(counts=counts)
+        assert a.statistic == pytest.approx(b.statistic, abs=1e-14), fn.__name__
+        assert a.standard_error == pytest.approx(b.standard_error, abs=1e-14), fn.__name__
+    a, b = krippendorff_alpha(x), krippendorff_alpha(counts=counts)
+    assert a.statistic == pytest.approx(b.statistic, abs=1e-14)
+
+
+def test_public_names_are_pinned() -> None:
+    import evalkit.stats as st
+
+    expected = {
+        "AgreementResult", "BootstrapResult", "ConfidenceInterval", "ThresholdStudy",
+        "bootstrap_sums", "brennan_prediger", "cohen_kappa", "conger_kappa", "fleiss_kappa",
+        "gwet_ac1", "kappa_ci_sample_size", "kappa_max", "kappa_test_sample_size",
+        "krippendorff_alpha", "light_kappa", "pabak", "plot_threshold_study",
+        "resample_weights", "specific_agreement", "threshold_study",
+    }  # fmt: skip
+    assert set(st.__all__) == expected
+    for name in expected:
+        assert getattr(st, name) is not None
