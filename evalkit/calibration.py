@@ -229,14 +229,29 @@ class CalibrationResult:
 
 
 def load_decision_rule(gold: GoldSet, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The pre-registered decision rule beside the gold set (``gold/<set>/DECISION_RULE.json``)."""
-    p = Path(path) if path is not None else gold.path.parent / DECISION_RULE_NAME
+    """The pre-registered decision rule of the gold set (``gold/<set>/DECISION_RULE.json``).
+
+    Read beside the gold version, or, for a copied version folder, the repository's rule of the
+    set. When the version's manifest binds the rule's sha256, a different file is refused.
+    """
+    if path is not None:
+        p = Path(path)
+    else:
+        here = gold.path.parent / DECISION_RULE_NAME
+        repo = Path(__file__).resolve().parents[1] / "gold" / gold.name / DECISION_RULE_NAME
+        p = here if here.is_file() or not repo.is_file() else repo
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise EvalkitError(
             f"{p}: no pre-registered decision rule; a judge cannot graduate without one"
         ) from None
+    bound = (gold.manifest.get("decision_rules") or {}).get(p.name)
+    if bound is not None and hashlib.sha256(raw).hexdigest() != bound:
+        raise EvalkitError(
+            f"{p}: not the decision rule {gold.tag} was frozen with (sha256 differs); a "
+            "pre-registered rule is never edited — write a new rule file and mint a new version"
+        )
     try:
         rule = json.loads(raw.decode("utf-8"))
         g = rule["graduate_if"]

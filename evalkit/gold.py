@@ -326,13 +326,37 @@ def load(path: str | os.PathLike[str] = "gold/instruction-adherence") -> GoldSet
 
     The manifest is verified first (canonical bytes and self-hash), then every file's sha256,
     then the content (every item labeled once, labels and rules valid, counts as the manifest
-    states). Any difference raises :class:`EvalkitError` naming the file.
+    states), then the decision rules the manifest binds (when they sit beside the version).
+    Given a set folder, every version in it is verified (a frozen history is intact or the set
+    is refused) and the newest is returned. Any difference raises :class:`EvalkitError` naming
+    the file.
     """
+    vdir = resolve(path)
+    if vdir.resolve() != _existing(path).resolve():  # a set folder: the whole history must hold
+        for _, older in _versions(vdir.parent)[:-1]:
+            _load_version(older)
+    return _load_version(vdir)
+
+
+def _check_decision_rules(vdir: Path, manifest: Mapping[str, Any]) -> None:
+    bound = manifest.get("decision_rules") or {}
+    if not isinstance(bound, dict):
+        raise EvalkitError(f"{vdir / MANIFEST_NAME}: field 'decision_rules' must be an object")
+    for name, digest in sorted(bound.items()):
+        rule = vdir.parent / name
+        if rule.is_file() and _sha256_file(rule) != digest:
+            raise EvalkitError(
+                f"{rule}: bytes changed since {vdir.name} was frozen with it; a pre-registered "
+                "decision rule is never edited — write a new rule file and mint a new version"
+            )
+
+
+def _load_version(vdir: Path) -> GoldSet:
     import pandas as pd
 
-    vdir = resolve(path)
     manifest = _read_manifest(vdir)
     _check_files(vdir, manifest)
+    _check_decision_rules(vdir, manifest)
     for name in (ITEMS_NAME, LABELS_NAME):
         if name not in manifest["files"]:
             raise EvalkitError(f"{vdir / MANIFEST_NAME}: the set has no {name}")
@@ -432,6 +456,10 @@ def freeze(
         "files": hashes,
         "set_sha256": digest,
         **_summary(rows),
+        # the pre-registered decision rules in force when this version was frozen
+        "decision_rules": {
+            p.name: _sha256_file(p) for p in sorted(set_dir.glob("DECISION_RULE*.json"))
+        },
         "note": "frozen: never edit in place; `evalkit gold freeze` mints the next version",
     }
     manifest["manifest_sha256"] = _manifest_self_hash(manifest)

@@ -421,3 +421,19 @@ def test_pabak_carries_per_class_indices_and_the_judge_is_named(gold) -> None:
     assert res.to_dict()["judge"] == "sim-0.7"
     renamed = calibrate(_labels(items["item_id"], judge), gold, judge="other", n_resamples=N_RES)
     assert renamed.calibration_ref != res.calibration_ref
+
+
+def test_a_lone_version_copy_uses_the_repository_decision_rule(tmp_path: Path) -> None:
+    import shutil
+
+    from evalkit.gold import resolve
+
+    newest = resolve(GOLD_DIR.parent)
+    lone = tmp_path / "lone" / newest.name
+    shutil.copytree(newest, lone)
+    gs = load(lone)
+    items = gs.items
+    res = calibrate(_labels(items["item_id"], items["label"]), gs, n_resamples=N_RES)
+    repo_rule = json.loads((GOLD_DIR.parent / "DECISION_RULE.json").read_text(encoding="utf-8"))
+    assert res.decision_rule["graduate_if"] == repo_rule["graduate_if"]
+    assert res.decision_rule["sha256"] == gs.manifest["decision_rules"]["DECISION_RULE.json"]

@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT, require_shared
 SET_DIR = REPO_ROOT / "gold" / "instruction-adherence"
 V1 = SET_DIR / "v1"
 V1_FILES = sorted(p.name for p in V1.iterdir())
-TOOLS = SET_DIR / "tools"
+TOOLS = REPO_ROOT / "gold" / "tools" / "instruction-adherence"
 
 FACT_KEYS = {
     "gate_runs_total", "gate_runs_failed", "full_gate_runs", "last_full_gate_exit",
@@ -34,11 +34,19 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def gold_copy(tmp_path: Path) -> Path:
-    """A copy of the committed set under ``tmp/gold/instruction-adherence``; returns ``tmp/gold``."""
+    """A copy of v1 (and the decision rule) under ``tmp/gold/instruction-adherence``."""
     root = tmp_path / "gold"
     shutil.copytree(V1, root / "instruction-adherence" / "v1")
     shutil.copy(SET_DIR / "DECISION_RULE.json", root / "instruction-adherence")
     return root
+
+
+@pytest.fixture
+def set_copy(tmp_path: Path) -> Path:
+    """A copy of the whole committed set folder (every version and the decision rule)."""
+    dest = tmp_path / "gold" / "instruction-adherence"
+    shutil.copytree(SET_DIR, dest)
+    return dest
 
 
 # --------------------------------------------------------------------------- committed set
@@ -62,8 +70,12 @@ def test_verify_all_and_cli_pass_on_the_committed_sets(capsys: pytest.CaptureFix
     assert "instruction-adherence v1" in capsys.readouterr().out
 
 
-def test_committed_set_composition() -> None:
-    gs = load(V1)
+VERSIONS = sorted(p for p in SET_DIR.iterdir() if p.is_dir() and p.name.startswith("v"))
+
+
+@pytest.mark.parametrize("vdir", VERSIONS, ids=lambda p: p.name)
+def test_committed_set_composition(vdir: Path) -> None:
+    gs = load(vdir)
     items = gs.items
     assert len(items) >= 150
     assert items["item_id"].is_unique
@@ -87,21 +99,22 @@ def test_committed_set_composition() -> None:
             for r, t in zip(items["rule"], items["tags"], strict=True)
         )
 
-    assert has(1, "contradiction", "guard-count", "precedence")
+    assert has(1, "contradiction", "guard-count", "precedence")  # v2 also tags these guard-high
     assert has(1, "contradiction", "spiral")
     assert has(2, "guard-high", "spiral")
     assert has(2, "guard-high", "changes-unverified")
     assert has(5, "truncated", "changes-unverified")
 
 
-def test_items_are_records_as_the_engine_writes_them() -> None:
+@pytest.mark.parametrize("vdir", VERSIONS, ids=lambda p: p.name)
+def test_items_are_records_as_the_engine_writes_them(vdir: Path) -> None:
     order = {
         "rubric-v2": ["verification-evidence", "plan-fidelity", "gate-health", "process-safety",
                       "guard-friction", "efficiency-kpis"],
         "rubric-v1": ["verification-evidence", "plan-fidelity", "gate-health", "process-safety",
                       "efficiency-kpis"],
     }  # fmt: skip
-    for rec in load(V1).items.to_dict("records"):
+    for rec in load(vdir).items.to_dict("records"):
         dims = rec["dimensions"]
         assert [d["id"] for d in dims] == order[rec["rubric_version"]], rec["item_id"]
         for d in dims:
@@ -174,6 +187,36 @@ def test_one_flipped_byte_is_refused_naming_the_file(
     assert not result.ok and name in result.message
     assert main(["gold", "verify", "--root", str(gold_copy)]) == 1
     assert name in capsys.readouterr().err
+
+
+SET_FILES = sorted(p.relative_to(SET_DIR).as_posix() for p in SET_DIR.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("rel", SET_FILES)
+def test_a_flipped_byte_anywhere_in_a_copied_set_folder_is_refused(
+    set_copy: Path, rel: str
+) -> None:
+    """Loading a set folder verifies its whole history and the decision rule it binds."""
+    load(set_copy)
+    _flip(set_copy / rel, "middle")
+    with pytest.raises(EvalkitError) as err:
+        load(set_copy)
+    assert Path(rel).name in str(err.value)
+
+
+def test_the_bound_decision_rule_is_checked_and_a_lone_version_copy_still_loads(
+    set_copy: Path, tmp_path: Path
+) -> None:
+    newest = resolve(set_copy)
+    manifest = json.loads((newest / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert "DECISION_RULE.json" in manifest["decision_rules"]
+    lone = tmp_path / "lone" / newest.name
+    shutil.copytree(newest, lone)
+    assert load(lone).sha256 == load(newest).sha256  # no rule beside it: nothing to compare
+    rule = set_copy / "DECISION_RULE.json"
+    rule.write_text(rule.read_text(encoding="utf-8").replace("0.6", "0.5"), encoding="utf-8")
+    with pytest.raises(EvalkitError, match=r"DECISION_RULE\.json"):
+        load(newest)
 
 
 def test_added_and_removed_files_are_refused(gold_copy: Path) -> None:

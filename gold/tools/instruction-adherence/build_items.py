@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python gold/instruction-adherence/tools/build_items.py --out DIR
+    .venv/bin/python gold/tools/instruction-adherence/build_items.py --out DIR
     .venv/bin/evalkit gold freeze --name instruction-adherence --from DIR
 
 Every item is a synthetic session record rendered in the reference engine's wording
@@ -606,11 +606,13 @@ def cd_events_absent_files() -> Iterator[Item]:
         mk = v2 if ver == "v2" else v1
         s = mk(events="absent", gates=0, files_changed=f, full_gates=0, waves=2 + i % 3,
                session_id=f"main-2026-10-{7 + i:02d}-session-1")  # fmt: skip
-        where = "process-safety and guard-friction" if ver == "v2" else "process-safety"
+        where = (
+            "process-safety and guard-friction report" if ver == "v2" else "process-safety reports"
+        )
         yield Item(
             f"events-absent+files-{ver}", s, CD, 1,
             f"verification-evidence reports '0 quality_gate events in window' with "
-            f"total_files_changed={f}, while {where} report events.jsonl absent or empty. The "
+            f"total_files_changed={f}, while {where} events.jsonl absent or empty. The "
             "record disagrees with itself about its source: the zero is the absence of a file, "
             "not a measurement (the third state). Rule 1: cannot-determine, never fail.",
             ("events-absent", "third-state", "contradiction") + (("legacy-v1",) if ver == "v1" else ()),
@@ -665,12 +667,12 @@ def cd_contradiction_plus() -> Iterator[Item]:
     rows: list[tuple[Session, tuple[tuple[str, Mutation], ...], str, tuple[str, ...]]] = [
         (v2(blocked=25, carryover=0, kpi_carryover=40), (),
          "carryover 0 vs 40 between plan-fidelity and efficiency-kpis, together with blocked=25 "
-         "(rule 2 would also abstain)", ("guard-count",)),
+         "(rule 2 would also abstain)", ("guard-count", "guard-high")),
         (v2(blocked=40, gates=2, full_gates=4), (),
-         "4 full-gate events vs 2 quality_gate events, together with blocked=40", ("guard-count",)),
+         "4 full-gate events vs 2 quality_gate events, together with blocked=40", ("guard-count", "guard-high")),
         (v1(blocked=58, full_gates=1, last_exit=2), (status("gate-health", "pass"),),
          "rubric-v1 gate-health pass with last exit_code=2, together with blocked=58",
-         ("guard-count", "legacy-v1")),
+         ("guard-count", "guard-high", "legacy-v1")),
         (v2(spiral=2, carryover=1, kpi_carryover=12, carryover_ratio=0.33), (),
          "carryover 1 vs 12, together with agent_summary.spiral=2 — rule 1 comes before rule 6, so "
          "the spiral cannot turn this defective record into a fail", ("spiral",)),
