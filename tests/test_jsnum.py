@@ -3,7 +3,9 @@ the same input (``String(x)``, ``Math.round(x)``, ``JSON.parse(text)``), noted b
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +155,43 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
 def test_is_js_number() -> None:
     assert is_js_number(1) and is_js_number(1.5) and is_js_number(math.nan)
     assert not is_js_number(True) and not is_js_number("1") and not is_js_number(None)
+
+
+def _js_view(value: object) -> object:
+    """A parsed value with every number replaced by "NUM:" + its JS text (as the corpus)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return "NUM:" + format_js_number(value)
+    if isinstance(value, list):
+        return [_js_view(v) for v in value]
+    assert isinstance(value, dict)
+    return {k: _js_view(v) for k, v in value.items()}
+
+
+CORPUS = json.loads((Path(__file__).parent / "data" / "v8_json_numbers.json").read_text("utf-8"))
+
+
+def test_json_parse_agrees_with_v8_on_a_recorded_corpus() -> None:
+    # 522 seeded token soups (122 that JSON.parse accepts, 400 it rejects), Node v20.20.
+    wrong = []
+    for text, expected in CORPUS["json"]:
+        try:
+            got: object = _js_view(loads_json_line(text))
+        except JSONLineError:
+            got = None
+        want = None if expected is None else json.loads(expected)
+        if got != want:
+            wrong.append((text, want, got))
+    assert len(CORPUS["json"]) > 500 and wrong == []
+
+
+def test_string_and_round_agree_with_v8_on_a_recorded_corpus() -> None:
+    # 1,500 doubles (random bit patterns, rounded decimals, powers of ten), Node v20.20's
+    # String(x) and String(Math.round(x)).
+    wrong = [
+        (text, s, r)
+        for text, s, r in CORPUS["numbers"]
+        if format_js_number(float(text)) != s or format_js_number(js_round(float(text))) != r
+    ]
+    assert len(CORPUS["numbers"]) == 1500 and wrong == []
