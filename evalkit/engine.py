@@ -53,6 +53,7 @@ from evalkit.rubrics.context import (
 )
 from evalkit.rubrics.evidence import ledger_gap_note
 from evalkit.rubrics.jsvalues import (
+    UNDEFINED,
     get,
     is_non_empty_trimmed,
     is_number,
@@ -470,51 +471,104 @@ def score_session(
 # -- the batch path --------------------------------------------------------------------------
 
 
+_ISO_MS = (
+    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+)
+
+
+def parse_timestamps(values: Sequence[Any]) -> list[float | None]:
+    """``timestamp_ms`` of many values at once, identical to calling it on each.
+
+    The writer's own form (``toISOString``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``) is parsed in bulk by
+    pandas; anything else, and anything pandas refuses (day 31 of a 30-day month, hour 24,
+    years out of its range), goes through the JavaScript ``Date.parse`` port one by one.
+    """
+    import numpy as np
+    import pandas as pd
+
+    out: list[float | None] = [None] * len(values)
+    if not values:
+        return out
+    texts = pd.Series([v if isinstance(v, str) else "" for v in values], dtype=object)
+    strict = texts.str.fullmatch(_ISO_MS).to_numpy(dtype=bool)
+    if strict.any():
+        parsed = pd.to_datetime(
+            texts[strict], format="%Y-%m-%dT%H:%M:%S.%fZ", errors="coerce", exact=True
+        )
+        ok = parsed.notna().to_numpy()
+        ms = parsed.to_numpy(dtype="datetime64[ms]").astype(np.int64)
+        for pos, good, value in zip(
+            np.flatnonzero(strict).tolist(), ok.tolist(), ms.tolist(), strict=True
+        ):
+            if good:
+                out[pos] = float(value)
+    for pos, value in enumerate(values):
+        if out[pos] is None:
+            out[pos] = timestamp_ms(value)
+    return out
+
+
 class _EventIndex:
     """The events of a ledger, sorted once by timestamp, for window queries by bisection."""
 
     def __init__(self, events: Sequence[Any]) -> None:
-        gates: list[tuple[float, int, bool]] = []
-        fulls: list[tuple[float, int, Any]] = []
-        guard_times: dict[str, list[float]] = {name: [] for name in _GUARD_EVENTS}
+        # One pass in Python collects what the windows need; timestamps are then parsed in
+        # bulk and each kind is sorted once by (timestamp, ledger position).
+        kinds: list[str] = []
+        positions: list[int] = []
+        stamps: list[Any] = []
+        exits: list[Any] = []
+        fulls: list[bool] = []
         self.raw_ids: dict[str, set[str]] = {}
         self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
+        relevant = QUALITY_GATE_EVENTS | frozenset(_GUARD_EVENTS)
         for idx, event in enumerate(events):
-            if not is_plain_object(event):
+            if not isinstance(event, Mapping):
                 continue
-            name = get(event, "event")
-            raw = get(event, "session_id")
-            if is_non_empty_trimmed(raw):
-                semantic = get(event, "semantic_session_id")
+            name = event.get("event")
+            raw = event.get("session_id")
+            if isinstance(raw, str) and is_non_empty_trimmed(raw):
+                semantic = event.get("semantic_session_id")
                 if isinstance(semantic, str):
                     self.raw_ids.setdefault(semantic, set()).add(raw)
                 self.raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
-            if isinstance(name, str) and name in self.by_raw_id and isinstance(raw, str):
-                self.by_raw_id[name][raw] += 1
-            if not isinstance(name, str):
+                if name in self.by_raw_id:
+                    self.by_raw_id[name][raw] += 1
+            if not isinstance(name, str) or name not in relevant:
                 continue
-            is_gate = name in QUALITY_GATE_EVENTS
-            if not is_gate and name not in guard_times:
-                continue
-            t = timestamp_ms(get(event, "timestamp"))
-            if t is None:
-                continue
-            if not is_gate:
-                guard_times[name].append(t)
-                continue
-            exit_code = get(event, "exit_code")
-            gates.append((t, idx, not strict_equals_zero(exit_code)))
-            if get(event, "variant") == "full-gate":
-                fulls.append((t, idx, exit_code))
-        gates.sort(key=lambda g: (g[0], g[1]))
-        fulls.sort(key=lambda g: (g[0], g[1]))
-        self.gate_times = [g[0] for g in gates]
+            kinds.append(name)
+            positions.append(idx)
+            stamps.append(event.get("timestamp", UNDEFINED))
+            if name in QUALITY_GATE_EVENTS:
+                exits.append(event.get("exit_code", UNDEFINED))
+                fulls.append(event.get("variant") == "full-gate")
+            else:
+                exits.append(None)
+                fulls.append(False)
+        times = parse_timestamps(stamps)
+        order = sorted(
+            (i for i, t in enumerate(times) if t is not None),
+            key=lambda i: (times[i], positions[i]),
+        )
+        self.gate_times: list[float] = []
         self.failing_prefix = [0]
-        for _, _, is_failing in gates:
-            self.failing_prefix.append(self.failing_prefix[-1] + int(is_failing))
-        self.full_times = [f[0] for f in fulls]
-        self.full_exit = [f[2] for f in fulls]
-        self.guard_times = {name: sorted(ts) for name, ts in guard_times.items()}
+        self.full_times: list[float] = []
+        self.full_exit: list[Any] = []
+        self.guard_times: dict[str, list[float]] = {name: [] for name in _GUARD_EVENTS}
+        for i in order:
+            t = times[i]
+            assert t is not None
+            name = kinds[i]
+            if name in QUALITY_GATE_EVENTS:
+                self.gate_times.append(t)
+                failing = not strict_equals_zero(exits[i])
+                self.failing_prefix.append(self.failing_prefix[-1] + failing)
+                if fulls[i]:
+                    self.full_times.append(t)
+                    self.full_exit.append(exits[i])
+            else:
+                self.guard_times[name].append(t)
         self.events_present = len(events) > 0
 
     @staticmethod

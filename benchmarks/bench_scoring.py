@@ -1,0 +1,231 @@
+"""Batch scoring speed: ``score_ledger`` against scoring one session at a time.
+
+Generates a seeded ledger of 5,000 sessions and 500,000 events in a temporary directory, times
+``score_ledger`` over all of it, times ``score_session`` for a random sample of sessions (each
+call reads the ledger and scans every event, as the reference engine does) and extrapolates
+that to all sessions, saying so. Checks that the verdicts of the sample are identical.
+
+``generate_ledger`` is also used by the tests (tests/test_engine_batch.py) to build ledgers
+with overlaps, duplicates, stubs, dual stamps, bad lines and odd timestamps.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+N_SESSIONS = 5_000
+N_EVENTS = 500_000
+SAMPLE = 12
+SEED = 20261001
+
+_BASE = datetime(2026, 7, 1, tzinfo=UTC)
+
+
+def _iso(t: datetime, rng: random.Random, odd: bool) -> str:
+    if odd:
+        variant = rng.randrange(5)
+        if variant == 0:
+            return (t + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S+02:00")
+        if variant == 1:
+            return t.strftime("%Y-%m-%dT%H:%M:%S")  # no zone: UTC
+        if variant == 2:
+            return t.strftime("%Y-%m-%d %H:%M:%S.%fZ")
+        if variant == 3:
+            return "not a timestamp"
+        return t.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _session(rng: random.Random, i: int, start: datetime, minutes: int) -> dict[str, Any]:
+    odd = rng.random() < 0.03
+    rec: dict[str, Any] = {
+        "session_id": f"main-{start:%Y-%m-%d}-session-{i}",
+        "started_at": _iso(start, rng, odd),
+        "completed_at": _iso(start + timedelta(minutes=minutes), rng, odd and rng.random() < 0.5),
+    }
+    if rng.random() < 0.03:
+        del rec[rng.choice(["started_at", "completed_at"])]
+    roll = rng.random()
+    if roll < 0.08:
+        rec["status"] = "abandoned"
+    elif roll < 0.2:
+        rec["status"] = "completed"
+    waves = rng.choice([0, 0, 1, 2, 3, 5])
+    if rng.random() < 0.9:
+        rec["total_waves"] = waves
+    if rng.random() < 0.1:
+        rec["waves"] = [{"role": "Housekeeping", "coordinator_direct": True}]
+    elif waves:
+        rec["waves"] = [{"wave": w + 1, "role": "Impl-Core"} for w in range(waves)]
+    if rng.random() < 0.9:
+        rec["total_files_changed"] = rng.choice([0, 0, 1, 4, 12])
+    if rng.random() < 0.85:
+        rec["total_agents"] = rng.randrange(0, 9)
+    if rng.random() < 0.8:
+        rec["agent_summary"] = {
+            "complete": rng.randrange(0, 6),
+            "spiral": rng.choice([0] * 12 + [1, 2, "1"]),
+        }
+    if rng.random() < 0.8:
+        eff: dict[str, Any] = {"planned_issues": rng.choice([0, 1, 3, 5])}
+        if rng.random() < 0.8:
+            eff["completion_rate"] = rng.choice([0, 0.5, 0.79, 0.8, 1, 1.0])
+        if rng.random() < 0.7:
+            eff["carryover"] = rng.randrange(0, 3)
+        rec["effectiveness"] = eff
+    if rng.random() < 0.5:
+        rec["total_token_input"] = rng.randrange(1000, 400_000)
+        rec["total_token_output"] = rng.randrange(1000, 400_000)
+    if rng.random() < 0.3:
+        rec["duration_seconds"] = minutes * 60
+    return rec
+
+
+def generate_ledger(
+    path: Path, n_sessions: int = N_SESSIONS, n_events: int = N_EVENTS, seed: int = SEED
+) -> list[str]:
+    """Write a seeded metrics dir to ``path``; return the distinct session ids written.
+
+    Sessions follow each other with random gaps and lengths, so some overlap and some touch;
+    a few records are rewritten (newest wins), some are backfill stubs or carry a duplicate id.
+    Events: quality gates (some red, some full-gate, some without exit_code), guard and loop
+    events stamped with raw ids, dual-stamp lock events for about half of the sessions,
+    malformed and non-object lines, and timestamps in every accepted (and some rejected) form.
+    """
+    rng = random.Random(seed)
+    path.mkdir(parents=True, exist_ok=True)
+    sessions: list[dict[str, Any]] = []
+    spans: list[tuple[datetime, datetime, str]] = []
+    t = _BASE
+    for i in range(n_sessions):
+        t += timedelta(minutes=rng.choice([-30, 0, 5, 20, 60, 90]))
+        minutes = rng.choice([0, 15, 45, 90, 120])
+        rec = _session(rng, i, t, minutes)
+        sessions.append(rec)
+        spans.append((t, t + timedelta(minutes=minutes), rec["session_id"]))
+        if rng.random() < 0.03:  # a rewrite of the same session: the later record wins
+            sessions.append({**rec, "total_files_changed": rng.randrange(0, 5)})
+        if rng.random() < 0.01:  # a backfill stub appended after the real record
+            sessions.append(
+                {"session_id": rec["session_id"], "_backfill_source": "hook", "status": "abandoned"}
+            )
+    if n_sessions > 3:
+        sessions.append(
+            {"session_id": "   ", "completed_at": "2026-07-01T00:00:00Z", "status": "completed"}
+        )
+
+    raw_of = {sid: f"{rng.getrandbits(64):016x}-raw" for _, _, sid in spans}
+    lines: list[str] = []
+    for sid, raw in raw_of.items():
+        if rng.random() < 0.5:
+            lines.append(
+                json.dumps(
+                    {
+                        "timestamp": "2026-07-01T00:00:00.000Z",
+                        "event": "orchestrator.session.lock.acquired",
+                        "session_id": raw,
+                        "semantic_session_id": sid,
+                    }
+                )
+            )
+    gate_names = ["orchestrator.quality_gate.passed", "orchestrator.quality_gate.failed"]
+    guard_names = [
+        "orchestrator.destructive_guard.blocked",
+        "orchestrator.destructive_guard.warned",
+        "orchestrator.loop.warning",
+    ]
+    while len(lines) < n_events:
+        start, end, sid = spans[rng.randrange(len(spans))]
+        span = max((end - start).total_seconds(), 1.0)
+        when = start + timedelta(seconds=rng.uniform(-0.1 * span, 1.1 * span))
+        if rng.random() < 0.02:  # land exactly on a boundary (inclusive window)
+            when = rng.choice([start, end])
+        when = when.replace(microsecond=(when.microsecond // 1000) * 1000)
+        roll = rng.random()
+        event: dict[str, Any] = {"timestamp": _iso(when, rng, rng.random() < 0.01)}
+        if roll < 0.45:
+            event["event"] = rng.choice(gate_names)
+            event["variant"] = rng.choice(["baseline", "incremental", "full-gate"])
+            if rng.random() < 0.97:
+                event["exit_code"] = rng.choice([0, 0, 0, 1, 2])
+        elif roll < 0.7:
+            event["event"] = rng.choice(guard_names)
+            event["session_id"] = raw_of[sid] if rng.random() < 0.9 else sid
+        elif roll < 0.995:
+            event["event"] = "orchestrator.wave.completed"
+        elif roll < 0.998:
+            lines.append('{"timestamp": "2026-07-0')
+            continue
+        else:
+            lines.append("[1, 2, 3]")
+            continue
+        lines.append(json.dumps(event))
+    with open(path / "sessions.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(s) + "\n" for s in sessions)
+    with open(path / "events.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
+    return list(dict.fromkeys(s["session_id"] for s in sessions))
+
+
+def main() -> None:
+    """Run the benchmark and print times, ratio and the identity check."""
+    import pandas as pd
+
+    from evalkit.engine import score_ledger, score_session
+    from evalkit.errors import EvalkitError
+
+    rubric = "rubric-v2"
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
+        ledger = Path(tmp) / "metrics"
+        t0 = time.perf_counter()
+        ids = generate_ledger(ledger)
+        print(
+            f"generated {N_SESSIONS} sessions / {N_EVENTS} events in "
+            f"{time.perf_counter() - t0:.1f} s ({len(ids)} distinct ids incl. rewrites)"
+        )
+
+        t0 = time.perf_counter()
+        frame = score_ledger(ledger, rubric)
+        batch = time.perf_counter() - t0
+        scored = frame["session_id"].nunique()
+        print(f"score_ledger: {scored} sessions, {len(frame)} rows in {batch:.2f} s")
+
+        sample = random.Random(SEED).sample(sorted(frame["session_id"].unique()), SAMPLE)
+        t0 = time.perf_counter()
+        identical = 0
+        for sid in sample:
+            try:
+                record = score_session(ledger, sid, rubric, timestamp="2026-10-01T00:00:00.000Z")
+            except EvalkitError:
+                continue
+            one = [
+                (d.id, str(d.status), d.to_dict().get("score"), d.evidence)
+                for d in record.dimensions
+            ]
+            rows = frame[frame["session_id"] == sid]
+            many = [
+                (r.dimension, r.status, None if pd.isna(r.score) else r.score, r.evidence)
+                for r in rows.itertuples()
+            ]
+            identical += one == many
+        single = (time.perf_counter() - t0) / SAMPLE
+        extrapolated = single * scored
+        print(
+            f"score_session one at a time: {single:.2f} s per session, measured on a random "
+            f"sample of {SAMPLE} and extrapolated to {scored} sessions: {extrapolated:.0f} s"
+        )
+        print(f"ratio (one-at-a-time / batch): {extrapolated / batch:.0f}x")
+        print(f"identical verdicts on the sample: {identical}/{SAMPLE}")
+        target = "met" if batch < 10 and extrapolated / batch >= 50 else "NOT met"
+        print(f"target (< 10 s and >= 50x): {target}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
