@@ -437,3 +437,15 @@ def test_a_lone_version_copy_uses_the_repository_decision_rule(tmp_path: Path) -
     repo_rule = json.loads((GOLD_DIR.parent / "DECISION_RULE.json").read_text(encoding="utf-8"))
     assert res.decision_rule["graduate_if"] == repo_rule["graduate_if"]
     assert res.decision_rule["sha256"] == gs.manifest["decision_rules"]["DECISION_RULE.json"]
+
+
+def test_graduation_is_judged_on_the_pre_registered_interval_whatever_is_displayed(gold) -> None:
+    items = gold.items
+    judge = _confusion_judge(list(items["label"]), 0.62, np.random.default_rng(21))
+    lab = _labels(items["item_id"], judge)
+    pre = calibrate(lab, gold)  # the decision rule's own level, resamples and seed
+    shown = calibrate(lab, gold, level=0.5, n_resamples=N_RES, rng=5)
+    assert shown.kappa_ci.level == 0.5
+    assert shown.kappa_ci.high - shown.kappa_ci.low < pre.kappa_ci.high - pre.kappa_ci.low
+    assert shown.graduates == pre.graduates
+    assert shown.graduation_reason == pre.graduation_reason
