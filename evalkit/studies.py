@@ -283,6 +283,12 @@ _OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js -%}{%- endblock html_head_js -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{% block notebook_css %}{{ super() }}
+<style type="text/css">
+div#notebook-container { width: auto; max-width: 1280px; }
+div.output_area table { font-size: 12px; }
+</style>
+{% endblock notebook_css %}
 """
 
 

@@ -148,7 +148,7 @@ display(Markdown(th.ceiling_text(cf, st, ceiling)))
     (
         "code",
         """
-analyses.write_results({
+_ = analyses.write_results({
     "fact": fact,
     "value_sources": sources,
     "published_table": {k: pub[k] for k in ("records", "sessions", "v1_fail_records", "v1_fail_sessions")},
@@ -227,7 +227,10 @@ display(Markdown(f"{len(changed)} session × dimension verdicts differ "
                  f"(of {int(scored[scored['rubric'] == 'rubric-v1'].shape[0])} v1 verdicts)."))
 display(changed.groupby(["dimension", "rubric-v1", "rubric-v2"]).size().rename("sessions").to_frame()
         if len(changed) else changed)
-display(changed.head(40))
+detail = changed[changed["why"] != "dimension new in the later rubric"]
+display(Markdown(f"Changed verdicts other than the new `guard-friction` dimension: {len(detail)} "
+                 "(first 40 shown; all of them are in results.json)."))
+display(detail.head(40).reset_index(drop=True))
 """,
     ),
     ("md", "## Dead-instrument flags"),
@@ -241,7 +244,7 @@ display(flags if len(flags) else Markdown("No flag raised."))
     (
         "code",
         """
-analyses.write_results({
+_ = analyses.write_results({
     "sessions": n_sessions,
     "rates": rates.to_dict(orient="records"),
     "changed": changed.to_dict(orient="records"),
@@ -335,7 +338,7 @@ display(Markdown(ag.paradox_text(paradox)))
     (
         "code",
         """
-analyses.write_results({
+_ = analyses.write_results({
     "n_items": int(labels["item_id"].nunique()),
     "targets": sorted(labels["target"].unique()),
     "variance_free": vf.to_dict(orient="records"),
@@ -415,7 +418,7 @@ display(cal.per_rule_frame(result))
     ("code", "display(Markdown(cal.decision_text(result)))"),
     ("md", "## Disagreements, item by item"),
     ("code", "display(cal.disagreements(result))"),
-    ("code", "analyses.write_results(cal.figures(result, judge_labels, gold))"),
+    ("code", "_ = analyses.write_results(cal.figures(result, judge_labels, gold))"),
     (
         "md",
         """

@@ -414,7 +414,7 @@ def plot_forest(table: pd.DataFrame) -> Figure:
     import matplotlib.pyplot as plt
 
     targets = sorted(table["target"].unique())
-    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.9 * len(targets)))
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.9 * len(targets)))
     colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
     for i, target in enumerate(targets):
         sub = table[table["target"] == target].reset_index(drop=True)
@@ -439,7 +439,7 @@ def plot_forest(table: pd.DataFrame) -> Figure:
     ax.set_xlabel("coefficient (95% percentile bootstrap CI over items)")
     n = int(table["n_items"].max()) if len(table) else 0
     ax.set_title(f"Agreement per target (n = {n} items per target)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     plt.close(fig)
     return fig

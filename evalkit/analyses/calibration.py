@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +93,9 @@ def run(
     with contextlib.redirect_stderr(buf):
         result = calibrate(judge, gold, n_resamples=n_resamples, rng=seed)
     notes = tuple(
-        line.replace(str(_ROOT), "<repo>") for line in buf.getvalue().splitlines() if line
+        line.replace(str(_ROOT) + os.sep, "").replace(str(_ROOT), ".")
+        for line in buf.getvalue().splitlines()
+        if line
     )
     return CalibrationStudy(result, notes)
 
@@ -139,7 +142,9 @@ def plot_confusion(result: Any) -> Figure:
     ax.imshow(conf.to_numpy(), cmap="Blues")
     for i in range(conf.shape[0]):
         for j in range(conf.shape[1]):
-            ax.text(j, i, str(int(conf.iloc[i, j])), ha="center", va="center", fontsize=11)
+            value = int(conf.iloc[i, j])
+            colour = "white" if value > conf.to_numpy().max() / 2 else "black"
+            ax.text(j, i, str(value), ha="center", va="center", fontsize=11, color=colour)
     ax.set_xticks(range(conf.shape[1]), [str(c) for c in conf.columns], rotation=15)
     ax.set_yticks(range(conf.shape[0]), [str(c) for c in conf.index])
     ax.set_xlabel("judge")

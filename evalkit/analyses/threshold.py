@@ -211,9 +211,11 @@ def plot_distribution(
     counts = values.value_counts().sort_index()
     fig, ax = plt.subplots(figsize=(8, 3.2))
     ax.bar(counts.index, counts.to_numpy(), width=0.8, color="#4c72b0")
-    for t in thresholds:
+    top = ax.get_ylim()[1]
+    for k, t in enumerate(sorted(thresholds)):
         ax.axvline(float(t) - 0.5, color="#c44e52", linestyle="--", linewidth=1)
-        ax.text(float(t) - 0.4, ax.get_ylim()[1] * 0.9, f"t={t}", color="#c44e52", fontsize=8)
+        y = top * (0.92 - 0.09 * (k % 4))  # staggered so neighbouring labels do not overlap
+        ax.text(float(t) - 0.3, y, f"t={t}", color="#c44e52", fontsize=8)
     ax.set_xlabel(f"{fact} per record")
     ax.set_ylabel("records")
     ax.set_title(f"Distribution of {fact} (n = {len(values)} records with a known value)")
