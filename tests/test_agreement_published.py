@@ -248,6 +248,19 @@ class TestKrippendorff:
             assert ours.statistic == pytest.approx(ref, abs=1e-10)
 
 
+def test_krippendorff_continuous_interval_values() -> None:
+    # every value distinct (q ~ n * raters): the coincidence route must not need q x q per unit
+    rng = np.random.default_rng(8)
+    truth = rng.normal(size=60)
+    x = truth[:, None] + 0.5 * rng.normal(size=(60, 3))
+    x[::5, 2] = np.nan
+    ref = krippendorff.alpha(reliability_data=x.T, level_of_measurement="interval")
+    ours = krippendorff_alpha(x, "interval")
+    assert ours.statistic == pytest.approx(ref, abs=1e-10)
+    low, high = ours.confidence_interval(method="bca", n_resamples=2000, rng=1)
+    assert low < ours.statistic < high
+
+
 class TestGwet:
     def test_irrcac_raw4raters(self) -> None:
         res = gwet_ac1(KRIPP)

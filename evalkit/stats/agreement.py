@@ -791,10 +791,18 @@ def krippendorff_alpha(
     if c.shape[0] == 0:
         raise EvalkitError("krippendorff_alpha: no unit has two or more ratings (none pairable)")
     # per-unit coincidences o^u_ck = n_uc (n_uk - [c == k]) / (m_u - 1)
-    o_u = (c[:, :, None] * c[:, None, :] - np.einsum("uc,ck->uck", c, np.eye(q))) / (m - 1)[
-        :, None, None
-    ]
     if level == "ordinal":
+        # the ordinal metric depends on the marginals, so each resample needs the whole
+        # coincidence matrix: q * q sufficient statistics per unit
+        if c.shape[0] * q * q > 50_000_000:
+            raise EvalkitError(
+                f"krippendorff_alpha: level='ordinal' with {q} distinct values on "
+                f"{c.shape[0]} units needs {c.shape[0] * q * q:,} coincidence cells; "
+                "bin the values into fewer ranks"
+            )
+        o_u = (c[:, :, None] * c[:, None, :] - np.einsum("uc,ck->uck", c, np.eye(q))) / (m - 1)[
+            :, None, None
+        ]
         suff = o_u.reshape(c.shape[0], q * q)
 
         def alpha_fn(sums: Array) -> Array:
@@ -805,7 +813,9 @@ def krippendorff_alpha(
 
     else:
         d_fixed = _delta(level, values, np.zeros(q))
-        suff = np.column_stack([np.sum(o_u * d_fixed, axis=(1, 2)), c])
+        # sum_ck o^u_ck d_ck without the q x q array per unit (d_cc = 0)
+        disagreement = np.sum((c @ d_fixed) * c, axis=1) / (m - 1)
+        suff = np.column_stack([disagreement, c])
 
         def alpha_fn(sums: Array) -> Array:
             return _alpha_from(sums[..., 0], sums[..., 1:], d_fixed)
@@ -842,7 +852,10 @@ def krippendorff_alpha(
 
 def _alpha_from(do_sum: Array, marg: Array, d: Array) -> Array:
     n_tot = marg.sum(axis=-1)
-    de = np.einsum("...c,...ck,...k->...", marg, d * np.ones_like(marg[..., None]), marg)
+    if d.ndim == 2:  # fixed metric: no (resamples, q, q) intermediate
+        de = np.einsum("...c,...c->...", marg @ d, marg)
+    else:
+        de = np.einsum("...c,...ck,...k->...", marg, d, marg)
     ok = de > _EPS
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ok, 1.0 - (n_tot - 1) * do_sum / np.where(ok, de, 1.0), np.nan)

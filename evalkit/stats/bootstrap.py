@@ -161,14 +161,16 @@ def _sums_of_resamples(
                 f"weights must have shape (n_resamples, {n}) (one count per item used), "
                 f"got {w.shape}"
             )
-        for start in range(0, w.shape[0], max(1, _MAX_CHUNK_BYTES // (8 * n))):
-            chunk = w[start : start + max(1, _MAX_CHUNK_BYTES // (8 * n))].astype(float)
+        step = max(1, _MAX_CHUNK_BYTES // (8 * (n + 4 * suff.shape[1])))
+        for start in range(0, w.shape[0], step):
+            chunk = w[start : start + step].astype(float)
             out.append(fn(chunk @ suff))
         return np.concatenate(out)
     rows, mult = units if units is not None else _units(suff, clusters)
     m = int(mult.sum())
     prob = mult / m
-    for size in _chunks(n_resamples, 8 * rows.shape[0]):
+    # a chunk holds its counts (rows) and sums (columns), plus the statistic's temporaries
+    for size in _chunks(n_resamples, 8 * (rows.shape[0] + 4 * rows.shape[1])):
         counts = gen.multinomial(m, prob, size=size).astype(float)
         out.append(fn(counts @ rows))
     return np.concatenate(out)
