@@ -213,27 +213,43 @@ def _complete_pairs(r: Ratings) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     return r.codes[both], r.rows[both]
 
 
+def _pair_suff(codes: NDArray[np.intp], k: int, w: Array) -> Array:
+    """Per item of two raters: [w(a_i, b_i), one-hot(a_i) (k), one-hot(b_i) (k)].
+
+    Sums give n * po and both raters' margins, all a weighted kappa needs: 1 + 2k columns
+    rather than the k * k cells of the table. Rows of codes with a -1 give an all-zero row.
+    """
+    n = codes.shape[0]
+    s = np.zeros((n, 1 + 2 * k))
+    ok = np.nonzero((codes >= 0).all(axis=1))[0]
+    a, b = codes[ok, 0], codes[ok, 1]
+    s[ok, 0] = w[a, b]
+    s[ok, 1 + a] = 1.0
+    s[ok, 1 + k + b] = 1.0
+    return s
+
+
+def _pair_margins(sums: Array, k: int) -> tuple[Array, Array, Array]:
+    """(po, rater-1 margins, rater-2 margins) from sums (..., 1 + 2k); NaN if no item."""
+    n = sums[..., 1 : 1 + k].sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(n > 0, 1.0 / np.where(n > 0, n, 1.0), np.nan)
+    return (
+        sums[..., 0] * inv,
+        sums[..., 1 : 1 + k] * inv[..., None],
+        sums[..., 1 + k :] * inv[..., None],
+    )
+
+
 def _table_fn(k: int, w: Array) -> Callable[[Array], Array]:
-    """Weighted Cohen kappa from table sums (..., k*k)."""
+    """Weighted Cohen kappa from sums (..., 1 + 2k) of ``_pair_suff``."""
 
     def fn(sums: Array) -> Array:
-        t = sums.reshape((*sums.shape[:-1], k, k))
-        n = t.sum(axis=(-1, -2))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = t / n[..., None, None]
-        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
-        po = (w * p).sum(axis=(-1, -2))
+        po, rows, cols = _pair_margins(sums, k)
         pe = np.einsum("...i,ij,...j->...", rows, w, cols)
         return _chance_corrected(po, pe)
 
     return fn
-
-
-def _onehot_pairs(codes: NDArray[np.intp], k: int) -> Array:
-    """n x (k*k) one-hot of the (rater 1, rater 2) cell of each item."""
-    s = np.zeros((codes.shape[0], k * k))
-    s[np.arange(codes.shape[0]), codes[:, 0] * k + codes[:, 1]] = 1.0
-    return s
 
 
 # --------------------------------------------------------------------------- Cohen
@@ -258,16 +274,16 @@ def cohen_kappa(
     module docstring.
     """
     r, _ = _ratings_or_table("cohen_kappa", ratings, table, categories)
-    codes, rows = _complete_pairs(r)
+    codes, kept = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("cohen_kappa: no item has ratings from both raters")
     k = r.n_categories
     w, wname = _weights_matrix(weights, r.values)
-    suff = _onehot_pairs(codes, k)
-    fn = _table_fn(k, w)
-    est = _Estimator(suff, fn, rows, r.n_rows_input)
+    suff = _pair_suff(codes, k, w)
+    est = _Estimator(suff, _table_fn(k, w), kept, r.n_rows_input)
     n = codes.shape[0]
-    p = suff.sum(axis=0).reshape(k, k) / n
+    p = np.zeros((k, k))
+    np.add.at(p, (codes[:, 0], codes[:, 1]), 1.0 / n)
     rows, cols = p.sum(axis=1), p.sum(axis=0)
     po = float((w * p).sum())
     pe = float(rows @ w @ cols)
@@ -669,19 +685,13 @@ def light_kappa(
     k, nr = r.n_categories, r.n_raters
     w, wname = _weights_matrix(weights, r.values)
     pairs = list(itertools.combinations(range(nr), 2))
-    blocks = []
-    for g, h in pairs:
-        codes = r.codes[:, [g, h]]
-        s = np.zeros((r.n_items, k * k))
-        both = (codes >= 0).all(axis=1)
-        s[np.nonzero(both)[0], codes[both, 0] * k + codes[both, 1]] = 1.0
-        blocks.append(s)
-    suff = np.concatenate(blocks, axis=1)
+    suff = np.concatenate([_pair_suff(r.codes[:, [g, h]], k, w) for g, h in pairs], axis=1)
     pair_fn = _table_fn(k, w)
     npairs = len(pairs)
+    width = 1 + 2 * k
 
     def coef_fn(sums: Array) -> Array:
-        per = pair_fn(sums.reshape((*sums.shape[:-1], npairs, k * k)))
+        per = pair_fn(sums.reshape((*sums.shape[:-1], npairs, width)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per, axis=-1)
@@ -689,7 +699,7 @@ def light_kappa(
     est = _Estimator(suff, coef_fn, r.rows, r.n_rows_input)
     sums = suff.sum(axis=0)
     coef = _none(coef_fn(sums[None, :])[0])
-    per_pair = pair_fn(sums.reshape(npairs, k * k))
+    per_pair = pair_fn(sums.reshape(npairs, width))
     if coef is None:
         _warn_degenerate("Light's kappa", "every pair of raters has chance agreement 1")
     elif np.any(np.isnan(per_pair)):
@@ -905,7 +915,7 @@ def pabak(
     holds.
     """
     r, from_table = _ratings_or_table("pabak", ratings, table, categories)
-    codes, rows = _complete_pairs(r)
+    codes, kept = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("pabak: no item has ratings from both raters")
     if from_table:
@@ -923,7 +933,7 @@ def pabak(
         pi_, bi_ = abs(pi_signed), abs(bi_signed)
     est = bp._estimator
     if est is not None:
-        est = _Estimator(est.suff, est.fn, rows, r.n_rows_input)
+        est = _Estimator(est.suff, est.fn, kept, r.n_rows_input)
     return _replace(
         bp,
         _estimator=est,
@@ -952,20 +962,17 @@ def kappa_max(
     and ``extra["kappa_over_max"]`` their ratio.
     """
     r, _ = _ratings_or_table("kappa_max", ratings, table, categories)
-    codes, rows = _complete_pairs(r)
+    codes, kept = _complete_pairs(r)
     if codes.shape[0] == 0:
         raise EvalkitError("kappa_max: no item has ratings from both raters")
     k = r.n_categories
-    suff = _onehot_pairs(codes, k)
+    suff = _pair_suff(codes, k, np.eye(k))
 
     def fn(sums: Array) -> Array:
-        t = sums.reshape((*sums.shape[:-1], k, k))
-        n = t.sum(axis=(-1, -2))
-        p = t / n[..., None, None]
-        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
+        _, rows, cols = _pair_margins(sums, k)
         return _chance_corrected(np.minimum(rows, cols).sum(axis=-1), np.sum(rows * cols, axis=-1))
 
-    est = _Estimator(suff, fn, rows, r.n_rows_input)
+    est = _Estimator(suff, fn, kept, r.n_rows_input)
     value = _none(fn(suff.sum(axis=0)[None, :])[0])
     if value is None:
         _warn_degenerate("kappa_max", "chance agreement is 1: one category only")
