@@ -330,7 +330,7 @@ display(ag.format_category_table(per_cat))
     (
         "code",
         """
-paradox = ag.paradox(labels)
+paradox = ag.paradox(labels, n_resamples=n_resamples, seed=seed)
 display(paradox)
 display(Markdown(ag.paradox_text(paradox)))
 """,

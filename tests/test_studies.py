@@ -312,7 +312,6 @@ def test_judge_calibration_against_the_gold_set(tmp_path: Path) -> None:
 def test_demo_writes_an_index_linking_every_study(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.cli import demo
 
     # the demo itself is the four notebook tests above in sequence; here a toy notebook per
     # study checks the index and the exit status quickly
@@ -334,7 +333,23 @@ def test_demo_writes_an_index_linking_every_study(
         assert (tmp_path / "reports" / name / "results.json").is_file()
     assert index.count(">ok<") == 3 and index.count(">failed<") == 1
     assert_offline(index)
-    _ = demo
+    # the default data stay beside the reports, rebuilt on each run
+    assert (tmp_path / "reports" / "_default-data" / "metrics" / "eval.jsonl").is_file()
+
+
+def test_demo_never_deletes_a_data_folder_it_did_not_write(tmp_path: Path) -> None:
+    from evalkit.cli import demo
+
+    foreign = tmp_path / "reports" / "_default-data"
+    foreign.mkdir(parents=True)
+    (foreign / "mine.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(EvalkitError, match="was not written by evalkit demo"):
+        demo._fresh_data_dir(tmp_path / "reports")
+    assert (foreign / "mine.txt").read_text(encoding="utf-8") == "keep me"
+    ours = demo._fresh_data_dir(tmp_path / "other")
+    (ours.parent / "stale.txt").write_text("x", encoding="utf-8")
+    again = demo._fresh_data_dir(tmp_path / "other")
+    assert again == ours and not (ours.parent / "stale.txt").exists()
 
 
 # ------------------------------------------------------------------------ headless Chromium

@@ -343,8 +343,29 @@ def format_category_table(table: pd.DataFrame) -> pd.DataFrame:
     ].set_index(["target", "category"])
 
 
+def _po_interval(matrix: list[list[Any]], n_resamples: int, seed: int) -> str:
+    """Observed (pairwise) agreement with a percentile bootstrap CI over fully rated items."""
+    import numpy as np
+
+    full = [row for row in matrix if all(v is not None for v in row)]
+    if len(full) < 2:
+        return "n/a"
+    m = len(full[0])
+    cats = sorted({v for row in full for v in row}, key=str)
+    counts = np.array([[sum(v == c for v in row) for c in cats] for row in full], dtype=float)
+    per_item = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))
+    idx = np.random.default_rng(seed).integers(0, len(full), size=(n_resamples, len(full)))
+    lo, hi = np.percentile(per_item[idx].mean(axis=1), [2.5, 97.5])
+    return f"{per_item.mean():.3f} [{lo:.3f}, {hi:.3f}], n = {len(full)}"
+
+
 def paradox(
-    labels: pd.DataFrame, *, high_agreement: float = 0.8, low_kappa: float = 0.4
+    labels: pd.DataFrame,
+    *,
+    high_agreement: float = 0.8,
+    low_kappa: float = 0.4,
+    n_resamples: int = 500,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """κ-paradox diagnostics per target: observed agreement vs κ, and (binary targets) the mean
     prevalence and bias indices over rater pairs (Byrt, Bishop & Carlin 1993)."""
@@ -380,6 +401,7 @@ def paradox(
                 "target": target,
                 "n_items": int(mat.shape[0]),
                 "observed_agreement": po,
+                "observed_agreement [95% CI]": _po_interval(matrix, n_resamples, seed),
                 "chance_agreement": None
                 if fk.chance_agreement is None
                 else round(fk.chance_agreement, 3),

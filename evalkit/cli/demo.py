@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import html
+import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from evalkit.errors import EvalkitError
 
 # Parameters the demo passes per study; everything else keeps the notebook's default.
 # Bootstrap sizes stay modest so the whole demo finishes in well under five minutes.
@@ -37,6 +39,28 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+_DATA_DIR = "_default-data"
+_MARKER = ".evalkit-simulated"
+
+
+def _fresh_data_dir(out: Path) -> Path:
+    """``<out>/_default-data/metrics``, emptied first only if evalkit wrote it (marker file).
+
+    The default data stay beside the reports (the journal is the truth; reports are views),
+    and a fixed path keeps results.json identical across reruns.
+    """
+    root = out / _DATA_DIR
+    if root.exists():
+        if not (root / _MARKER).is_file():
+            raise EvalkitError(f"{root} exists and was not written by evalkit demo; move it away")
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    (root / _MARKER).write_text(
+        "written by `evalkit demo`; rebuilt on every run\n", encoding="utf-8"
+    )
+    return (root / "metrics").resolve()
+
+
 def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
     """Run the demo; returns one summary row per study."""
     from evalkit import studies
@@ -44,40 +68,40 @@ def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
 
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="evalkit-demo-") as work:
-        t0 = time.monotonic()
-        _say(f"[demo] building preset {PRESET_RUBRIC_V2} ...")
-        ledger = build_preset(Path(work) / "metrics")
-        _say(
-            f"[demo] preset built: {len(ledger.session_ids)} sessions, {ledger.records} records "
-            f"({time.monotonic() - t0:.1f}s)"
-        )
-        for name in studies.STUDIES:
-            try:
-                declared = studies.declared_parameters(name)
-            except Exception as exc:  # a missing or broken notebook is that study's failure
-                rows.append({"study": name, "status": "failed", "error": str(exc), "seconds": 0.0})
-                _say(f"[demo] {name}: cannot read its parameters: {exc}")
-                continue
-            wanted = dict(_DEMO_PARAMS.get(name, {}), metrics_dir=str(ledger.metrics_dir))
-            params = {k: v for k, v in wanted.items() if k in declared}
-            t1 = time.monotonic()
-            try:
-                run = studies.run_study(
-                    name, params, out_dir=out / name, timeout=timeout, progress=_say
-                )
-                status, error = run.status.value, run.error
-            except Exception as exc:  # one broken study must not hide the others
-                status, error = "failed", f"{type(exc).__name__}: {exc}"
-                _say(f"[demo] {name}: could not run: {error}")
-            rows.append(
-                {
-                    "study": name,
-                    "status": status,
-                    "error": error,
-                    "seconds": round(time.monotonic() - t1, 1),
-                }
+    t0 = time.monotonic()
+    data = _fresh_data_dir(out)
+    _say(f"[demo] building preset {PRESET_RUBRIC_V2} into {data} ...")
+    ledger = build_preset(data)
+    _say(
+        f"[demo] preset built: {len(ledger.session_ids)} sessions, {ledger.records} records "
+        f"({time.monotonic() - t0:.1f}s)"
+    )
+    for name in studies.STUDIES:
+        try:
+            declared = studies.declared_parameters(name)
+        except Exception as exc:  # a missing or broken notebook is that study's failure
+            rows.append({"study": name, "status": "failed", "error": str(exc), "seconds": 0.0})
+            _say(f"[demo] {name}: cannot read its parameters: {exc}")
+            continue
+        wanted = dict(_DEMO_PARAMS.get(name, {}), metrics_dir=str(ledger.metrics_dir))
+        params = {k: v for k, v in wanted.items() if k in declared}
+        t1 = time.monotonic()
+        try:
+            run = studies.run_study(
+                name, params, out_dir=out / name, timeout=timeout, progress=_say
             )
+            status, error = run.status.value, run.error
+        except Exception as exc:  # one broken study must not hide the others
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            _say(f"[demo] {name}: could not run: {error}")
+        rows.append(
+            {
+                "study": name,
+                "status": status,
+                "error": error,
+                "seconds": round(time.monotonic() - t1, 1),
+            }
+        )
     (out / "index.html").write_text(_index_html(rows), encoding="utf-8")
     return rows
 
