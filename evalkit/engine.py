@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODEL_SOURCES",
+    "SAMPLE_METRICS_DIR",
     "STANDARD_VERSION",
     "EvalRecord",
     "Harness",
@@ -93,6 +94,9 @@ LOOP_WARNING = "orchestrator.loop.warning"
 _GUARD_EVENTS = (BLOCKED, WARNED, LOOP_WARNING)
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
+
+#: The small hand-written sample ledger shipped with the package (for the demo).
+SAMPLE_METRICS_DIR = Path(__file__).resolve().parent / "data" / "sample"
 
 
 # -- the ledger as a rubric reads it ---------------------------------------------------------
@@ -710,7 +714,14 @@ def score_ledger(
         for dim in rub.score(ctx):
             score = dim.to_dict().get("score") if dim.has_score else None
             rows.append((resolution.session_id, dim.id, str(dim.status), score, dim.evidence))
-    frame = pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+    # object dtype keeps a null score None (not NaN) and an integral score an int
+    frame = pd.DataFrame(
+        {
+            name: pd.Series(values, dtype=object)
+            for name, values in zip(LEDGER_COLUMNS, columns, strict=True)
+        }
+    )
     frame.attrs["skipped"] = skipped
     frame.attrs["rubric_version"] = rub.version
     return frame
