@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "MAX_SAFE_INTEGER",
     "JSONLineError",
+    "decode_json_value",
     "format_js_number",
     "is_js_number",
     "js_round",
@@ -128,6 +129,7 @@ _DECODER = json.JSONDecoder(
     parse_float=_parse_number_float,
     parse_constant=_parse_constant,
 )
+_RAW_DECODE = _DECODER.raw_decode
 
 
 def loads_json_line(text: str) -> Any:
@@ -141,8 +143,21 @@ def loads_json_line(text: str) -> Any:
     """
     if not isinstance(text, str):
         raise JSONLineError(f"expected str, got {type(text).__name__}")
+    start = _skip_ws(text, 0)
+    end = len(text)
+    while end > start and text[end - 1] in " \t\r\n":
+        end -= 1
+    return decode_json_value(text[start:end] if start or end != len(text) else text)
+
+
+def decode_json_value(text: str) -> Any:
+    """:func:`loads_json_line` for a ``str`` already stripped of surrounding whitespace.
+
+    The hot path of ledger reading: one C-level ``raw_decode``, no whitespace scan. Raises
+    :class:`JSONLineError` exactly where ``JSON.parse`` throws.
+    """
     try:
-        value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
+        value, end = _RAW_DECODE(text)
     except JSONLineError:
         raise
     except json.JSONDecodeError as exc:
@@ -150,7 +165,6 @@ def loads_json_line(text: str) -> Any:
     except RecursionError:
         # JSON.parse (V8) handles deep nesting; Python's decoder recurses. Said, not hidden.
         raise JSONLineError("JSON nested too deeply for this reader") from None
-    end = _skip_ws(text, end)
     if end != len(text):
         raise JSONLineError(f"invalid JSON: extra data at column {end + 1}")
     return value

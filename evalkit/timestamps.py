@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MAX_TIME_MS", "format_iso", "parse_timestamp"]
+__all__ = ["MAX_TIME_MS", "format_iso", "parse_iso_z", "parse_timestamp"]
 
 #: ECMAScript time values are clipped to +-8.64e15 ms (100,000,000 days around the epoch).
 MAX_TIME_MS = 8_640_000_000_000_000
@@ -33,6 +33,10 @@ _FAST_ISO = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z"
 )
 _FRACTION_SCALE = (0, 100, 10, 1)
+# The reference's isIso8601 shape (events-schema.mjs): what may date an event source.
+_STRICT_ISO_Z = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,3}))?Z\Z"
+)
 
 
 @lru_cache(maxsize=8192)
@@ -75,6 +79,29 @@ def parse_timestamp(value: object) -> float | None:
     if fields is None:
         return None
     return _to_time_value(fields)
+
+
+def parse_iso_z(value: object) -> float | None:
+    """Epoch ms of a strict ``YYYY-MM-DDTHH:MM:SS[.sss]Z`` string that ``Date.parse`` accepts.
+
+    The reference's ``isIso8601(v) && Date.parse(v)``, used to date rotated event sources:
+    other forms (offsets, no zone, lower-case ``z``) do not date a source even when
+    :func:`parse_timestamp` reads them.
+    """
+    if not isinstance(value, str):
+        return None
+    m = _STRICT_ISO_Z.match(value)
+    if m is None:
+        return None
+    date, hh, mm, ss, frac = m.groups()
+    days = _fast_days(date)
+    hour, minute, second = int(hh), int(mm), int(ss)
+    if days is None or hour > 23 or minute > 59 or second > 59:
+        return parse_timestamp(value)  # 24:00 or an out-of-range field: the full grammar decides
+    t = days * _MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000
+    if frac:
+        t += int(frac) * _FRACTION_SCALE[len(frac)]
+    return float(t)
 
 
 def format_iso(ms: float | int) -> str:

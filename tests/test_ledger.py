@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import require_shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit.errors import EvalkitError
 from evalkit.ledger import (
@@ -19,6 +21,7 @@ from evalkit.ledger import (
     read_jsonl,
     read_metrics_dir,
 )
+from evalkit.timestamps import parse_timestamp
 
 EV = '{"timestamp":"%s","event":"orchestrator.quality_gate.passed","exit_code":0}'
 
@@ -384,3 +387,54 @@ def test_empty_and_absent_event_files_in_the_vectors() -> None:
     assert (empty.events.state, absent.events.state) == ("empty", "absent")
     assert empty.events_v2 == () and absent.events_v2 == ()
     assert no_sessions.sessions.state == "empty" and no_sessions.sessions.values == ()
+
+
+# ---------------------------------------------------------------------------- source dating
+
+# Few values per field, so lists often share a date-time and differ only in the fraction.
+_STRICTISH = st.builds(
+    lambda y, mo, d, h, mi, s, frac, z: f"{y}-{mo}-{d}T{h}:{mi}:{s}{frac}{z}",
+    st.sampled_from(["2026", "9999"]),
+    st.sampled_from(["02", "12", "13"]),
+    st.sampled_from(["28", "30", "31", "32"]),  # day overflow included
+    st.sampled_from(["23", "24", "25"]),  # 24:00 is next day's midnight
+    st.sampled_from(["00", "59"]),
+    st.sampled_from(["00", "59"]),
+    st.sampled_from(["", ".5", ".12", ".999", ".0001"]),
+    st.sampled_from(["Z", "Z", "z"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_STRICTISH, st.just(None), st.integers()), max_size=12))
+def test_earliest_timestamp_shortcut_equals_brute_force(stamps: list[object]) -> None:
+    # The reader skips strings that sort after the best so far; a brute-force minimum over
+    # every parse must give the same instant, overflowing days and 24:00 included.
+    from evalkit.ledger import _earliest_iso_z
+    from evalkit.timestamps import parse_iso_z
+
+    parsed = [ms for ms in (parse_iso_z(s) for s in stamps) if ms is not None]
+    assert _earliest_iso_z(stamps) == (min(parsed) if parsed else None)
+
+
+def test_earliest_timestamp_after_year_10000() -> None:
+    from evalkit.ledger import _earliest_iso_z
+
+    # 9999-12-31T24:00 is year 10000, whose ISO form is "+010000-...": no shortcut from it
+    stamps = ["9999-12-31T24:00:00Z", "2026-09-19T08:00:00Z", "2026-09-19T07:00:00Z"]
+    assert _earliest_iso_z(stamps) == parse_timestamp("2026-09-19T07:00:00Z")
+    # same second, the fraction decides even when the bare form sorts after it as text
+    assert _earliest_iso_z(["2026-09-19T08:00:00.500Z", "2026-09-19T08:00:00Z"]) == parse_timestamp(
+        "2026-09-19T08:00:00Z"
+    )
+
+
+def test_parse_iso_z_is_date_parse_on_the_strict_form() -> None:
+    from evalkit.timestamps import parse_iso_z, parse_timestamp
+
+    assert parse_iso_z("2026-09-19T08:00:00.123Z") == parse_timestamp("2026-09-19T08:00:00.123Z")
+    assert parse_iso_z("2026-09-19T24:00:00Z") == parse_timestamp("2026-09-20T00:00:00Z")
+    assert parse_iso_z("2026-02-30T00:00:00Z") == parse_timestamp("2026-03-02T00:00:00Z")
+    for not_strict in ("2026-09-19T08:00:00.1234Z", "2026-09-19T08:00:00z", "2026-09-19T08:00Z"):
+        assert parse_timestamp(not_strict) is not None and parse_iso_z(not_strict) is None
+    assert parse_iso_z("2026-09-19T24:30:00Z") is None and parse_iso_z(20260919) is None
