@@ -29,6 +29,7 @@ import gc
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -378,6 +379,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> JsonlFile:
     if not os.path.exists(p):  # existsSync follows symlinks
         return JsonlFile(p, "absent")
     try:
+        if stat.S_ISFIFO(os.stat(p).st_mode):
+            # reading a pipe blocks until some writer closes it: refuse rather than hang
+            raise OSError(0, "a named pipe, not a file")
         with open(p, "rb") as fh:
             data = fh.read()
     except OSError as exc:

@@ -53,6 +53,12 @@ def test_a_folder_where_a_file_should_be_is_unreadable_not_a_crash(tmp_path: Pat
     assert f.diagnostics[0].line is None
 
 
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "events.jsonl")
+    f = read_jsonl(tmp_path / "events.jsonl")
+    assert f.state == "unreadable" and "pipe" in (f.error or "")
+
+
 def test_metrics_dir_missing_reads_as_absent_files(tmp_path: Path) -> None:
     ledger = read_metrics_dir(tmp_path / "missing")
     assert ledger.sessions.state == "absent" and ledger.events.state == "absent"
