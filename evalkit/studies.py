@@ -423,7 +423,12 @@ def run_study(
         # the kernel imports the same evalkit as this process, wherever its cwd is
         root = str(Path(__file__).resolve().parents[1])
         pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-        with _env(RESULTS_ENV, str(figures_path)), _env("PYTHONPATH", pythonpath):
+        kernel_log = work_dir / "kernel-stderr.log"
+        with (
+            _env(RESULTS_ENV, str(figures_path)),
+            _env("PYTHONPATH", pythonpath),
+            kernel_log.open("ab") as log,
+        ):
             try:
                 pm.execute_notebook(
                     str(path),
@@ -436,9 +441,14 @@ def run_study(
                     progress_bar=False,
                     log_output=False,
                     request_save_on_cell_execute=False,
+                    kernel_manager_class=_kernel_manager_class(log),
                 )
             except Exception as exc:  # any kernel/cell failure is the study's status, not a crash
                 error = _error_text(exc, timeout)
+        if error is not None and "Timeout" not in error:  # e.g. a kernel that died
+            tail = kernel_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            if tail and not _has_error_output_file(executed):
+                say(f"[study] {name}: kernel stderr (last lines):\n" + "\n".join(tail[-5:]))
         if executed.is_file():
             nb = nbformat.read(str(executed), as_version=4)
         else:
@@ -472,6 +482,27 @@ def run_study(
     results_path.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     say(f"[study] {name}: {status.value} -> {html_path}")
     return StudyRun(name, status, out, html_path, results_path, results, error)
+
+
+def _kernel_manager_class(stderr: Any) -> type:
+    """A kernel manager whose kernel writes its stderr (transport warnings, shutdown notes) to
+    ``stderr`` instead of the terminal; a failing study prints the log's tail."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _QuietKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            kw["stderr"] = stderr
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return _QuietKernelManager
+
+
+def _has_error_output_file(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    import nbformat
+
+    return _has_error_output(nbformat.read(str(path), as_version=4))
 
 
 def _error_text(exc: BaseException, timeout: int) -> str:

@@ -23,9 +23,14 @@ def default_metrics_dir(metrics_dir: str = "") -> str:
 
             raise EvalkitError(f"metrics_dir {metrics_dir!r} is not a directory")
         return metrics_dir
+    import atexit
+    import shutil
+
     from evalkit.simulate import build_preset
 
-    target = Path(tempfile.mkdtemp(prefix="evalkit-preset-")) / "metrics"
+    tmp = tempfile.mkdtemp(prefix="evalkit-preset-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # removed when the kernel exits
+    target = Path(tmp) / "metrics"
     build_preset(target)
     return str(target)
 
