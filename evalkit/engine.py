@@ -28,6 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from evalkit.dimension import Dimension
 from evalkit.errors import ValidationError
 from evalkit.jsnum import js_round
@@ -53,6 +55,7 @@ from evalkit.rubrics.context import (
 )
 from evalkit.rubrics.evidence import ledger_gap_note
 from evalkit.rubrics.jsvalues import (
+    JS_WHITESPACE,
     UNDEFINED,
     get,
     is_non_empty_trimmed,
@@ -475,6 +478,13 @@ def score_session(
 # -- the batch path --------------------------------------------------------------------------
 
 
+_WS = frozenset(JS_WHITESPACE)
+#: kind codes of the event index: 0 = quality gate, then the guard events in order
+_KIND_CODE = {
+    **dict.fromkeys(QUALITY_GATE_EVENTS, 0),
+    **{name: code for code, name in enumerate(_GUARD_EVENTS, start=1)},
+}
+
 _ISO_MS = (
     r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
     r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
@@ -488,7 +498,6 @@ def parse_timestamps(values: Sequence[Any]) -> list[float | None]:
     pandas; anything else, and anything pandas refuses (day 31 of a 30-day month, hour 24,
     years out of its range), goes through the JavaScript ``Date.parse`` port one by one.
     """
-    import numpy as np
     import pandas as pd
 
     out: list[float | None] = [None] * len(values)
@@ -497,11 +506,11 @@ def parse_timestamps(values: Sequence[Any]) -> list[float | None]:
     texts = pd.Series([v if isinstance(v, str) else "" for v in values], dtype=object)
     strict = texts.str.fullmatch(_ISO_MS).to_numpy(dtype=bool)
     if strict.any():
-        parsed = pd.to_datetime(
-            texts[strict], format="%Y-%m-%dT%H:%M:%S.%fZ", errors="coerce", exact=True
-        )
+        # pandas' ISO-8601 parser (C); the regex above already pinned the exact shape, so
+        # only calendar validity (day 31 of a 30-day month, ...) is left for it to refuse.
+        parsed = pd.to_datetime(texts[strict], format="ISO8601", errors="coerce", utc=True)
         ok = parsed.notna().to_numpy()
-        ms = parsed.to_numpy(dtype="datetime64[ms]").astype(np.int64)
+        ms = parsed.dt.tz_localize(None).to_numpy(dtype="datetime64[ms]").astype(np.int64)
         for pos, good, value in zip(
             np.flatnonzero(strict).tolist(), ok.tolist(), ms.tolist(), strict=True
         ):
@@ -527,18 +536,20 @@ class _EventIndex:
         self.raw_ids: dict[str, set[str]] = {}
         self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
         relevant = QUALITY_GATE_EVENTS | frozenset(_GUARD_EVENTS)
+        raw_ids = self.raw_ids
+        by_raw_id = self.by_raw_id
         for idx, event in enumerate(events):
-            if not isinstance(event, Mapping):
+            if type(event) is not dict and not isinstance(event, Mapping):
                 continue
             name = event.get("event")
             raw = event.get("session_id")
-            if isinstance(raw, str) and is_non_empty_trimmed(raw):
+            if isinstance(raw, str) and raw and (raw[0] not in _WS or is_non_empty_trimmed(raw)):
                 semantic = event.get("semantic_session_id")
                 if isinstance(semantic, str):
-                    self.raw_ids.setdefault(semantic, set()).add(raw)
-                self.raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
-                if name in self.by_raw_id:
-                    self.by_raw_id[name][raw] += 1
+                    raw_ids.setdefault(semantic, set()).add(raw)
+                raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
+                if isinstance(name, str) and name in by_raw_id:
+                    by_raw_id[name][raw] += 1
             if not isinstance(name, str) or name not in relevant:
                 continue
             kinds.append(name)
@@ -550,29 +561,29 @@ class _EventIndex:
             else:
                 exits.append(None)
                 fulls.append(False)
-        times = parse_timestamps(stamps)
-        order = sorted(
-            (i for i, t in enumerate(times) if t is not None),
-            key=lambda i: (times[i], positions[i]),
+        times = np.array(
+            [np.nan if t is None else t for t in parse_timestamps(stamps)], dtype=np.float64
         )
-        self.gate_times: list[float] = []
-        self.failing_prefix = [0]
-        self.full_times: list[float] = []
-        self.full_exit: list[Any] = []
-        self.guard_times: dict[str, list[float]] = {name: [] for name in _GUARD_EVENTS}
-        for i in order:
-            t = times[i]
-            assert t is not None
-            name = kinds[i]
-            if name in QUALITY_GATE_EVENTS:
-                self.gate_times.append(t)
-                failing = not strict_equals_zero(exits[i])
-                self.failing_prefix.append(self.failing_prefix[-1] + failing)
-                if fulls[i]:
-                    self.full_times.append(t)
-                    self.full_exit.append(exits[i])
-            else:
-                self.guard_times[name].append(t)
+        codes = np.array([_KIND_CODE[k] for k in kinds], dtype=np.int8)
+        # sort once by (timestamp, ledger position); events without a parseable timestamp
+        # can never fall into a window and are left out
+        valid = np.flatnonzero(~np.isnan(times))
+        order = valid[np.lexsort((np.asarray(positions, dtype=np.int64)[valid], times[valid]))]
+        sorted_codes = codes[order]
+        is_gate = sorted_codes == 0
+        gate_order = order[is_gate]
+        self.gate_times: list[float] = times[gate_order].tolist()
+        failing = np.array(
+            [not strict_equals_zero(exits[i]) for i in gate_order.tolist()], dtype=np.int64
+        )
+        self.failing_prefix: list[int] = [0, *np.cumsum(failing).tolist()]
+        full_order = [i for i in gate_order.tolist() if fulls[i]]
+        self.full_times: list[float] = [float(times[i]) for i in full_order]
+        self.full_exit: list[Any] = [exits[i] for i in full_order]
+        self.guard_times: dict[str, list[float]] = {
+            name: times[order[sorted_codes == code]].tolist()
+            for code, name in enumerate(_GUARD_EVENTS, start=1)
+        }
         self.events_present = len(events) > 0
 
     @staticmethod

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = [
+    "JS_WHITESPACE",
     "UNDEFINED",
     "get",
     "is_non_empty_string",
@@ -54,7 +55,7 @@ UNDEFINED: Final = _Undefined()
 
 # ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes). Python's
 # str.strip() differs: it keeps U+FEFF and strips U+001C..U+001F.
-_JS_WHITESPACE = (
+JS_WHITESPACE = (
     "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
@@ -87,7 +88,7 @@ def js_nullish(value: Any) -> bool:
 
 def js_trim(text: str) -> str:
     """``String.prototype.trim``."""
-    return text.strip(_JS_WHITESPACE)
+    return text.strip(JS_WHITESPACE)
 
 
 def is_non_empty_string(value: Any) -> bool:
