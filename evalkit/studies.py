@@ -103,6 +103,14 @@ class Parameter:
     default: Any
     help: str = ""
 
+    def __getitem__(self, key: str) -> Any:
+        # papermill.inspect_notebook's dict shape, for callers written against it
+        if key == "inferred_type_name":
+            return self.type
+        if key in ("name", "type", "default", "help"):
+            return getattr(self, key)
+        raise KeyError(key)
+
 
 @dataclass(frozen=True)
 class StudyRun:
@@ -120,6 +128,15 @@ class StudyRun:
     def ok(self) -> bool:
         return self.status is StudyStatus.OK
 
+    @property
+    def exit_code(self) -> int:
+        """0 when the study ran clean, 1 when a cell failed or timed out."""
+        return 0 if self.ok else 1
+
+    @property
+    def html_path(self) -> Path:
+        return self.html
+
 
 # --------------------------------------------------------------------------------------------
 # registry and parameters
@@ -134,7 +151,16 @@ def _notebook_dir() -> Path:
 
 
 def notebook_path(name: str) -> Path:
-    """Path of the study notebook ``name``; a clear error for an unknown name."""
+    """Path of the study notebook ``name``; a clear error for an unknown name.
+
+    ``name`` is a registered study, or the path of an ``.ipynb`` file (an ad-hoc study run
+    the same way; its name is the file's stem).
+    """
+    if str(name).endswith(".ipynb"):
+        path = Path(name)
+        if not path.is_file():
+            raise EvalkitError(f"notebook {path} does not exist")
+        return path
     if name not in STUDIES:
         raise EvalkitError(f"unknown study {name!r}; known studies: {', '.join(STUDIES)}")
     path = _notebook_dir() / f"{name}.ipynb"
@@ -407,6 +433,7 @@ def run_study(
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
     path = notebook_path(name)
     merged = _validate(name, params)
+    name = path.stem if str(name).endswith(".ipynb") else name  # ad-hoc notebook: its stem
     out = Path(out_dir) if out_dir is not None else Path("reports") / name
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))

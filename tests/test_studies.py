@@ -504,3 +504,21 @@ def test_render_hides_tagged_inputs_only() -> None:
     assert "visible_marker" in html and 'class="input_area' in html
     assert "hidden_marker" not in html and "output stays" in html
     assert_offline(html)
+
+
+@pytest.mark.notebook
+def test_an_ad_hoc_notebook_path_runs_like_a_study(tmp_path: Path) -> None:
+    _toy_notebook(
+        tmp_path / "nb",
+        "from evalkit import analyses\nanalyses.write_results({'twice': 2 * seconds})",
+    )
+    path = tmp_path / "nb" / "rubric-replay.ipynb"
+    adhoc = path.rename(tmp_path / "nb" / "my-study.ipynb")
+    params = studies.declared_parameters(str(adhoc))
+    assert params["seconds"]["inferred_type_name"] == "int" and params["seconds"].default == 0
+    run = studies.run_study(str(adhoc), {"seconds": 4}, out_dir=tmp_path / "out")
+    assert run.ok and run.exit_code == 0
+    assert run.results["study"] == "my-study" and run.results["twice"] == 8
+    assert run.results["figure_keys"] == ["twice"]
+    with pytest.raises(EvalkitError, match="does not exist"):
+        studies.run_study(str(tmp_path / "missing.ipynb"))
