@@ -233,6 +233,30 @@ display(Markdown(f"Changed verdicts other than the new `guard-friction` dimensio
 display(detail.head(40).reset_index(drop=True))
 """,
     ),
+    (
+        "md",
+        """
+## Stored verdicts against today's replay
+
+The journal holds what was measured when each session was scored. Replaying the same rubric on
+today's ledger can differ when the ledger changed since — most often because events were rotated
+into `_archive/`, which the rubric-v1 engine never reads.
+""",
+    ),
+    (
+        "code",
+        """
+drift = replay.journal_vs_replay(data_dir, scored)
+if drift is None:
+    display(Markdown("No journal (`eval.jsonl`) in this metrics directory: nothing to compare."))
+else:
+    display(Markdown(f"{len(drift)} stored session × dimension verdicts differ from today's replay "
+                     f"({drift['session_id'].nunique() if len(drift) else 0} sessions)."))
+    if len(drift):
+        display(drift.groupby(["rubric", "dimension", "stored", "replayed today"]).size()
+                .rename("sessions").to_frame())
+""",
+    ),
     ("md", "## Dead-instrument flags"),
     (
         "code",
@@ -249,6 +273,7 @@ _ = analyses.write_results({
     "rates": rates.to_dict(orient="records"),
     "changed": changed.to_dict(orient="records"),
     "changed_count": len(changed),
+    "journal_vs_replay": None if drift is None else drift.to_dict(orient="records"),
     "flags": flags.to_dict(orient="records"),
 })
 """,

@@ -253,7 +253,7 @@ def test_a_rerun_diffs_cleanly(threshold_run: studies.StudyRun, tmp_path: Path) 
 def test_rubric_replay_on_a_small_ledger(tmp_path: Path) -> None:
     from evalkit.simulate import simulate_metrics_dir
 
-    ledger = simulate_metrics_dir(tmp_path / "m", n_sessions=5, seed=3, score=False)
+    ledger = simulate_metrics_dir(tmp_path / "m", n_sessions=5, seed=3)
     run = studies.run_study(
         "rubric-replay", {"metrics_dir": str(ledger.metrics_dir)}, out_dir=tmp_path / "out"
     )
@@ -267,6 +267,9 @@ def test_rubric_replay_on_a_small_ledger(tmp_path: Path) -> None:
     changed = {(c["dimension"], c["rubric-v1"], c["rubric-v2"]) for c in res["changed"]}
     assert ("guard-friction", "(absent)", "not-applicable") in changed
     assert all(r["n"] == res["sessions"][r["rubric"]] for r in res["rates"])
+    # the journal was written right after each session; replaying it today is compared
+    assert isinstance(res["journal_vs_replay"], list)
+    assert all(r["rubric"] == "rubric-v1" for r in res["journal_vs_replay"])
     assert_offline(run.html.read_text(encoding="utf-8"))
 
 

@@ -230,3 +230,44 @@ def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10)
     fig.tight_layout()
     plt.close(fig)
     return fig
+
+
+def journal_vs_replay(metrics_dir: str | Path, scored: pd.DataFrame) -> pd.DataFrame | None:
+    """Stored verdicts (``eval.jsonl``, newest record per session and rubric) against today's
+    replay under the same rubric: one row per session x dimension that differs.
+
+    ``None`` when the directory has no journal. A difference means the ledger changed since
+    the record was written (for example events rotated out of the active file, which a
+    rubric-v1 replay cannot read) — the record stays the truth of what was measured then.
+    """
+    import pandas as pd
+
+    from evalkit import journal
+
+    path = Path(metrics_dir) / "eval.jsonl"
+    if not path.is_file():
+        return None
+    stored: dict[tuple[str, str], dict[str, Any]] = {}
+    for rec in journal.read(path).records:
+        stored[(str(rec.get("rubric_version")), str(rec.get("session_id")))] = rec
+    rows = []
+    for (rubric, sid), rec in stored.items():
+        now = scored[(scored["rubric"] == rubric) & (scored["session_id"] == sid)]
+        now_status = dict(zip(now["dimension"], now["status"], strict=True))
+        for dim in rec.get("dimensions", []):
+            if not isinstance(dim, dict) or dim.get("method") != "deterministic":
+                continue
+            before, after = dim.get("status"), now_status.get(str(dim.get("id")))
+            if before != after:
+                rows.append(
+                    {
+                        "rubric": rubric,
+                        "session_id": sid,
+                        "dimension": dim.get("id"),
+                        "stored": before,
+                        "replayed today": after if after is not None else "(not scored)",
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["rubric", "session_id", "dimension", "stored", "replayed today"]
+    )
