@@ -70,7 +70,7 @@ seed: int = 20260919  # bootstrap seed
 v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import threshold as th\n"),
+    ("code", SETUP + "from evalkit.analyses import threshold as th\nfrom evalkit.analyses.replay import wilson\n"),
     (
         "code",
         """
@@ -89,7 +89,11 @@ pub = th.published_table(df)
 display(Markdown(
     f"**{pub['records']} records** over **{pub['sessions']} sessions**; "
     f"rubric-v1 records: {pub['v1_records']}, of which `process-safety` failed on "
-    f"{pub['v1_fail_records']} records ({pub['v1_fail_sessions']} sessions). "
+    f"{pub['v1_fail_records']} records ({pub['v1_fail_sessions']} sessions: "
+    + analyses.fmt_estimate(pub['v1_fail_sessions'] / pub['sessions'] if pub['sessions'] else None,
+                            wilson(pub['v1_fail_sessions'], pub['sessions']), pub['sessions'],
+                            percent=True)
+    + " of sessions, Wilson 95% CI). "
     f"Unknown `{fact}` values (reader found no number): {int(df['value'].isna().sum())}. "
     f"Journal lines skipped: {len(df.attrs['diagnostics'])}."
 ))
