@@ -191,11 +191,19 @@ def main() -> None:
             f"{time.perf_counter() - t0:.1f} s ({len(ids)} distinct ids incl. rewrites)"
         )
 
+        from evalkit.ledger import read_metrics_dir
+
+        t0 = time.perf_counter()
+        read_metrics_dir(ledger)
+        reading = time.perf_counter() - t0
         t0 = time.perf_counter()
         frame = score_ledger(ledger, rubric)
         batch = time.perf_counter() - t0
         scored = frame["session_id"].nunique()
-        print(f"score_ledger: {scored} sessions, {len(frame)} rows in {batch:.2f} s")
+        print(
+            f"score_ledger: {scored} sessions, {len(frame)} rows in {batch:.2f} s "
+            f"(of which reading the ledger alone takes about {reading:.2f} s)"
+        )
 
         sample = random.Random(SEED).sample(sorted(frame["session_id"].unique()), SAMPLE)
         t0 = time.perf_counter()
