@@ -98,6 +98,14 @@ def test_provenance_hashes_the_rubric_text(ledger: Path) -> None:
     assert get_rubric("rubric-v1").sha256 != get_rubric("rubric-v2").sha256
 
 
+def test_packaged_rubric_texts_are_byte_identical_to_the_repository_texts() -> None:
+    from evalkit.rubrics.registry import PACKAGED_TEXT_DIR, RUBRIC_TEXT_DIR
+
+    for version in RUBRIC_VERSIONS:
+        repo = (RUBRIC_TEXT_DIR / f"{version}.md").read_bytes()
+        assert (PACKAGED_TEXT_DIR / f"{version}.md").read_bytes() == repo, version
+
+
 def test_rubric_registry() -> None:
     assert RUBRIC_VERSIONS == ("rubric-v1", "rubric-v2")
     assert len(get_rubric("rubric-v1").dimension_ids) == 5

@@ -13,10 +13,12 @@ from evalkit.errors import EvalkitError, VersionMismatchError
 from evalkit.rubrics import v1, v2
 from evalkit.rubrics.context import ScoringContext
 
-__all__ = ["RUBRIC_TEXT_DIR", "RUBRIC_VERSIONS", "Rubric", "get_rubric"]
+__all__ = ["PACKAGED_TEXT_DIR", "RUBRIC_TEXT_DIR", "RUBRIC_VERSIONS", "Rubric", "get_rubric"]
 
 #: The project's own pre-registered rubric texts (repository root ``rubrics/``).
 RUBRIC_TEXT_DIR = Path(__file__).resolve().parents[2] / "rubrics"
+#: Byte-identical copies shipped as package data, for an installed (non-checkout) evalkit.
+PACKAGED_TEXT_DIR = Path(__file__).resolve().parents[1] / "rubrics_text"
 
 Scorer = Callable[[ScoringContext], Dimension]
 
@@ -48,8 +50,12 @@ class Rubric:
 
     @property
     def text_path(self) -> Path:
-        """The rubric's pre-registered text (``rubrics/<version>.md``)."""
-        return RUBRIC_TEXT_DIR / f"{self.version}.md"
+        """The rubric's pre-registered text (``rubrics/<version>.md``; in an installed copy
+        without the repository, the packaged copy in ``evalkit/rubrics_text/``)."""
+        path = RUBRIC_TEXT_DIR / f"{self.version}.md"
+        if path.is_file():
+            return path
+        return PACKAGED_TEXT_DIR / f"{self.version}.md"
 
     @property
     def sha256(self) -> str:
