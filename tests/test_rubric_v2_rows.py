@@ -267,6 +267,20 @@ def test_ledger_incomplete_names_a_missing_archive(tmp_path: Path) -> None:
     assert "LEDGER INCOMPLETE: 1 gap(s) [missing-archive×1] — counts above" in ve["evidence"]
 
 
+def test_ledger_incomplete_counts_gaps_by_kind_and_lines(tmp_path: Path) -> None:
+    root = write_ledger(tmp_path, [session()], events_text=json.dumps(noise()) + "\n{bad\n")
+    (root / "events.jsonl.2").write_text(json.dumps(gate("2026-09-19T08:30:00.000Z")) + "\n")
+    archive = root / "_archive"
+    archive.mkdir()
+    (archive / "events-20260901T000000Z_20260910T000000Z.jsonl").mkdir()  # a folder: unreadable
+    ve = score_v2(root)["verification-evidence"]
+    assert ve["status"] == "pass"  # the ring's gate counts; gaps never change a status
+    assert (
+        " LEDGER INCOMPLETE: 2 gap(s) [ring-hole×1, unreadable-source×1], 1 unreadable line(s) — "
+        in ve["evidence"]
+    )
+
+
 def test_v2_reads_rotated_archives(tmp_path: Path) -> None:
     root = write_ledger(tmp_path, [session()], [noise("2026-09-19T11:00:00.000Z")])
     archive = root / "_archive"
