@@ -295,8 +295,12 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
             "within": f"the whole interval is at or below the {ceiling:.0%} ceiling",
             "undecided": f"the interval straddles the {ceiling:.0%} ceiling",
         }.get(status, status)
+        point = ""
+        if rate is not None:
+            side = "above" if rate > ceiling else "at or below"
+            point = f"the point estimate is {side} the ceiling; "
         lines.append(
             f"- t = {t}: fires on {row['records_firing']} of {row['records']} records ({shown}); "
-            f"{verdict}."
+            f"{point}{verdict}."
         )
     return "\n".join(lines)
