@@ -469,3 +469,14 @@ def test_ek_non_finite_kpi_is_null(tmp_path: Path) -> None:
     record = score_session(root, "s1", "rubric-v1", timestamp=TS)
     assert record.to_dict()["kpis"]["total_waves"] is None
     assert "total_waves=Infinity" in record.dimensions[-1].evidence
+
+
+def test_ek_negative_kpi_is_not_a_measurement(tmp_path: Path) -> None:
+    rec = session(total_waves=-3, duration_seconds=-7200, effectiveness={"carryover": -2})
+    record = score_session(
+        write_ledger(tmp_path, [rec], [noise()]), "s1", "rubric-v1", timestamp=TS
+    )
+    kpis = record.to_dict()["kpis"]
+    assert (kpis["total_waves"], kpis["duration_seconds"], kpis["carryover"]) == (None, None, None)
+    # the evidence quotes what the ledger says, as the reference engine does
+    assert "duration_seconds=-7200 (recorded), total_waves=-3," in record.dimensions[-1].evidence

@@ -94,8 +94,10 @@ KPI_KEYS: tuple[str, ...] = (
 class Kpis:
     """The record's KPI block; ``None`` is unknown, never a guessed 0.
 
-    Values are kept as read (a JSON number past double range is ``inf``) because the evidence
-    prints them as JavaScript does; :meth:`to_dict` writes a non-finite value as ``None``.
+    Values are kept as read (a JSON number past double range is ``inf``, a hand-edited ledger
+    may hold ``-3``) because the evidence quotes them as the reference engine does. The
+    record's ``kpis`` block (:meth:`to_dict`) holds measurements only: a non-finite or negative
+    number is not one and is written as ``None`` (SPEC section 2: finite non-negative or null).
     """
 
     duration_seconds: float | int | None
@@ -107,14 +109,14 @@ class Kpis:
     carryover: float | int | None
 
     def raw(self) -> dict[str, Any]:
-        """The six KPIs as read (non-finite values kept)."""
+        """The six KPIs as read (non-finite and negative values kept)."""
         return {key: getattr(self, key) for key in KPI_KEYS}
 
     def to_dict(self) -> dict[str, Any]:
-        """The record's ``kpis`` block: a non-finite number has no JSON form and is null."""
+        """The record's ``kpis`` block: finite non-negative numbers, else ``None``."""
         out: dict[str, Any] = {}
         for key, value in self.raw().items():
-            if isinstance(value, float) and not math.isfinite(value):
+            if value is not None and (not math.isfinite(value) or value < 0):
                 value = None
             out[key] = value
         return out
