@@ -204,6 +204,31 @@ def threshold_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
     return studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=out / "a")
 
 
+@pytest.fixture(scope="module")
+def replay_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
+    from evalkit.simulate import simulate_metrics_dir
+
+    tmp = tmp_path_factory.mktemp("replay")
+    ledger = simulate_metrics_dir(tmp / "m", n_sessions=5, seed=3)
+    return studies.run_study(
+        "rubric-replay", {"metrics_dir": str(ledger.metrics_dir)}, out_dir=tmp / "out"
+    )
+
+
+@pytest.fixture(scope="module")
+def agreement_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
+    out = tmp_path_factory.mktemp("agreement")
+    return studies.run_study(
+        "agreement-study", {"n_items": 12, "n_resamples": 50, "seed": 2}, out_dir=out
+    )
+
+
+@pytest.fixture(scope="module")
+def calibration_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
+    out = tmp_path_factory.mktemp("calibration")
+    return studies.run_study("judge-calibration", {"n_resamples": 200}, out_dir=out)
+
+
 @pytest.mark.notebook
 def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.StudyRun) -> None:
     res = json.loads(threshold_run.results_path.read_text(encoding="utf-8"))
@@ -250,13 +275,8 @@ def test_a_rerun_diffs_cleanly(threshold_run: studies.StudyRun, tmp_path: Path) 
 
 
 @pytest.mark.notebook
-def test_rubric_replay_on_a_small_ledger(tmp_path: Path) -> None:
-    from evalkit.simulate import simulate_metrics_dir
-
-    ledger = simulate_metrics_dir(tmp_path / "m", n_sessions=5, seed=3)
-    run = studies.run_study(
-        "rubric-replay", {"metrics_dir": str(ledger.metrics_dir)}, out_dir=tmp_path / "out"
-    )
+def test_rubric_replay_on_a_small_ledger(replay_run: studies.StudyRun) -> None:
+    run = replay_run
     res = run.results
     assert res["status"] == "ok", res.get("error")
     assert res["sessions"]["rubric-v1"] >= 5 and res["sessions"]["rubric-v2"] >= 5
@@ -274,10 +294,8 @@ def test_rubric_replay_on_a_small_ledger(tmp_path: Path) -> None:
 
 
 @pytest.mark.notebook
-def test_agreement_study_says_undefined_never_nan(tmp_path: Path) -> None:
-    run = studies.run_study(
-        "agreement-study", {"n_items": 12, "n_resamples": 50, "seed": 2}, out_dir=tmp_path
-    )
+def test_agreement_study_says_undefined_never_nan(agreement_run: studies.StudyRun) -> None:
+    run = agreement_run
     res = run.results
     assert res["status"] == "ok", res.get("error")
     flat = {r["target"] for r in res["variance_free"] if r["variance_free"]}
@@ -294,8 +312,8 @@ def test_agreement_study_says_undefined_never_nan(tmp_path: Path) -> None:
 
 
 @pytest.mark.notebook
-def test_judge_calibration_against_the_gold_set(tmp_path: Path) -> None:
-    run = studies.run_study("judge-calibration", {"n_resamples": 200}, out_dir=tmp_path)
+def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRun) -> None:
+    run = calibration_run
     res = run.results
     assert res["status"] == "ok", res.get("error")
     kappa = res["kappa"]
@@ -474,17 +492,17 @@ def _open(pipe: _Pipe, page: Path) -> dict[str, Any]:
 @pytest.mark.browser
 @pytest.mark.notebook
 def test_study_pages_load_offline_in_chromium(
-    threshold_run: studies.StudyRun, tmp_path: Path
+    threshold_run: studies.StudyRun,
+    replay_run: studies.StudyRun,
+    agreement_run: studies.StudyRun,
+    calibration_run: studies.StudyRun,
+    tmp_path: Path,
 ) -> None:
     binary = _chromium()
-    pages = [threshold_run.html]
-    agreement = studies.run_study(
-        "agreement-study", {"n_items": 10, "n_resamples": 30}, out_dir=tmp_path / "ag"
-    )
-    pages.append(agreement.html)
+    pages = [r.html for r in (threshold_run, replay_run, agreement_run, calibration_run)]
     pipe = _Pipe(binary, tmp_path / "profile")
     try:
-        seen = {page.name + str(i): _open(pipe, page) for i, page in enumerate(pages)}
+        seen = {str(page.parent.name) + str(i): _open(pipe, page) for i, page in enumerate(pages)}
     finally:
         pipe.close()
     for page, info in seen.items():
