@@ -130,7 +130,7 @@ def _plan_sessions(
     t = start_day.replace(hour=8, minute=0, second=0, microsecond=0)
     prev: _Session | None = None
     day_slots = 0
-    for i, n_blocked in enumerate(blocked):
+    for n_blocked in blocked:
         duration = timedelta(minutes=rng.choice([60, 75, 90, 105, 120, 150, 180]))
         mode = "apart"
         if prev is not None:
@@ -169,7 +169,6 @@ def _plan_sessions(
         prev = sess
         t = end
         day_slots += 1
-        _ = i
     return sessions
 
 
