@@ -196,6 +196,8 @@ def test_score_all_formats_match_score_ledger(
     assert main([*argv, "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
     back = pd.read_parquet(out_parquet)
+    # parquet stores the score as a nullable double: a null reads back as NaN, not None
+    back["score"] = back["score"].astype(object).where(back["score"].notna(), None)
     pd.testing.assert_frame_equal(back, expected.reset_index(drop=True), check_dtype=False)
     assert not (metrics / "eval.jsonl").exists()  # the batch table is not the journal
 
