@@ -181,6 +181,22 @@ def _jackknife_se(est: _Estimator) -> float | None:
     return float(math.sqrt((n - 1) / n * np.sum((vals - vals.mean()) ** 2)))
 
 
+def _jackknife_result(
+    suff: Array, fn: Callable[[Array], Array], rows: NDArray[np.intp], n_input: int, **fields: Any
+) -> AgreementResult:
+    """A coefficient ``fn`` of the item sums of ``suff`` with its jackknife SE over items."""
+    est = _Estimator(suff, fn, rows, n_input)
+    value = _none(fn(suff.sum(axis=0)[None, :])[0])
+    return AgreementResult(
+        statistic=value,
+        standard_error=_jackknife_se(est) if value is not None else None,
+        se_method="jackknife over items",
+        degenerate=value is None,
+        _estimator=est,
+        **fields,
+    )
+
+
 def _ratings_or_table(
     name: str, ratings: Any, table: Any, categories: Sequence[Any] | None
 ) -> tuple[Ratings, bool]:
@@ -326,6 +342,14 @@ def cohen_kappa(
 # --------------------------------------------------------------------------- multi-rater family
 
 
+def _count_categories(value: Any, arr: Array, categories: Sequence[Any] | None) -> tuple[Any, ...]:
+    """Labels of a counts matrix: ``categories``, else its columns, else 0..k-1."""
+    if categories is not None:
+        return tuple(categories)
+    cols = getattr(value, "columns", None)
+    return tuple(cols) if cols is not None else tuple(range(arr.shape[1]))
+
+
 def _multi_input(
     name: str, ratings: Any, counts: Any, categories: Sequence[Any] | None
 ) -> tuple[Array, tuple[Any, ...], int, Ratings | None, tuple[NDArray[np.intp], int]]:
@@ -333,12 +357,7 @@ def _multi_input(
     which, value = exclusive(name, ("ratings", ratings), ("counts", counts))
     if which == "counts":
         arr, index, n_input = as_counts_indexed(value)
-        cols = getattr(value, "columns", None)
-        cats: tuple[Any, ...] = (
-            tuple(categories)
-            if categories is not None
-            else (tuple(cols) if cols is not None else tuple(range(arr.shape[1])))
-        )
+        cats = _count_categories(value, arr, categories)
         if len(cats) != arr.shape[1]:
             raise EvalkitError(
                 f"{name}: categories has {len(cats)} labels, counts has {arr.shape[1]} columns"
@@ -346,6 +365,20 @@ def _multi_input(
         return arr, cats, int(arr.sum(axis=1).max()), None, (index, n_input)
     r = as_ratings(value, categories=categories)
     return r.counts(), r.categories, r.n_raters, r, (r.rows, r.n_rows_input)
+
+
+def _multi_or_table_input(
+    name: str, ratings: Any, table: Any, counts: Any, categories: Sequence[Any] | None
+) -> tuple[Array, tuple[Any, ...], int, Array, tuple[NDArray[np.intp], int]]:
+    """Ratings, counts or a two-rater ``table`` -> (counts, categories, n_raters, category
+    values, (input rows, n input))."""
+    if table is not None:
+        exclusive(name, ("ratings", ratings), ("table", table), ("counts", counts))
+        r, _ = _ratings_or_table(name, None, table, categories)
+        return r.counts(), r.categories, 2, r.values, (r.rows, r.n_rows_input)
+    counts_arr, cats, n_raters, rr, origin = _multi_input(name, ratings, counts, categories)
+    values = rr.values if rr is not None else np.arange(len(cats), dtype=float)
+    return counts_arr, cats, n_raters, values, origin
 
 
 def _family_suff(counts: Array, w: Array) -> tuple[Array, Array, Array, Array, Array]:
@@ -432,10 +465,9 @@ def fleiss_kappa(
     ``kappam.fleiss``). ``per_category``: kappa_j of Fleiss (1971) with its SE under H0
     ``sqrt(2 / sum_i r_i (r_i - 1))``, z and p. Degenerate rule: see the module docstring.
     """
-    counts_arr, cats, n_raters, r, origin = _multi_input(
-        "fleiss_kappa", ratings, counts, categories
+    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+        "fleiss_kappa", ratings, None, counts, categories
     )
-    values = r.values if r is not None else np.arange(len(cats), dtype=float)
     w, wname = _weights_matrix(weights, values)
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
 
@@ -513,16 +545,9 @@ def gwet_ac1(
     gets the contingency-table variance of irrCAC ``gwet.ac1.table`` (Gwet 2008), which
     divides by n where the raw-data variance divides by n - 1.
     """
-    if table is not None:
-        exclusive("gwet_ac1", ("ratings", ratings), ("table", table), ("counts", counts))
-        r, _ = _ratings_or_table("gwet_ac1", None, table, categories)
-        counts_arr, cats, n_raters, values = r.counts(), r.categories, 2, r.values
-        origin = (r.rows, r.n_rows_input)
-    else:
-        counts_arr, cats, n_raters, rr_, origin = _multi_input(
-            "gwet_ac1", ratings, counts, categories
-        )
-        values = rr_.values if rr_ is not None else np.arange(len(cats), dtype=float)
+    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+        "gwet_ac1", ratings, table, counts, categories
+    )
     w, wname = _weights_matrix(weights, values)
     q = len(cats)
     tw = float(w.sum())
@@ -568,16 +593,9 @@ def brennan_prediger(
     (f = 0), t(n-1) interval. ``q`` is the number of categories (declare unused ones with
     ``categories=``).
     """
-    if table is not None:
-        exclusive("brennan_prediger", ("ratings", ratings), ("table", table), ("counts", counts))
-        r, _ = _ratings_or_table("brennan_prediger", None, table, categories)
-        counts_arr, cats, n_raters, values = r.counts(), r.categories, 2, r.values
-        origin = (r.rows, r.n_rows_input)
-    else:
-        counts_arr, cats, n_raters, rr_, origin = _multi_input(
-            "brennan_prediger", ratings, counts, categories
-        )
-        values = rr_.values if rr_ is not None else np.arange(len(cats), dtype=float)
+    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+        "brennan_prediger", ratings, table, counts, categories
+    )
     w, wname = _weights_matrix(weights, values)
     q = len(cats)
     pe = float(w.sum()) / q**2
@@ -772,12 +790,7 @@ def krippendorff_alpha(
     which, value = exclusive("krippendorff_alpha", ("ratings", ratings), ("counts", counts))
     if which == "counts":
         counts_arr, base_rows, n_input = as_counts_indexed(value)
-        cols = getattr(value, "columns", None)
-        cats = (
-            tuple(categories)
-            if categories is not None
-            else (tuple(cols) if cols is not None else tuple(range(counts_arr.shape[1])))
-        )
+        cats = _count_categories(value, counts_arr, categories)
         numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cats)
         values = np.asarray(cats, dtype=float) if numeric else np.arange(len(cats), dtype=float)
         n_raters = int(counts_arr.sum(axis=1).max())
@@ -972,24 +985,22 @@ def kappa_max(
         _, rows, cols = _pair_margins(sums, k)
         return _chance_corrected(np.minimum(rows, cols).sum(axis=-1), np.sum(rows * cols, axis=-1))
 
-    est = _Estimator(suff, fn, kept, r.n_rows_input)
-    value = _none(fn(suff.sum(axis=0)[None, :])[0])
-    if value is None:
-        _warn_degenerate("kappa_max", "chance agreement is 1: one category only")
-    kap = _none(_table_fn(k, np.eye(k))(suff.sum(axis=0)[None, :])[0])
-    ratio = kap / value if (kap is not None and value) else None
-    return AgreementResult(
-        statistic=value,
-        standard_error=_jackknife_se(est) if value is not None else None,
+    res = _jackknife_result(
+        suff,
+        fn,
+        kept,
+        r.n_rows_input,
         n=int(codes.shape[0]),
         n_raters=2,
         categories=r.categories,
         name="kappa_max",
-        se_method="jackknife over items",
-        degenerate=value is None,
-        extra={"kappa": kap, "kappa_over_max": ratio},
-        _estimator=est,
     )
+    value = res.statistic
+    if value is None:
+        _warn_degenerate("kappa_max", "chance agreement is 1: one category only")
+    kap = _none(_table_fn(k, np.eye(k))(suff.sum(axis=0)[None, :])[0])
+    ratio = kap / value if (kap is not None and value) else None
+    return _replace(res, extra={"kappa": kap, "kappa_over_max": ratio})
 
 
 def _positive_index(cats: tuple[Any, ...], positive: Any, from_table: bool) -> int:
@@ -1050,18 +1061,8 @@ def specific_agreement(
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
-        est = _Estimator(suff, fn, rows, n_input)
-        val = _none(fn(suff.sum(axis=0)[None, :])[0])
-        return AgreementResult(
-            statistic=val,
-            standard_error=_jackknife_se(est) if val is not None else None,
-            n=n,
-            n_raters=r.n_raters,
-            categories=cats,
-            name=label,
-            se_method="jackknife over items",
-            degenerate=val is None,
-            _estimator=est,
+        return _jackknife_result(
+            suff, fn, rows, n_input, n=n, n_raters=r.n_raters, categories=cats, name=label
         )
 
     per = {cat: one(j, f"specific agreement on {cat!r}") for j, cat in enumerate(cats)}
