@@ -64,11 +64,23 @@ _TOL = 1e-12
 # --------------------------------------------------------------------------- inputs
 
 
-def _probability(name: str, value: float, *, open_interval: bool = True) -> float:
+def _number(name: str, value: float) -> float:
     try:
-        x = float(value)
+        return float(value)
     except (TypeError, ValueError):
         raise EvalkitError(f"{name} must be a number, got {value!r}") from None
+
+
+def _positive_number(name: str, value: float) -> float:
+    """A finite number > 0 (a non-number raises as ``float`` does)."""
+    x = float(value)
+    if not (math.isfinite(x) and x > 0.0):
+        raise EvalkitError(f"{name} must be a positive number, got {value!r}")
+    return x
+
+
+def _probability(name: str, value: float, *, open_interval: bool = True) -> float:
+    x = _number(name, value)
     ok = (0.0 < x < 1.0) if open_interval else (0.0 <= x <= 1.0)
     if not (math.isfinite(x) and ok):
         bounds = "strictly between 0 and 1" if open_interval else "in [0, 1]"
@@ -77,10 +89,7 @@ def _probability(name: str, value: float, *, open_interval: bool = True) -> floa
 
 
 def _kappa_value(name: str, value: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise EvalkitError(f"{name} must be a number, got {value!r}") from None
+    x = _number(name, value)
     if not (math.isfinite(x) and -1.0 <= x <= 1.0):
         raise EvalkitError(f"{name} must be in [-1, 1], got {value!r}")
     return x
@@ -240,9 +249,7 @@ def kappa_ci_plan(
     binary only). This is the *expected* precision: about half of studies of that size get a
     slightly wider interval.
     """
-    w = float(half_width)
-    if not (math.isfinite(w) and w > 0.0):
-        raise EvalkitError(f"half_width must be a positive number, got {half_width!r}")
+    w = _positive_number("half_width", half_width)
     table = kappa_joint_table(kappa, prevalence, prevalence_b)
     v = kappa_asymptotic_variance(table)
     z = _z(level)
@@ -296,9 +303,7 @@ def items_for_ci_width(
     For calibration against gold: ``marginals`` are the gold label probabilities,
     ``marginals_b`` the judge's when they are expected to differ (binary only).
     """
-    w = float(width)
-    if not (math.isfinite(w) and w > 0):
-        raise EvalkitError(f"width must be a positive number, got {width!r}")
+    w = _positive_number("width", width)
     return kappa_ci_sample_size(kappa, marginals, w / 2.0, level, prevalence_b=marginals_b)
 
 
@@ -332,8 +337,13 @@ def _test_inputs(
     return k1, k0, a, b
 
 
-def _raw_n(z_alpha: float, z_beta: float, sd0: float, sd1: float, k1: float, k0: float) -> float:
-    return ((z_alpha * sd0 + z_beta * sd1) / (k1 - k0)) ** 2
+def _test_n(
+    sd0: float, sd1: float, k1: float, k0: float, alpha: float, power: float, two_sided: bool
+) -> int:
+    """``ceil(((z_{1-alpha/d} sd0 + z_power sd1) / (k1 - k0))^2)``, ``d`` = 2 when two-sided."""
+    d = 2.0 if two_sided else 1.0
+    z_alpha, z_beta = float(norm.ppf(1 - alpha / d)), float(norm.ppf(power))
+    return math.ceil(((z_alpha * sd0 + z_beta * sd1) / (k1 - k0)) ** 2)
 
 
 def kappa_test_sample_size(
@@ -359,9 +369,7 @@ def kappa_test_sample_size(
     k1, k0, a, b = _test_inputs(kappa_true, kappa_null, alpha, power)
     q1 = kappa_asymptotic_variance(kappa_joint_table(k1, r1, r2))
     q0 = kappa_asymptotic_variance(kappa_joint_table(k0, r1, r2))
-    d = 2.0 if two_sided else 1.0
-    raw = _raw_n(float(norm.ppf(1 - a / d)), float(norm.ppf(b)), q0**0.5, q1**0.5, k1, k0)
-    return math.ceil(raw)
+    return _test_n(q0**0.5, q1**0.5, k1, k0, a, b, two_sided)
 
 
 def _flack_max_sd(marginals: NDArray[np.float64], kappa: float) -> float:
@@ -415,8 +423,6 @@ def kappa_test_sample_size_multi(
     if m.size > 10:
         raise EvalkitError("valid only up to 10 categories (as N2.cohen.kappa)")
     k1, k0, a, b = _test_inputs(kappa_true, kappa_null, alpha, power)
-    d = 2.0 if two_sided else 1.0
     sd0 = _flack_max_sd(m, k0)
     sd1 = _flack_max_sd(m, k1)
-    raw = _raw_n(float(norm.ppf(1 - a / d)), float(norm.ppf(b)), sd0, sd1, k1, k0)
-    return math.ceil(raw)
+    return _test_n(sd0, sd1, k1, k0, a, b, two_sided)
