@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, read_journal_records
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
-
-DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 
 
 def register(subparsers: Any) -> None:
@@ -29,35 +28,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("run_id", nargs="?", help="run id of a record in the journal")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=None,
-        help=f"directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
-    )
-    source.add_argument("--journal", type=Path, help="the journal file (eval.jsonl)")
+    add_metrics_dir(source, "directory holding eval.jsonl", default=None)
+    add_journal(source, "the journal file (eval.jsonl)")
     source.add_argument("--record", help="a JSON file holding one record ('-' for stdin)")
     parser.add_argument("--compact", action="store_true", help="print one line")
     parser.set_defaults(func=run)
-
-
-def journal_path(args: argparse.Namespace) -> Path:
-    """The journal a command reads: ``--journal``, else ``--metrics-dir``/eval.jsonl."""
-    if getattr(args, "journal", None) is not None:
-        return Path(args.journal)
-    return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / "eval.jsonl"
-
-
-def read_journal_records(path: Path) -> list[dict[str, Any]]:
-    """Valid records of the journal at ``path``; skipped lines are reported on stderr."""
-    from evalkit import journal
-
-    if not path.is_file():
-        raise EvalkitError(f"{path}: no journal file there")
-    result = journal.read(path)
-    for diag in result.diagnostics:
-        print(f"evalkit: {path}: {diag}", file=sys.stderr)
-    return list(result.records)
 
 
 def _load_record(spec: str) -> dict[str, Any]:

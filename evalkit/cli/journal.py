@@ -11,12 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from evalkit.cli.common import add_journal_source, journal_path
 from evalkit.errors import EvalkitError
-
-DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 
 _SHORT = {"pass": "pass", "fail": "fail", "not-applicable": "n/a", "cannot-determine": "cd"}
 
@@ -29,14 +27,7 @@ def register(subparsers: Any) -> None:
         description="List the records of a journal and summarize it: counts per rubric "
         "version, duplicate run ids, unreadable lines.",
     )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--journal", type=Path, help="the journal file")
-    source.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=None,
-        help=f"directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
-    )
+    add_journal_source(parser, "the journal file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
@@ -64,7 +55,7 @@ def summarize(read: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from evalkit import journal
 
-    path = args.journal or Path(args.metrics_dir or DEFAULT_METRICS_DIR) / "eval.jsonl"
+    path = journal_path(args)
     try:
         read = journal.read(path)
     except FileNotFoundError:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.facts import DEFAULT_METRICS_DIR, journal_path, read_journal_records
+from evalkit.cli.common import add_journal_source, journal_path, read_journal_records
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
 from evalkit.judge.rules import apply_rules
@@ -38,14 +38,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--rules", action="store_true", help="use the deterministic rule judge (required)"
     )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--journal", type=Path, help="the journal file (eval.jsonl)")
-    source.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=None,
-        help=f"directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
-    )
+    add_journal_source(parser, "the journal file (eval.jsonl)")
     parser.add_argument("--out", default="-", help="output CSV file ('-' = stdout, the default)")
     parser.set_defaults(func=run)
 

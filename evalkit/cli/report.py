@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+from evalkit.cli.common import add_journal, add_metrics_dir, journal_path
 
 
 def register(subparsers: Any) -> None:
@@ -20,15 +20,8 @@ def register(subparsers: Any) -> None:
         "the advisory judge dimensions apart, the re-verify command and what it does not prove.",
     )
     parser.add_argument("run_id", metavar="RUN_ID", help="run id of a record in the journal")
-    parser.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=DEFAULT_METRICS_DIR,
-        help=f"the metrics directory holding eval.jsonl (default {DEFAULT_METRICS_DIR})",
-    )
-    parser.add_argument(
-        "--journal", type=Path, help="journal file (default <metrics-dir>/eval.jsonl)"
-    )
+    add_metrics_dir(parser, "the metrics directory holding eval.jsonl")
+    add_journal(parser)
     parser.add_argument("--out", type=Path, help="the HTML file to write (default stdout)")
     parser.set_defaults(func=run)
 
@@ -37,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.report import render_report
     from evalkit.verify import find_record
 
-    journal = args.journal or Path(args.metrics_dir) / "eval.jsonl"
-    record, notes = find_record(args.run_id, journal)
+    record, notes = find_record(args.run_id, journal_path(args))
     for note in notes:
         print(f"evalkit report: note: {note}", file=sys.stderr)
     page = render_report(record, metrics_dir=args.metrics_dir)

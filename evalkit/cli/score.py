@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.common import add_journal, add_metrics_dir, journal_path
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 
-DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
-JOURNAL_NAME = "eval.jsonl"
 FORMATS = ("csv", "jsonl", "parquet")
 MODEL_SOURCES = ("self-report", "env", "config")
 
@@ -29,12 +28,7 @@ def register(subparsers: Any) -> None:
         description="Score one session of a metrics directory against a pre-registered rubric "
         "and append the record to the journal (eval.jsonl); or score every session with --all.",
     )
-    parser.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=DEFAULT_METRICS_DIR,
-        help=f"the metrics directory (default {DEFAULT_METRICS_DIR})",
-    )
+    add_metrics_dir(parser, "the metrics directory")
     parser.add_argument("--session", help="session id (default: the resolution cascade)")
     parser.add_argument(
         "--rubric", default="rubric-v2", help="rubric version: rubric-v1 or rubric-v2 (default)"
@@ -43,9 +37,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-write", action="store_true", help="do not append the record to the journal"
     )
-    parser.add_argument(
-        "--journal", type=Path, help="journal file (default <metrics-dir>/eval.jsonl)"
-    )
+    add_journal(parser)
     parser.add_argument(
         "--timestamp", help="ISO-8601 evaluation timestamp; names the run (default: now)"
     )
@@ -171,11 +163,11 @@ def _run_one(args: argparse.Namespace) -> int:
         return 2
     record = scored.to_dict()
 
-    journal_path = args.journal or Path(args.metrics_dir) / JOURNAL_NAME
+    target = journal_path(args)
     write_error: Exception | None = None
     if not args.no_write:
         try:
-            record = journal.append(journal_path, record)
+            record = journal.append(target, record)
         except (OSError, EvalkitError) as exc:
             write_error = exc
 
@@ -186,9 +178,9 @@ def _run_one(args: argparse.Namespace) -> int:
         if args.no_write:
             print("journal   not written (--no-write)")
         elif write_error is None:
-            print(f"journal   appended to {journal_path}")
+            print(f"journal   appended to {target}")
     if write_error is not None:
-        _err(f"the record was NOT appended to {journal_path}: {write_error}")
+        _err(f"the record was NOT appended to {target}: {write_error}")
         return 2
     return 0
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
-DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+from evalkit.cli.common import add_journal, add_metrics_dir
 
 
 def register(subparsers: Any) -> None:
@@ -26,15 +25,8 @@ def register(subparsers: Any) -> None:
         "not verified. Exit 0 agreement, 1 drift, 3 version mismatch.",
     )
     parser.add_argument("run_id", metavar="RUN_ID", help="run id of a record in the journal")
-    parser.add_argument(
-        "--metrics-dir",
-        type=Path,
-        default=DEFAULT_METRICS_DIR,
-        help=f"the metrics directory to re-score from (default {DEFAULT_METRICS_DIR})",
-    )
-    parser.add_argument(
-        "--journal", type=Path, help="journal file (default <metrics-dir>/eval.jsonl)"
-    )
+    add_metrics_dir(parser, "the metrics directory to re-score from")
+    add_journal(parser)
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.set_defaults(func=run)
 

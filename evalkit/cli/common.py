@@ -1,0 +1,58 @@
+"""What several subcommands share: the metrics directory and journal options, and reading the
+journal they name."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError
+
+DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+JOURNAL_NAME = "eval.jsonl"
+JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
+
+
+def add_metrics_dir(parser: Any, what: str, *, default: Path | None = DEFAULT_METRICS_DIR) -> None:
+    """``--metrics-dir`` (``what``, then the default directory, is its help)."""
+    parser.add_argument(
+        "--metrics-dir",
+        type=Path,
+        default=default,
+        help=f"{what} (default {DEFAULT_METRICS_DIR})",
+    )
+
+
+def add_journal(parser: Any, help: str = JOURNAL_HELP) -> None:
+    """``--journal FILE``."""
+    parser.add_argument("--journal", type=Path, help=help)
+
+
+def add_journal_source(parser: Any, journal_help: str) -> Any:
+    """``--journal`` or ``--metrics-dir`` (one of them, see :func:`journal_path`); returns the
+    mutually exclusive group."""
+    source = parser.add_mutually_exclusive_group()
+    add_journal(source, journal_help)
+    add_metrics_dir(source, "directory holding eval.jsonl", default=None)
+    return source
+
+
+def journal_path(args: argparse.Namespace) -> Path:
+    """The journal a command reads: ``--journal``, else ``--metrics-dir``/eval.jsonl."""
+    if getattr(args, "journal", None) is not None:
+        return Path(args.journal)
+    return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / JOURNAL_NAME
+
+
+def read_journal_records(path: Path) -> list[dict[str, Any]]:
+    """Valid records of the journal at ``path``; skipped lines are reported on stderr."""
+    from evalkit import journal
+
+    if not path.is_file():
+        raise EvalkitError(f"{path}: no journal file there")
+    result = journal.read(path)
+    for diag in result.diagnostics:
+        print(f"evalkit: {path}: {diag}", file=sys.stderr)
+    return list(result.records)
