@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
@@ -42,7 +41,7 @@ import pandas as pd
 
 from evalkit.calibration_status import default_registry_path, mint_status
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, GoldSet
+from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
 from evalkit.gold import load as load_gold
 
 __all__ = [
@@ -246,8 +245,9 @@ def load_decision_rule(gold: GoldSet, path: str | os.PathLike[str] | None = None
         raise EvalkitError(
             f"{p}: no pre-registered decision rule; a judge cannot graduate without one"
         ) from None
+    digest = sha256_hex(raw)
     bound = (gold.manifest.get("decision_rules") or {}).get(p.name)
-    if bound is not None and hashlib.sha256(raw).hexdigest() != bound:
+    if bound is not None and digest != bound:
         raise EvalkitError(
             f"{p}: not the decision rule {gold.tag} was frozen with (sha256 differs); a "
             "pre-registered rule is never edited — write a new rule file and mint a new version"
@@ -261,7 +261,7 @@ def load_decision_rule(gold: GoldSet, path: str | os.PathLike[str] | None = None
         float(rule["ci"]["level"])
     except (ValueError, KeyError, TypeError) as exc:
         raise EvalkitError(f"{p}: not a valid decision rule ({exc!r})") from None
-    rule["sha256"] = hashlib.sha256(raw).hexdigest()
+    rule["sha256"] = digest
     rule["path"] = p.name
     return rule
 
@@ -272,19 +272,7 @@ def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
     if p.suffix.lower() == ".csv":
         df = pd.read_csv(p, dtype={"item_id": str, "label": object}, keep_default_na=True)
     else:
-        rows = []
-        with p.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise EvalkitError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise EvalkitError(f"{p}:{lineno}: a line must be a JSON object")
-                rows.append(obj)
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame(read_jsonl_objects(p))
     for col in ("item_id", "label"):
         if col not in df.columns:
             raise EvalkitError(f"{p}: column {col!r} missing")
@@ -586,7 +574,7 @@ def calibrate(
         graduation_reason=reason,
         _class_probs=probs,
     )
-    ref = hashlib.sha256(_canonical(result._core())).hexdigest()
+    ref = sha256_hex(_canonical(result._core()))
     status = mint_status(gs.tag, ref) if graduates else "uncalibrated"
     return _replace(result, calibration_ref=ref, calibration_status=status)
 

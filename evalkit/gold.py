@@ -56,7 +56,8 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 # --------------------------------------------------------------------------- hashing
 
 
-def _sha256_bytes(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
+    """The hex sha256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -71,7 +72,7 @@ def _sha256_file(path: Path) -> str:
 def set_sha256(files: Mapping[str, str]) -> str:
     """The sha256 of a whole set: over ``"<name>\\t<sha256>\\n"`` lines sorted by file name."""
     lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
-    return _sha256_bytes(lines.encode("utf-8"))
+    return sha256_hex(lines.encode("utf-8"))
 
 
 def _canonical_manifest(obj: Mapping[str, Any]) -> bytes:
@@ -81,7 +82,7 @@ def _canonical_manifest(obj: Mapping[str, Any]) -> bytes:
 
 def _manifest_self_hash(obj: Mapping[str, Any]) -> str:
     body = {k: v for k, v in obj.items() if k != "manifest_sha256"}
-    return _sha256_bytes(_canonical_manifest(body))
+    return sha256_hex(_canonical_manifest(body))
 
 
 # --------------------------------------------------------------------------- results
@@ -230,7 +231,9 @@ def _check_files(vdir: Path, manifest: Mapping[str, Any]) -> None:
             )
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file (blank lines skipped); a bad line is an
+    ``EvalkitError`` naming ``path:line``."""
     rows: list[dict[str, Any]] = []
     with path.open("r", encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -360,7 +363,9 @@ def _load_version(vdir: Path) -> GoldSet:
     for name in (ITEMS_NAME, LABELS_NAME):
         if name not in manifest["files"]:
             raise EvalkitError(f"{vdir / MANIFEST_NAME}: the set has no {name}")
-    rows = _validate_content(_read_jsonl(vdir / ITEMS_NAME), _read_jsonl(vdir / LABELS_NAME), vdir)
+    rows = _validate_content(
+        read_jsonl_objects(vdir / ITEMS_NAME), read_jsonl_objects(vdir / LABELS_NAME), vdir
+    )
     summary = _summary(rows)
     for key in ("item_count", "class_balance"):
         if manifest.get(key) != summary[key]:
@@ -430,7 +435,9 @@ def freeze(
     for req in REQUIRED_FILES:
         if not (src / req).is_file():
             raise EvalkitError(f"{src / req}: required file missing")
-    rows = _validate_content(_read_jsonl(src / ITEMS_NAME), _read_jsonl(src / LABELS_NAME), src)
+    rows = _validate_content(
+        read_jsonl_objects(src / ITEMS_NAME), read_jsonl_objects(src / LABELS_NAME), src
+    )
     hashes = {p.name: _sha256_file(p) for p in files}
     digest = set_sha256(hashes)
 
