@@ -14,6 +14,8 @@ from evalkit.rubrics.jsvalues import get, is_number, is_plain_object
 __all__ = [
     "is_coordinator_direct_housekeeping",
     "no_waves_ran",
+    "peer_note",
+    "process_safety_unmeasurable",
     "score_efficiency_kpis",
     "score_gate_health",
     "score_plan_fidelity",
@@ -21,6 +23,18 @@ __all__ = [
 ]
 
 _DET = Method.DETERMINISTIC
+
+
+def peer_note(ctx: ScoringContext) -> str:
+    """The contamination note when peer sessions overlap the window, else ``""``."""
+    return evidence.contamination_note(ctx.peer.count) if ctx.peer.count > 0 else ""
+
+
+def process_safety_unmeasurable() -> Dimension:
+    """process-safety of a session without any event: cannot-determine (v1 and v2)."""
+    return Dimension(
+        "process-safety", _DET, Status.CANNOT_DETERMINE, evidence.process_safety_unmeasurable()
+    )
 
 
 def score_verification_evidence(ctx: ScoringContext) -> Dimension:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from evalkit.dimension import Dimension, Method, Status
 from evalkit.rubrics import evidence
 from evalkit.rubrics.common import (
+    peer_note,
+    process_safety_unmeasurable,
     score_efficiency_kpis,
     score_gate_health,
     score_plan_fidelity,
@@ -38,15 +40,10 @@ def score_process_safety_v1(ctx: ScoringContext) -> Dimension:
     """
     dim = "process-safety"
     if not ctx.events_present:
-        return Dimension(
-            dim,
-            Method.DETERMINISTIC,
-            Status.CANNOT_DETERMINE,
-            evidence.process_safety_unmeasurable(),
-        )
+        return process_safety_unmeasurable()
     spiral = spiral_of(ctx)
     guards = ctx.window_guards
-    note = evidence.contamination_note(ctx.peer.count) if ctx.peer.count > 0 else ""
+    note = peer_note(ctx)
     if guards.blocked >= 1 or js_gt0(spiral):
         text = evidence.process_safety_v1_fail(guards.blocked, spiral, guards.loop_warning, note)
         return Dimension(dim, Method.DETERMINISTIC, Status.FAIL, text)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from evalkit.dimension import Dimension, Method, Status
 from evalkit.rubrics import evidence
 from evalkit.rubrics.common import (
+    peer_note,
+    process_safety_unmeasurable,
     score_efficiency_kpis,
     score_gate_health,
     score_plan_fidelity,
@@ -28,12 +30,7 @@ def score_process_safety_v2(ctx: ScoringContext) -> Dimension:
     """Fail iff ``agent_summary.spiral > 0``; no events at all -> cannot-determine."""
     dim = "process-safety"
     if not ctx.events_present:
-        return Dimension(
-            dim,
-            Method.DETERMINISTIC,
-            Status.CANNOT_DETERMINE,
-            evidence.process_safety_unmeasurable(),
-        )
+        return process_safety_unmeasurable()
     spiral = spiral_of(ctx)
     if js_gt0(spiral):
         return Dimension(
@@ -55,7 +52,7 @@ def score_guard_friction(ctx: ScoringContext) -> Dimension:
         note = ""  # a peer's events carry another id: excluded by construction
     else:
         attribution = evidence.ATTRIBUTION_FALLBACK
-        note = evidence.contamination_note(ctx.peer.count) if ctx.peer.count > 0 else ""
+        note = peer_note(ctx)
     text = evidence.guard_friction_counts(
         guards.blocked, guards.warned, guards.loop_warning, attribution, note
     )
