@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from evalkit.rubrics import patterns as p
 
@@ -143,6 +143,18 @@ def _miss(fact: str, dimension: str, reason: str) -> dict[str, str]:
     return {"fact": fact, "dimension": dimension, "reason": reason}
 
 
+_T = TypeVar("_T")
+
+
+def _required(
+    value: _T | None, misses: list[dict[str, str]], fact: str, dimension: str, reason: str
+) -> _T | None:
+    """``value``; when it is None (a branch matched but its reading failed), a parse miss."""
+    if value is None:
+        misses.append(_miss(fact, dimension, reason))
+    return value
+
+
 def compute_facts_object(dimensions: Any) -> Facts:
     """Compute the facts as a frozen :class:`Facts` (see :func:`compute_facts`)."""
     rec = _Record(dimensions)
@@ -175,15 +187,13 @@ def compute_facts_object(dimensions: Any) -> Facts:
             if p.read_verification_all_green(ve):
                 gate_runs_failed = 0
             else:
-                gate_runs_failed = p.read_verification_failed_count(ve)
-                if gate_runs_failed is None:
-                    misses.append(
-                        _miss(
-                            "gate_runs_failed",
-                            "verification-evidence",
-                            "the ≥1-gate branch matched but carried no failure count",
-                        )
-                    )
+                gate_runs_failed = _required(
+                    p.read_verification_failed_count(ve),
+                    misses,
+                    "gate_runs_failed",
+                    "verification-evidence",
+                    "the ≥1-gate branch matched but carried no failure count",
+                )
             if events_unreadable:
                 gate_runs_total = gate_runs_failed = changes_unverified = None
         elif p.read_verification_no_change(ve):
@@ -208,15 +218,13 @@ def compute_facts_object(dimensions: Any) -> Facts:
             pass
         elif p.read_gate_health_runs(gh) is not None:
             full_gate_runs = p.read_gate_health_runs(gh)
-            last_full_gate_exit = p.read_gate_health_last_exit(gh)
-            if last_full_gate_exit is None:
-                misses.append(
-                    _miss(
-                        "last_full_gate_exit",
-                        "gate-health",
-                        "the ≥1-full-gate branch matched but carried no exit code",
-                    )
-                )
+            last_full_gate_exit = _required(
+                p.read_gate_health_last_exit(gh),
+                misses,
+                "last_full_gate_exit",
+                "gate-health",
+                "the ≥1-full-gate branch matched but carried no exit code",
+            )
         elif p.read_gate_health_zero(gh):
             full_gate_runs = 0
         else:
@@ -230,38 +238,33 @@ def compute_facts_object(dimensions: Any) -> Facts:
         spiral = p.read_process_safety_spiral(ps)
         if spiral is None:
             spiral = p.read_process_safety_spiral_v1_prose(ps)  # rubric-v1 fallback
-        if spiral is None:
-            misses.append(
-                _miss(
-                    "spiral",
-                    "process-safety",
-                    "no spiral count in a graded process-safety evidence string — neither the "
-                    "rubric-v2 `agent_summary.spiral=` token nor the rubric-v1 prose form",
-                )
-            )
+        _required(
+            spiral,
+            misses,
+            "spiral",
+            "process-safety",
+            "no spiral count in a graded process-safety evidence string — neither the "
+            "rubric-v2 `agent_summary.spiral=` token nor the rubric-v1 prose form",
+        )
 
     # --- guard-friction (v2) or the v1 legacy route -------------------------------------------
     guard_blocked: Number | None = None
     guard_attribution: str | None = None
     if gf is not None and not p.read_guard_friction_unmeasurable(gf):
-        guard_blocked = p.read_guard_friction_blocked(gf)
-        if guard_blocked is None:
-            misses.append(
-                _miss(
-                    "guard_blocked",
-                    "guard-friction",
-                    "no destructive_guard.blocked count in a counts-branch evidence string",
-                )
-            )
-        guard_attribution = p.read_guard_friction_attribution(gf)
-        if guard_attribution is None:
-            misses.append(
-                _miss(
-                    "guard_attribution",
-                    "guard-friction",
-                    "a counts-branch evidence string carried neither attribution marker",
-                )
-            )
+        guard_blocked = _required(
+            p.read_guard_friction_blocked(gf),
+            misses,
+            "guard_blocked",
+            "guard-friction",
+            "no destructive_guard.blocked count in a counts-branch evidence string",
+        )
+        guard_attribution = _required(
+            p.read_guard_friction_attribution(gf),
+            misses,
+            "guard_attribution",
+            "guard-friction",
+            "a counts-branch evidence string carried neither attribution marker",
+        )
     elif gf is None and ps is not None:
         # A v1 record: its guard count sat in process-safety (window-attributed back then).
         # Its absence is no parse miss: a dimension that does not exist has no broken reader.
@@ -277,42 +280,34 @@ def compute_facts_object(dimensions: Any) -> Facts:
     completion_rate: Number | None = None
     plan_carryover: Number | None = None
     if pf is not None and not p.read_plan_rate_absent(pf):
-        completion_rate = p.read_plan_completion_rate(pf)
-        if completion_rate is None:
-            misses.append(
-                _miss(
-                    "completion_rate",
-                    "plan-fidelity",
-                    "the rate-present branch matched but carried no completion_rate",
-                )
-            )
-        token = p.read_plan_carryover(pf)
-        if token is None:
-            misses.append(
-                _miss(
-                    "carryover",
-                    "plan-fidelity",
-                    "the rate-present branch matched but carried no carryover token",
-                )
-            )
-        else:
-            plan_carryover = token.value
+        completion_rate = _required(
+            p.read_plan_completion_rate(pf),
+            misses,
+            "completion_rate",
+            "plan-fidelity",
+            "the rate-present branch matched but carried no completion_rate",
+        )
+        token = _required(
+            p.read_plan_carryover(pf),
+            misses,
+            "carryover",
+            "plan-fidelity",
+            "the rate-present branch matched but carried no carryover token",
+        )
+        plan_carryover = None if token is None else token.value
     elif pf is not None:
         token = p.read_plan_carryover(pf)
         plan_carryover = None if token is None else token.value
     kpi_carryover: Number | None = None
     if ek is not None:
-        token = p.read_efficiency_carryover(ek)
-        if token is None:
-            misses.append(
-                _miss(
-                    "carryover",
-                    "efficiency-kpis",
-                    "the KPI evidence string carried no carryover token",
-                )
-            )
-        else:
-            kpi_carryover = token.value
+        token = _required(
+            p.read_efficiency_carryover(ek),
+            misses,
+            "carryover",
+            "efficiency-kpis",
+            "the KPI evidence string carried no carryover token",
+        )
+        kpi_carryover = None if token is None else token.value
     carryover = plan_carryover if plan_carryover is not None else kpi_carryover
 
     # --- derived facts --------------------------------------------------------------------------
