@@ -41,27 +41,26 @@ def _reply(dim_id: str, status: str, evidence: str) -> str:
     return f"```json\n{body}\n```\n"
 
 
-def prompt_item_id(prompt: str) -> str | None:
-    """The item (run id) named on the prompt's ``item:`` header line, or None."""
-    match = _ITEM_LINE.search(prompt)
+def _json_match(pattern: re.Pattern[str], prompt: str) -> Any:
+    """The JSON value of ``pattern``'s first group at its first match; None if none or bad."""
+    match = pattern.search(prompt)
     if match is None:
         return None
     try:
-        value = json.loads(match.group(1))
+        return json.loads(match.group(1))
     except ValueError:
         return None
+
+
+def prompt_item_id(prompt: str) -> str | None:
+    """The item (run id) named on the prompt's ``item:`` header line, or None."""
+    value = _json_match(_ITEM_LINE, prompt)
     return value if isinstance(value, str) else None
 
 
 def prompt_facts(prompt: str) -> dict[str, Any] | None:
     """The facts evalkit put in the prompt's first fenced json block, or None."""
-    match = _FIRST_JSON_BLOCK.search(prompt)
-    if match is None:
-        return None
-    try:
-        value = json.loads(match.group(1))
-    except ValueError:
-        return None
+    value = _json_match(_FIRST_JSON_BLOCK, prompt)
     return value if isinstance(value, dict) else None
 
 
