@@ -19,6 +19,8 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,19 @@ def _emit(payload: dict[str, Any], compact: bool) -> int:
     text = json.dumps(payload, indent=None if compact else 2, allow_nan=False, default=str)
     sys.stdout.write(text + "\n")
     return 0
+
+
+@contextmanager
+def _csv_rows(path: Path) -> Iterator[csv.DictReader[str]]:
+    """A ``csv.DictReader`` over the UTF-8 CSV file at ``path`` (an error when there is none)."""
+    if not path.is_file():
+        raise EvalkitError(f"{path}: no such file")
+    with path.open(newline="", encoding="utf-8") as fh:
+        yield csv.DictReader(fh)
+
+
+def _header_text(header: Sequence[str]) -> str:
+    return f"header: {', '.join(header) or 'empty'}"
 
 
 def _number(x: Any) -> float | None:
@@ -105,10 +120,7 @@ def read_long_labels(path: Path) -> tuple[list[str], list[str], dict[tuple[str, 
     Raises ``EvalkitError`` naming file, line and field for a missing column, an empty field
     or a rater labelling the same item twice with different labels.
     """
-    if not path.is_file():
-        raise EvalkitError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
+    with _csv_rows(path) as reader:
         header = reader.fieldnames or []
         item_col = next((c for c in _ITEM_COLUMNS if c in header), None)
         missing = [c for c in ("rater", "label") if c not in header]
@@ -116,7 +128,7 @@ def read_long_labels(path: Path) -> tuple[list[str], list[str], dict[tuple[str, 
             need = ["item_id"] if item_col is None else []
             raise EvalkitError(
                 f"{path}: line 1: missing column(s) {', '.join(need + missing)} "
-                f"(header: {', '.join(header) or 'empty'})"
+                f"({_header_text(header)})"
             )
         items: dict[str, None] = {}
         raters: dict[str, None] = {}
@@ -352,18 +364,13 @@ def read_counts(
     path: Path, count_column: str, cluster_column: str | None
 ) -> tuple[list[float | None], list[str] | None]:
     """Counts (None = empty cell) and cluster labels of a CSV; errors name file, line, field."""
-    if not path.is_file():
-        raise EvalkitError(f"{path}: no such file")
     counts: list[float | None] = []
     clusters: list[str] = []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
+    with _csv_rows(path) as reader:
         header = reader.fieldnames or []
         for col in (count_column, cluster_column):
             if col is not None and col not in header:
-                raise EvalkitError(
-                    f"{path}: line 1: no column {col!r} (header: {', '.join(header) or 'empty'})"
-                )
+                raise EvalkitError(f"{path}: line 1: no column {col!r} ({_header_text(header)})")
         for row in reader:
             line = reader.line_num
             cell = (row.get(count_column) or "").strip()
