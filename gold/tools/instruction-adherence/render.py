@@ -127,12 +127,7 @@ def verification_evidence(s: Session) -> dict[str, Any]:
         status = "fail"
     if not s.peers:
         ev += _ledger_note(s)
-    return {
-        "id": "verification-evidence",
-        "method": "deterministic",
-        "status": status,
-        "evidence": ev,
-    }
+    return _dim("verification-evidence", status, ev)
 
 
 def plan_fidelity(s: Session) -> dict[str, Any]:
@@ -186,7 +181,7 @@ def gate_health(s: Session) -> dict[str, Any]:
         status = "pass" if s.last_exit == 0 else "fail"
     if not s.peers:
         ev += _ledger_note(s)
-    return {"id": "gate-health", "method": "deterministic", "status": status, "evidence": ev}
+    return _dim("gate-health", status, ev)
 
 
 def process_safety(s: Session) -> dict[str, Any]:
