@@ -25,6 +25,7 @@ from typing import Any
 from evalkit.calibration_status import is_accepted
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
+from evalkit.rubrics.context import KPI_KEYS  # the record carries the scorer's KPI block
 
 __all__ = [
     "FORBIDDEN_TOP_LEVEL_KEYS",
@@ -52,14 +53,6 @@ UNCALIBRATED = "uncalibrated"
 # "No global score, by construction": these keys never appear at the top level.
 FORBIDDEN_TOP_LEVEL_KEYS: tuple[str, ...] = ("overall", "total", "mean", "global_score")
 
-KPI_KEYS: tuple[str, ...] = (
-    "duration_seconds",
-    "total_waves",
-    "total_agents",
-    "token_input",
-    "token_output",
-    "carryover",
-)
 
 HOSTNAME_HASH_PATTERN = re.compile(r"[0-9a-f]{8,}")
 
