@@ -363,15 +363,16 @@ def threshold_study(
         columns=list(COLUMNS),
     )
     # the table alone still says what it was computed on (pandas keeps attrs on copies)
-    table.attrs.update(
-        n_items=n_items,
-        n_unknown=n_unknown,
-        n_clusters=n_clusters_all,
-        ceiling=ceiling_f,
-        floor=floor_f,
-        level=level_f,
-        n_resamples=int(n_resamples),
-    )
+    meta: dict[str, Any] = {
+        "n_items": n_items,
+        "n_unknown": n_unknown,
+        "n_clusters": n_clusters_all,
+        "ceiling": ceiling_f,
+        "floor": floor_f,
+        "level": level_f,
+        "n_resamples": int(n_resamples),
+    }
+    table.attrs.update(meta)
     distribution = pd.Series(values).value_counts().sort_index()
     distribution.index = _tidy_thresholds(distribution.index.to_numpy(dtype=float))
     distribution.index.name = "value"
@@ -380,14 +381,8 @@ def threshold_study(
         table=table,
         gaps=_gaps(values),
         distribution=distribution,
-        n_items=n_items,
-        n_unknown=n_unknown,
-        n_clusters=n_clusters_all,
-        ceiling=ceiling_f,
-        floor=floor_f,
-        level=level_f,
-        n_resamples=int(n_resamples),
         warnings=tuple(notes),
+        **meta,
     )
 
 
