@@ -7,9 +7,7 @@ stack load only when a function that needs them is first used).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from evalkit._lazy import lazy_attributes
 from evalkit.errors import (
     DegenerateDataWarning,
     EvalkitError,
@@ -50,14 +48,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # cache: later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

@@ -6,8 +6,7 @@ Results follow the scipy style: ``.statistic``, ``.standard_error``, ``.n`` and
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalkit._lazy import lazy_attributes
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
@@ -57,14 +56,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalkit.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
