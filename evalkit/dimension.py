@@ -9,10 +9,11 @@ kept apart with the :data:`NO_SCORE` sentinel.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
+
+from evalkit.jsnum import json_number
 
 __all__ = ["NO_SCORE", "Dimension", "Method", "Status"]
 
@@ -53,13 +54,6 @@ class _NoScore:
 NO_SCORE: Final = _NoScore()
 
 
-def _json_number(value: Any) -> Any:
-    """A score as JSON writes it: a non-finite number has no JSON form and becomes null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 @dataclass(frozen=True)
 class Dimension:
     """A scored dimension. ``score`` is :data:`NO_SCORE` unless the rubric defines one."""
@@ -83,6 +77,6 @@ class Dimension:
             "status": str(self.status),
         }
         if self.has_score:
-            out["score"] = _json_number(self.score)
+            out["score"] = json_number(self.score)
         out["evidence"] = self.evidence
         return out

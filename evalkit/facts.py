@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from evalkit.jsnum import json_number
 from evalkit.rubrics import patterns as p
 
 #: rubric-v2 decision rule 2: a blocked count at or above this is conspicuous.
@@ -71,13 +72,6 @@ def _fmt(value: Number) -> str:
         # repr gives the shortest round-trip form, as JS does ("0.85", "1e+21").
         return repr(value)
     return str(value)
-
-
-def _json_number(value: Number | None) -> Number | None:
-    """A non-finite number serializes as JSON ``null`` in the reference; mirror that."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 class _Record:
@@ -135,7 +129,7 @@ class Facts:
             elif key == "parse_misses":
                 out[key] = [dict(miss) for miss in value]
             else:
-                out[key] = _json_number(value)
+                out[key] = json_number(value)
         return out
 
 

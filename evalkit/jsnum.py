@@ -18,6 +18,7 @@ __all__ = [
     "format_js_number",
     "is_js_number",
     "js_round",
+    "json_number",
     "loads_json_line",
 ]
 
@@ -83,6 +84,23 @@ def format_js_number(x: int | float | bool) -> str:
         exp = ("+" if e >= 0 else "-") + str(abs(e))
         body = (digits if k == 1 else digits[0] + "." + digits[1:]) + "e" + exp
     return sign + body
+
+
+def json_number(x: Any) -> Any:
+    """A number as ``JSON.stringify`` writes it and ``JSON.parse`` reads it back; others as is.
+
+    NaN and +-Infinity have no JSON form: ``None`` (``null``). An integral double below 1e21
+    is the ``int`` its JavaScript digits spell: ``1.2345678901234568e20`` is written
+    ``123456789012345680000`` (the same double, shortest digits padded with zeros), not
+    ``123456789012345683968``, so a record reads back equal to the reference's.
+    """
+    if not isinstance(x, float):
+        return x
+    if not math.isfinite(x):
+        return None
+    if x.is_integer() and abs(x) < 1e21:
+        return int(format_js_number(x))
+    return x
 
 
 def js_round(x: int | float) -> int | float:

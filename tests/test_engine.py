@@ -194,3 +194,25 @@ def test_sample_ledger_scores(tmp_path: Path) -> None:
         "spike-2026-09-22-session-5",
         "cascade-fallback",
     )
+
+
+def test_integral_numbers_past_2_53_are_written_as_the_reference_writes_them(
+    tmp_path: Path,
+) -> None:
+    # JSON.parse gives the double 1.2345678901234568e20; the reference's JSON.stringify
+    # writes it as 123456789012345680000 (Node v20.20), and that is what a vector holds.
+    big = 123456789012345678901
+    rec = session(
+        total_token_input=big,
+        effectiveness={"planned_issues": 2, "completion_rate": big, "carryover": big},
+    )
+    root = write_ledger(tmp_path, [rec], [noise()])
+    for rubric in RUBRIC_VERSIONS:
+        record = score_session(root, "s1", rubric, timestamp=TS).to_dict()
+        assert record["kpis"]["token_input"] == 123456789012345680000
+        assert record["kpis"]["carryover"] == 123456789012345680000
+        plan = next(d for d in record["dimensions"] if d["id"] == "plan-fidelity")
+        assert plan["score"] == 123456789012345680000
+        text = json.dumps(record)
+        assert '"token_input": 123456789012345680000' in text
+        assert '"score": 123456789012345680000' in text

@@ -308,3 +308,20 @@ def test_a_megabyte_digit_run_is_read_like_any_number() -> None:
     ]
     facts = compute_facts(dims)
     assert [m["fact"] for m in facts["parse_misses"]] == ["gate_runs_total", "spiral"]
+
+
+def test_a_count_past_2_53_reads_back_as_the_reference_writes_it() -> None:
+    # Number("123456789012345680000") is the double 1.2345678901234568e20, which
+    # JSON.stringify writes as 123456789012345680000 (Node v20.20).
+    dims = _v2_dims(
+        **{
+            "plan-fidelity": "completion_rate=1 (v1 threshold: pass iff completion_rate >= 0.8); "
+            "planned_issues=2, carryover=123456789012345680000, carryover_ratio=0."
+        }
+    )
+    facts = compute_facts(dims)
+    assert facts["carryover"] == 123456789012345680000
+    assert '"carryover": 123456789012345680000' in json.dumps(facts)
+    assert facts["contradictions"] == [
+        "carryover disagrees between plan-fidelity (123456789012345680000) and efficiency-kpis (1)"
+    ]

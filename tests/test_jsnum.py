@@ -15,6 +15,7 @@ from evalkit.jsnum import (
     format_js_number,
     is_js_number,
     js_round,
+    json_number,
     loads_json_line,
 )
 
@@ -195,3 +196,36 @@ def test_string_and_round_agree_with_v8_on_a_recorded_corpus() -> None:
         if format_js_number(float(text)) != s or format_js_number(js_round(float(text))) != r
     ]
     assert len(CORPUS["numbers"]) == 1500 and wrong == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # JSON.stringify([JSON.parse("123456789012345678901"), 2**60, 1e20, 1e21, 3.0, -0,
+        #   2**53+2, -(2**60)]) in Node v20.20:
+        # [123456789012345680000,1152921504606847000,100000000000000000000,1e+21,3,0,
+        #  9007199254740994,-1152921504606847000]
+        (123456789012345678901.0, 123456789012345680000),
+        (2.0**60, 1152921504606847000),
+        (1e20, 100000000000000000000),
+        (3.0, 3),
+        (-0.0, 0),
+        (2.0**53 + 2, 9007199254740994),
+        (-(2.0**60), -1152921504606847000),
+    ],
+)
+def test_json_number_writes_integral_doubles_with_js_digits(value: float, expected: int) -> None:
+    out = json_number(value)
+    assert type(out) is int and out == expected
+    assert float(out) == value  # the same double, only spelled as JavaScript spells it
+    assert json.dumps(out) == json.dumps(json.loads(json.dumps(out)))
+
+
+@pytest.mark.parametrize("value", [0.5, 1e21, 1.5e300, 7, "7", None, True, [1.0]])
+def test_json_number_leaves_other_values_alone(value: object) -> None:
+    assert json_number(value) is value
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_json_number_non_finite_is_null(value: float) -> None:
+    assert json_number(value) is None

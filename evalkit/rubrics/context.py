@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalkit.jsnum import json_number
+
 __all__ = [
     "FullGates",
     "GuardCounts",
@@ -113,12 +115,15 @@ class Kpis:
         return {key: getattr(self, key) for key in KPI_KEYS}
 
     def to_dict(self) -> dict[str, Any]:
-        """The record's ``kpis`` block: finite non-negative numbers, else ``None``."""
+        """The record's ``kpis`` block: finite non-negative numbers, else ``None``.
+
+        Numbers are written as JSON.stringify writes them (:func:`~evalkit.jsnum.json_number`).
+        """
         out: dict[str, Any] = {}
         for key, value in self.raw().items():
             if value is not None and (not math.isfinite(value) or value < 0):
                 value = None
-            out[key] = value
+            out[key] = json_number(value)
         return out
 
 

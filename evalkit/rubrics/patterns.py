@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from evalkit.jsnum import format_js_number
+
 Number = int | float
 
 _A = re.ASCII
@@ -40,13 +42,14 @@ def js_number(digits: str) -> Number:
     """Read a matched numeric token as JavaScript ``Number(token)`` does.
 
     The tokens the patterns capture are ``[0-9]+``, ``-?[0-9]+`` or ``[0-9]+(.[0-9]+)?``, so
-    ``float`` parses every one of them. An integral value below 1e21 becomes an ``int`` (what
-    ``JSON.stringify`` prints for it); a larger one stays a float, and past double range it is
-    ``inf`` (JavaScript's ``Infinity``).
+    ``float`` parses every one of them. An integral value below 1e21 becomes the ``int`` that
+    ``JSON.stringify`` prints for it (past 2**53 that is the double's shortest digits padded
+    with zeros: ``123456789012345680000``, not ``123456789012345683968``); a larger one stays
+    a float, and past double range it is ``inf`` (JavaScript's ``Infinity``).
     """
     value = float(digits)
     if math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
-        return int(value)
+        return int(format_js_number(value))
     return value
 
 
