@@ -70,6 +70,7 @@ _RUNNER_KEYS = (
     "figure_keys",
     "versions",
     "git_commit",
+    "git_dirty",
     "notebook_sha256",
 )
 _VERSIONED = (
@@ -377,10 +378,10 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> subprocess.CompletedProcess[str] | None:
     try:
-        res = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
+        return subprocess.run(
+            ["git", *args],
             cwd=_repo_root(),
             capture_output=True,
             text=True,
@@ -389,8 +390,22 @@ def _git_commit() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _git_commit() -> str | None:
+    res = _git("rev-parse", "HEAD")
+    if res is None:
+        return None
     commit = res.stdout.strip()
     return commit if res.returncode == 0 and len(commit) == 40 else None
+
+
+def _git_dirty() -> bool | None:
+    """True when tracked files differ from the commit (the commit alone does not name the code)."""
+    res = _git("status", "--porcelain", "--untracked-files=no")
+    if res is None or res.returncode != 0:
+        return None
+    return bool(res.stdout.strip())
 
 
 @contextlib.contextmanager
@@ -499,6 +514,7 @@ def run_study(
         "figure_keys": sorted(k for k in figures if k not in _RUNNER_KEYS),
         "versions": _versions(),
         "git_commit": _git_commit(),
+        "git_dirty": _git_dirty(),
         "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
     }
     for key, value in figures.items():

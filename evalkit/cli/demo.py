@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import html
 import shutil
 import sys
 import time
@@ -18,7 +17,7 @@ _DEMO_PARAMS: dict[str, dict[str, Any]] = {
     "rubric-replay": {},
     "threshold-study": {"n_resamples": 1000},
     "agreement-study": {"n_resamples": 300},
-    "judge-calibration": {"n_resamples": 1000},
+    # judge-calibration keeps its default: the pre-registered interval (BCa, 2000 resamples)
 }
 
 
@@ -64,6 +63,7 @@ def _fresh_data_dir(out: Path) -> Path:
 def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
     """Run the demo; returns one summary row per study."""
     from evalkit import studies
+    from evalkit.analyses.landing import render_index
     from evalkit.simulate import PRESET_RUBRIC_V2, build_preset
 
     out.mkdir(parents=True, exist_ok=True)
@@ -102,29 +102,8 @@ def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
                 "seconds": round(time.monotonic() - t1, 1),
             }
         )
-    (out / "index.html").write_text(_index_html(rows), encoding="utf-8")
+    (out / "index.html").write_text(render_index(rows, out), encoding="utf-8")
     return rows
-
-
-def _index_html(rows: list[dict[str, Any]]) -> str:
-    items = []
-    for r in rows:
-        name = html.escape(r["study"])
-        status = html.escape(r["status"])
-        colour = "#1a7f37" if r["status"] == "ok" else "#cf222e"
-        err = f" — {html.escape(str(r['error']))}" if r.get("error") else ""
-        items.append(
-            f'<li><a href="{name}/index.html">{name}</a> '
-            f'<span style="color:{colour};font-weight:bold">{status}</span>'
-            f' (<a href="{name}/results.json">results.json</a>){err}</li>'
-        )
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8">'
-        "<title>evalkit studies</title></head>\n<body>\n<h1>evalkit studies</h1>\n"
-        "<p>Default data: the synthetic preset <code>rubric-v2-2026-09-19</code> "
-        "(see docs/DATA_CARD.md). Judge figures are advisory until a calibration graduates.</p>\n"
-        "<ul>\n" + "\n".join(items) + "\n</ul>\n</body>\n</html>\n"
-    )
 
 
 def _run(args: argparse.Namespace) -> int:
