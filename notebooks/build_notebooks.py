@@ -22,6 +22,7 @@ from IPython.display import Markdown, display
 from evalkit import analyses
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+analyses.configure_display()
 """
 
 
@@ -105,7 +106,8 @@ display(Markdown(
     "pass branches (`(0 blocked, 0 spiral, …`); the facts readers, like the reference, return "
     "null there (no number on this branch), so the fallback reads that prose count and says so."
 ))
-display(df.drop(columns=["line"]).head(12))
+display(Markdown(f"First 12 of {len(df)} records (all of them: the frame `df`):"))
+display(df.drop(columns=["line"]).set_index("run_id").head(12))
 """,
     ),
     ("md", "## Distribution and gaps"),
@@ -135,8 +137,7 @@ resampled). The dashed line is the share of sessions failing.
     (
         "code",
         """
-from evalkit.stats import plot_threshold_study
-display(plot_threshold_study(st))
+display(th.plot_fire_rate(st, fact))
 """,
     ),
     ("md", "## Counterfactual table and ceiling check"),
@@ -210,7 +211,8 @@ data_dir = analyses.default_metrics_dir(metrics_dir)
 display(analyses.show_parameters({"metrics_dir": metrics_dir, "ceiling": ceiling}))
 scored = replay.score_both(data_dir)
 n_sessions = {r: int(g["session_id"].nunique()) for r, g in scored.groupby("rubric")}
-display(Markdown("Sessions scored: " + ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())))
+display(Markdown("Sessions scored (every eligible session of the ledger, including any the journal "
+                 "never scored): " + ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())))
 """,
     ),
     ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI], n = sessions`."),
@@ -234,7 +236,7 @@ display(changed.groupby(["dimension", "rubric-v1", "rubric-v2"]).size().rename("
 detail = changed[changed["why"] != "dimension new in the later rubric"]
 display(Markdown(f"Changed verdicts other than the new `guard-friction` dimension: {len(detail)} "
                  "(first 40 shown; all of them are in results.json)."))
-display(detail.head(40).reset_index(drop=True))
+display(detail.head(40).set_index(["session_id", "dimension"]))
 """,
     ),
     (
@@ -266,7 +268,7 @@ else:
         "code",
         """
 flags = replay.dead_instrument_flags(rates, ceiling)
-display(flags if len(flags) else Markdown("No flag raised."))
+display(flags.set_index(["rubric", "dimension", "status"]) if len(flags) else Markdown("No flag raised."))
 """,
     ),
     (
@@ -360,7 +362,8 @@ display(ag.format_category_table(per_cat))
         "code",
         """
 paradox = ag.paradox(labels, n_resamples=n_resamples, seed=seed)
-display(paradox)
+display(Markdown("`estimate [95% bootstrap CI]` over the items every rater labelled (n items)."))
+display(ag.format_paradox(paradox))
 display(Markdown(ag.paradox_text(paradox)))
 """,
     ),
@@ -401,8 +404,9 @@ Shown: Cohen's κ with a BCa bootstrap 95% interval and its n, the confusion mat
 sensitivity and specificity, agreement per decision rule, the pre-registered graduation
 decision, and every disagreement item by item.
 
-**Advisory.** Until the calibration graduates under its pre-registered rule, every judge figure
-on this page is advisory: it describes the judge, it does not license its verdicts.
+**Advisory** until the calibration graduates under its pre-registered rule *and* is registered
+(`evalkit calibrate`): until then every judge figure on this page describes the judge and
+licenses none of its verdicts. The line below says where this run stands.
 """,
     ),
     (
@@ -424,6 +428,7 @@ display(analyses.show_parameters({"gold_path": gold_path, "judge": judge,
 display(Markdown(cal.gold_text(gold)))
 judge_labels = cal.judge_labels(gold, judge)
 result = cal.run(judge_labels, gold, n_resamples=n_resamples, seed=seed)
+display(Markdown(cal.advisory_text(result)))
 """,
     ),
     ("md", "## Agreement with gold"),
@@ -439,6 +444,7 @@ display(cal.plot_confusion(result))
     (
         "code",
         """
+display(Markdown(cal.per_class_caption(result)))
 display(cal.per_class_frame(result))
 display(cal.per_rule_frame(result))
 """,

@@ -265,7 +265,14 @@ def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.Study
 
 
 @pytest.mark.notebook
-def test_a_rerun_diffs_cleanly(threshold_run: studies.StudyRun, tmp_path: Path) -> None:
+def test_a_rerun_diffs_cleanly(
+    threshold_run: studies.StudyRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the checkout is shared: a commit landing between the two runs changes an input the runner
+    # records, so the rerun sees the git state the first run saw
+    first = threshold_run.results
+    monkeypatch.setattr(studies, "_git_commit", lambda: first["git_commit"])
+    monkeypatch.setattr(studies, "_git_dirty", lambda: first["git_dirty"])
     again = studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=tmp_path)
     assert again.html.read_bytes() == threshold_run.html.read_bytes()
     assert again.results_path.read_bytes() == threshold_run.results_path.read_bytes()
@@ -319,14 +326,94 @@ def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRu
     kappa = res["kappa"]
     assert kappa["n"] == res["calibration"]["n"] == 199
     assert -1 <= kappa["ci"]["low"] <= kappa["statistic"] <= kappa["ci"]["high"] <= 1
-    assert res["advisory"] is (not res["graduates"])
+    # advisory until graduated AND registered (the registry is read, never written, here)
+    from evalkit.calibration_status import is_accepted
+
+    ref = res["calibration"]["calibration_ref"]
+    registered = res["graduates"] and is_accepted(
+        "instruction-adherence", res["calibration_status"], ref
+    )
+    assert res["registered"] is registered
+    assert res["advisory"] is (not (res["graduates"] and res["registered"]))
     conf = res["calibration"]["confusion"]["counts"]
     assert sum(sum(row.values()) for row in conf.values()) == 199
     html = run.html.read_text(encoding="utf-8")
     assert "Disagreements" in html and "Graduation decision" in html
-    if not res["graduates"]:
-        assert "advisory" in html
+    if res["advisory"]:
+        assert html.count("advisory: ") >= 4  # κ, AC1, PABAK and the per-class/per-rule tables
+    # the default gold set is the committed one, and the page says so
+    assert "the committed gold set gold/instruction-adherence" in html
+    assert "built in a temp dir" not in html
     assert_offline(html)
+
+
+@pytest.mark.notebook
+def test_index_over_real_study_results(
+    threshold_run: studies.StudyRun,
+    replay_run: studies.StudyRun,
+    agreement_run: studies.StudyRun,
+    calibration_run: studies.StudyRun,
+    tmp_path: Path,
+) -> None:
+    import html as html_lib
+
+    from evalkit.analyses.landing import render_index
+
+    runs = (replay_run, threshold_run, agreement_run, calibration_run)
+    for run in runs:
+        shutil.copytree(run.out_dir, tmp_path / run.study)
+    rows = [{"study": r.study, "status": r.status.value, "error": r.error} for r in runs]
+    page = render_index(rows, tmp_path)
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", page))
+    # the seed figures, read back from the threshold study's own results.json
+    assert re.search(
+        r"threshold 20 fires on 2 of 40 records \(5\.0% \[\d+\.\d%, \d+\.\d%\], "
+        r"cluster-bootstrap 95% CI\), 2 of 38 sessions fail; n = 40 records / 38 sessions",
+        text,
+    )
+    cal = calibration_run.results
+    k = cal["kappa"]
+    shown = f"{k['statistic']:.3f} [{k['ci']['low']:.3f}, {k['ci']['high']:.3f}], n = 199"
+    assert f"Cohen's κ (judge vs gold) {shown}" in text
+    assert ("Advisory:" in text) is cal["advisory"]
+    assert "κ undefined (labels never vary" in text and "rq_status" in text
+    assert "dead-instrument flag" in text
+    assert page.count('<span class="badge ok">ok</span>') == 4
+    assert not re.search(r"\bnan\b", text, re.IGNORECASE)
+    assert_offline(page)
+    assert "<script" not in page
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", ["threshold-study", "judge-calibration"])
+def test_notebook_runs_with_its_defaults_from_its_own_folder(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As JupyterLab runs it: cwd = notebooks/, no parameter injected, no runner environment."""
+    import papermill as pm
+
+    monkeypatch.delenv(studies.RESULTS_ENV, raising=False)
+    monkeypatch.delenv("EVALKIT_NOTEBOOKS", raising=False)
+    before = sorted(p.name for p in NOTEBOOKS.iterdir())
+    out = tmp_path / f"{name}.ipynb"
+    pm.execute_notebook(
+        str(NOTEBOOKS / f"{name}.ipynb"),
+        str(out),
+        kernel_name="python3",
+        language="python",
+        cwd=str(NOTEBOOKS),
+        progress_bar=False,
+        execution_timeout=120,
+    )
+    nb = nbformat.read(str(out), as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    shown = json.dumps([o.get("data", {}).get("text/markdown", "") for o in outputs])
+    if name == "threshold-study":  # the default data: the preset, built in a temp dir
+        assert "**40 records** over **38 sessions**" in shown
+    else:  # the default gold set: the committed one
+        assert "instruction-adherence-v2" in shown and "n = 199 items" in shown
+    assert sorted(p.name for p in NOTEBOOKS.iterdir()) == before  # nothing written beside it
 
 
 @pytest.mark.notebook

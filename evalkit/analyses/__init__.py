@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from evalkit.analyses._results import fmt_estimate, jsonable, write_results
 
-__all__ = ["default_metrics_dir", "fmt_estimate", "jsonable", "show_parameters", "write_results"]
+__all__ = [
+    "configure_display",
+    "default_metrics_dir",
+    "fmt_estimate",
+    "jsonable",
+    "show_parameters",
+    "write_results",
+]
 
 
 def default_metrics_dir(metrics_dir: str = "") -> str:
@@ -35,14 +42,41 @@ def default_metrics_dir(metrics_dir: str = "") -> str:
     return str(target)
 
 
+# What an empty path parameter means in each study (the notebooks' declared defaults).
+_EMPTY_MEANS = {
+    "metrics_dir": "(default: the preset rubric-v2-2026-09-19, built in a temp dir)",
+    "labels_path": "(default: simulated rater labels, see docs/DATA_CARD.md)",
+    "gold_path": "(default: the committed gold set gold/instruction-adherence)",
+}
+
+
 def show_parameters(params: dict) -> object:
-    """The run's parameters as a small table (paths shortened, so the page diffs cleanly)."""
+    """The run's parameters as a small table.
+
+    An empty path says what the default is; a given path shows its last two parts only, so the
+    page does not carry machine paths and reruns from another directory diff cleanly.
+    """
+    from pathlib import PurePath
+
     import pandas as pd
 
     rows = []
     for k, v in params.items():
         text = str(v)
         if k.endswith("_dir") or k.endswith("_path"):
-            text = "(default data, built in a temp dir)" if not v else "(given path)"
+            if not v:
+                text = _EMPTY_MEANS.get(k, "(default)")
+            else:
+                parts = PurePath(str(v)).parts[-2:]
+                text = f"(given path) …/{'/'.join(parts)}"
         rows.append({"parameter": k, "value": text})
     return pd.DataFrame(rows).set_index("parameter")
+
+
+def configure_display() -> None:
+    """pandas display options for the study pages: no truncated cells, no elided rows."""
+    import pandas as pd
+
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_rows", 500)
+    pd.set_option("display.max_columns", 50)

@@ -11,6 +11,7 @@ never as a number or NaN.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ __all__ = [
     "REQUIRED_COLUMNS",
     "describe",
     "format_category_table",
+    "format_paradox",
     "format_table",
     "load_labels",
     "paradox",
@@ -343,20 +345,62 @@ def format_category_table(table: pd.DataFrame) -> pd.DataFrame:
     ].set_index(["target", "category"])
 
 
-def _po_interval(matrix: list[list[Any]], n_resamples: int, seed: int) -> str:
-    """Observed (pairwise) agreement with a percentile bootstrap CI over fully rated items."""
+def _full_counts(matrix: list[list[Any]], categories: list[Any]) -> Any:
+    """Items x categories counts over the items every rater labelled."""
     import numpy as np
 
     full = [row for row in matrix if all(v is not None for v in row)]
+    return full, np.array([[sum(v == c for v in row) for c in categories] for row in full], float)
+
+
+def _interval(values: Any) -> tuple[float | None, float | None]:
+    import numpy as np
+
+    vals = np.asarray(values, dtype=float)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return None, None
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _paradox_boot(
+    matrix: list[list[Any]], categories: list[Any], n_resamples: int, seed: int
+) -> dict[str, tuple[float | None, float | None]]:
+    """Percentile bootstrap CIs (items resampled) of observed agreement, Fleiss' chance agreement
+    and, for two categories, the mean prevalence and bias indices over rater pairs
+    (Byrt, Bishop & Carlin 1993: ``|a - d| / n`` and ``|b - c| / n`` per pair)."""
+    import numpy as np
+
+    full, counts = _full_counts(matrix, categories)
+    out: dict[str, tuple[float | None, float | None]] = {
+        k: (None, None) for k in ("po", "pe", "pi", "bi")
+    }
     if len(full) < 2:
-        return "n/a"
+        return out
     m = len(full[0])
-    cats = sorted({v for row in full for v in row}, key=str)
-    counts = np.array([[sum(v == c for v in row) for c in cats] for row in full], dtype=float)
-    per_item = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))
     idx = np.random.default_rng(seed).integers(0, len(full), size=(n_resamples, len(full)))
-    lo, hi = np.percentile(per_item[idx].mean(axis=1), [2.5, 97.5])
-    return f"{per_item.mean():.3f} [{lo:.3f}, {hi:.3f}], n = {len(full)}"
+    per_item = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))
+    out["po"] = _interval(per_item[idx].mean(axis=1))
+    shares = counts[idx].sum(axis=1) / (len(full) * m)  # resamples x categories
+    out["pe"] = _interval((shares**2).sum(axis=1))
+    if len(categories) == 2:
+        arr = np.array(full, dtype=object)
+        pis, bis = [], []
+        for a, b in itertools.combinations(range(m), 2):
+            x, y = arr[:, a] == categories[0], arr[:, b] == categories[0]
+            both_first = (x & y).astype(float)
+            both_second = (~x & ~y).astype(float)
+            pis.append(np.abs(both_first[idx].mean(axis=1) - both_second[idx].mean(axis=1)))
+            bis.append(
+                np.abs(
+                    (x & ~y).astype(float)[idx].mean(axis=1)
+                    - (~x & y).astype(float)[idx].mean(axis=1)
+                )
+            )
+        out["pi"] = _interval(np.mean(pis, axis=0))
+        out["bi"] = _interval(np.mean(bis, axis=0))
+    return out
 
 
 def paradox(
@@ -367,8 +411,13 @@ def paradox(
     n_resamples: int = 500,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """κ-paradox diagnostics per target: observed agreement vs κ, and (binary targets) the mean
-    prevalence and bias indices over rater pairs (Byrt, Bishop & Carlin 1993)."""
+    """κ-paradox diagnostics per target: observed and chance agreement vs κ, and (binary
+    targets) the mean prevalence and bias indices over rater pairs (Byrt, Bishop & Carlin 1993),
+    each with a percentile bootstrap 95% CI over items (``*_ci_low`` / ``*_ci_high``) and n.
+
+    Numbers that do not exist are None: κ of a target whose labels never vary, the indices of a
+    target with more than two categories (``diagnosis`` and :func:`format_paradox` say why).
+    """
     import pandas as pd
 
     from evalkit import stats
@@ -388,8 +437,18 @@ def paradox(
                     res = stats.pabak(pair, categories=categories)
                     pis.append(res.prevalence_index)
                     bis.append(res.bias_index)
-        po = None if fk.observed_agreement is None else round(fk.observed_agreement, 3)
-        kappa = fk.statistic
+            kappa_ci: tuple[float | None, float | None] = (None, None)
+            if fk.statistic is not None:
+                import numpy as np
+
+                with contextlib.suppress(EvalkitError):
+                    kappa_ci = fk.confidence_interval(
+                        method="percentile",
+                        n_resamples=n_resamples,
+                        rng=np.random.default_rng(seed),
+                    )
+        boot = _paradox_boot(matrix, categories, n_resamples, seed)
+        po, kappa = fk.observed_agreement, fk.statistic
         if kappa is None:
             flag = UNDEFINED
         elif po is not None and po >= high_agreement and kappa < low_kappa:
@@ -400,19 +459,59 @@ def paradox(
             {
                 "target": target,
                 "n_items": int(mat.shape[0]),
+                "n_items_full": len(_full_counts(matrix, categories)[0]),
+                "categories": len(categories),
                 "observed_agreement": po,
-                "observed_agreement [95% CI]": _po_interval(matrix, n_resamples, seed),
-                "chance_agreement": None
-                if fk.chance_agreement is None
-                else round(fk.chance_agreement, 3),
-                "fleiss_kappa": round(kappa, 3) if kappa is not None else UNDEFINED,
-                "mean_prevalence_index": round(sum(pis) / len(pis), 3) if pis else None,
-                "mean_bias_index": round(sum(bis) / len(bis), 3) if bis else None,
+                "observed_agreement_ci_low": boot["po"][0],
+                "observed_agreement_ci_high": boot["po"][1],
+                "chance_agreement": fk.chance_agreement,
+                "chance_agreement_ci_low": boot["pe"][0],
+                "chance_agreement_ci_high": boot["pe"][1],
+                "fleiss_kappa": kappa,
+                "fleiss_kappa_ci_low": kappa_ci[0],
+                "fleiss_kappa_ci_high": kappa_ci[1],
+                "mean_prevalence_index": sum(pis) / len(pis) if pis else None,
+                "mean_prevalence_index_ci_low": boot["pi"][0],
+                "mean_prevalence_index_ci_high": boot["pi"][1],
+                "mean_bias_index": sum(bis) / len(bis) if bis else None,
+                "mean_bias_index_ci_low": boot["bi"][0],
+                "mean_bias_index_ci_high": boot["bi"][1],
                 "diagnosis": flag,
             }
         )
-    df = pd.DataFrame(rows).set_index("target")
-    return df.astype(object).where(df.notna(), "n/a (not binary)")
+    df = pd.DataFrame(rows).set_index("target").astype(object)
+    return df.where(df.notna(), None)
+
+
+def format_paradox(table: pd.DataFrame) -> pd.DataFrame:
+    """The paradox table for the page: ``estimate [95% CI]`` strings, n once, never NaN."""
+    import pandas as pd
+
+    def show(r: Any, key: str, why_missing: str) -> str:
+        v = r[key]
+        if _missing(v):
+            return why_missing
+        lo, hi = r[f"{key}_ci_low"], r[f"{key}_ci_high"]
+        if _missing(lo) or _missing(hi):
+            return f"{float(v):.3f} [CI undefined]"
+        return f"{float(v):.3f} [{float(lo):.3f}, {float(hi):.3f}]"
+
+    rows = []
+    for target, r in table.iterrows():
+        not_binary = f"n/a ({r['categories']} categories; defined for 2)"
+        rows.append(
+            {
+                "target": target,
+                "n items": r["n_items_full"],
+                "observed agreement": show(r, "observed_agreement", "n/a"),
+                "chance agreement": show(r, "chance_agreement", "n/a"),
+                "Fleiss κ": show(r, "fleiss_kappa", UNDEFINED),
+                "mean prevalence index": show(r, "mean_prevalence_index", not_binary),
+                "mean bias index": show(r, "mean_bias_index", not_binary),
+                "diagnosis": r["diagnosis"] or "—",
+            }
+        )
+    return pd.DataFrame(rows).set_index("target")
 
 
 def paradox_text(table: pd.DataFrame) -> str:
@@ -424,7 +523,8 @@ def paradox_text(table: pd.DataFrame) -> str:
                 f"- `{target}`: raters agree on {100 * float(r['observed_agreement']):.1f}% of "
                 f"pairs, yet κ = {float(r['fleiss_kappa']):.3f}: chance agreement is "
                 f"{100 * float(r['chance_agreement']):.1f}% because one label dominates "
-                f"(mean prevalence index {r['mean_prevalence_index']}). Read AC1 / PABAK beside κ."
+                f"(mean prevalence index {float(r['mean_prevalence_index']):.3f}), "
+                f"n = {r['n_items_full']} items. Read AC1 / PABAK beside κ."
             )
         elif r["diagnosis"] == UNDEFINED:
             lines.append(f"- `{target}`: κ {UNDEFINED}.")

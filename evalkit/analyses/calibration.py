@@ -3,7 +3,8 @@
 All statistics come from ``evalkit.calibration.calibrate`` (Cohen's κ with a BCa interval,
 confusion matrix, per-class sensitivity/specificity, agreement per deciding gold rule, the
 pre-registered graduation decision). This module chooses the judge, and turns the result into
-tables, a figure and sentences. Until a calibration graduates every judge figure is advisory.
+tables, a figure and sentences. Until a calibration graduates and is registered, every judge
+figure is advisory.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = [
     "JUDGES",
     "CalibrationStudy",
+    "advisory_label",
+    "advisory_text",
     "confusion_frame",
     "decision_text",
     "disagreements",
@@ -31,6 +34,7 @@ __all__ = [
     "gold_text",
     "judge_labels",
     "load_gold",
+    "per_class_caption",
     "per_class_frame",
     "per_rule_frame",
     "plot_confusion",
@@ -76,6 +80,12 @@ class CalibrationStudy:
 
     result: Any
     notes: tuple[str, ...] = ()
+    registered: bool = False  # a graduated entry for exactly this status + ref is in the registry
+
+    @property
+    def advisory(self) -> bool:
+        """Judge figures are advisory until the calibration graduates AND is registered."""
+        return not (self.result.graduates and self.registered)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -97,11 +107,48 @@ def run(
         for line in buf.getvalue().splitlines()
         if line
     )
-    return CalibrationStudy(result, notes)
+    return CalibrationStudy(result, notes, _registered(result))
+
+
+def _registered(result: Any) -> bool:
+    from evalkit.calibration_status import is_accepted
+
+    if not result.graduates or not result.calibration_ref:
+        return False
+    return is_accepted(result.dimension_id, result.calibration_status, result.calibration_ref)
+
+
+def advisory_label(result: Any) -> str:
+    """``*(advisory: …)*`` for a judge figure, or "" once graduated and registered."""
+    return _advisory(result).strip()
 
 
 def _advisory(result: Any) -> str:
-    return "" if result.graduates else " *(advisory: not graduated)*"
+    if not result.graduates:
+        return " *(advisory: not graduated)*"
+    if not getattr(result, "registered", False):
+        return " *(advisory: graduated, not registered)*"
+    return ""
+
+
+def advisory_text(result: Any) -> str:
+    """One sentence: are the judge figures on this page advisory, and why."""
+    if not result.graduates:
+        return (
+            "**Advisory.** This calibration does not graduate under its pre-registered rule: "
+            "every judge figure here describes the judge and licenses none of its verdicts; "
+            "judge dimensions stay `uncalibrated`."
+        )
+    if not getattr(result, "registered", False):
+        return (
+            "**Advisory.** This calibration graduates under its pre-registered rule but is not "
+            "registered (`evalkit calibrate` registers it). Until it is, every judge figure here "
+            "is advisory and judge dimensions stay `uncalibrated`."
+        )
+    return (
+        f"Registered calibration: judge dimensions may carry `{result.calibration_status}` "
+        "together with its calibration_ref."
+    )
 
 
 def summary_text(result: Any) -> str:
@@ -149,7 +196,8 @@ def plot_confusion(result: Any) -> Figure:
     ax.set_yticks(range(conf.shape[0]), [str(c) for c in conf.index])
     ax.set_xlabel("judge")
     ax.set_ylabel("gold")
-    ax.set_title(f"Confusion matrix (n = {result.n}){'' if result.graduates else ' — advisory'}")
+    advisory = " — advisory" if getattr(result, "advisory", not result.graduates) else ""
+    ax.set_title(f"Judge vs gold: confusion matrix (n = {result.n} items){advisory}")
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -163,15 +211,31 @@ def _pct(v: Any, lo: Any, hi: Any) -> str:
     return f"{100 * v:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"
 
 
+def per_class_caption(result: Any) -> str:
+    """What the per-class and per-rule tables hold, with their advisory label."""
+    label = advisory_label(result)
+    return (f"Judge figures {label}. " if label else "") + (
+        "Wilson 95% CIs; sensitivity's n is the items gold puts in the class, specificity's n "
+        "all the other items; per rule, n is the items that rule decided."
+    )
+
+
 def per_class_frame(result: Any) -> pd.DataFrame:
-    """Sensitivity and specificity per class with their Wilson 95% CIs and n."""
+    """Sensitivity and specificity per class with their Wilson 95% CIs and n.
+
+    Sensitivity's n is the items gold puts in the class; specificity's n is all the others.
+    """
     df = result.per_class
+    total = int(df["n_gold"].sum())
     out = df[["class", "n_gold", "n_judge"]].copy()
-    out["sensitivity [95% CI]"] = [
-        _pct(r.sensitivity, r.sensitivity_low, r.sensitivity_high) for r in df.itertuples()
+    out["sensitivity [95% CI], n"] = [
+        _pct(r.sensitivity, r.sensitivity_low, r.sensitivity_high) + f", n = {int(r.n_gold)}"
+        for r in df.itertuples()
     ]
-    out["specificity [95% CI]"] = [
-        _pct(r.specificity, r.specificity_low, r.specificity_high) for r in df.itertuples()
+    out["specificity [95% CI], n"] = [
+        _pct(r.specificity, r.specificity_low, r.specificity_high)
+        + f", n = {total - int(r.n_gold)}"
+        for r in df.itertuples()
     ]
     return out.set_index("class")
 
@@ -180,9 +244,10 @@ def per_rule_frame(result: Any) -> pd.DataFrame:
     """Agreement per deciding gold rule (1-6) with Wilson 95% CIs and n."""
     df = result.per_rule
     out = df[["rule", "n", "agree"]].copy()
-    out["agreement [95% CI]"] = [
-        ("n = 1, no CI: " if r.n == 1 else "")
-        + _pct(r.agreement, r.agreement_low, r.agreement_high)
+    out["agreement [95% CI], n"] = [
+        f"{_pct(r.agreement, None, None)} (n = 1, no CI)"
+        if r.n == 1
+        else _pct(r.agreement, r.agreement_low, r.agreement_high) + f", n = {int(r.n)}"
         for r in df.itertuples()
     ]
     return out.set_index("rule")
@@ -198,11 +263,25 @@ def decision_text(result: Any) -> str:
         f"{g.get('missing_at_most')}; otherwise `{rule.get('otherwise')}`."
     )
     verdict = "**graduates**" if result.graduates else "**does not graduate**"
+    ci = rule.get("ci", {})
+    pre_n, pre_rng = ci.get("n_resamples"), ci.get("rng")
+    interval = ""
+    if pre_n is not None and (result.n_resamples != pre_n or result.rng != pre_rng):
+        interval = (
+            f" The decision uses the pre-registered interval ({pre_n} resamples, rng {pre_rng}); "
+            f"the intervals shown above use this run's {result.n_resamples} resamples "
+            f"(rng {result.rng}), so their bounds can differ slightly from the decision's."
+        )
+    registered = (
+        "It is registered."
+        if getattr(result, "registered", False)
+        else "It is not registered: this page does not register a calibration, "
+        "`evalkit calibrate` does, and only a registered calibration lets a record carry that "
+        "status."
+    )
     return (
-        f"{head}\n\nDecision: {verdict} — {result.graduation_reason}. "
-        f"Resulting calibration status: `{result.calibration_status}`. This page does not "
-        "register the calibration; `evalkit calibrate` does, and only a registered calibration "
-        "lets a record carry that status."
+        f"{head}\n\nDecision: {verdict} — {result.graduation_reason}.{interval} "
+        f"Resulting calibration status: `{result.calibration_status}`. {registered}"
     )
 
 
@@ -215,13 +294,17 @@ def disagreements(result: Any) -> pd.DataFrame:
 def figures(result: Any, judge: pd.DataFrame, gold: Any) -> dict[str, Any]:
     """Machine-readable figures for results.json (advisory unless graduated)."""
     d = result.to_dict()
-    d["advisory"] = not result.graduates
+    registered = bool(getattr(result, "registered", False))
+    advisory = not (result.graduates and registered)
+    d["advisory"] = advisory
+    d["registered"] = registered
     d["judge"] = "rules"
     d["n_judge_labels"] = len(judge)
     return {
         "calibration": d,
         "kappa": d["kappa"],
         "graduates": result.graduates,
+        "registered": registered,
         "calibration_status": result.calibration_status,
-        "advisory": not result.graduates,
+        "advisory": advisory,
     }

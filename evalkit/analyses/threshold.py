@@ -24,6 +24,7 @@ __all__ = [
     "counterfactual",
     "fact_table",
     "plot_distribution",
+    "plot_fire_rate",
     "published_table",
     "study",
 ]
@@ -224,6 +225,27 @@ def plot_distribution(
     return fig
 
 
+def plot_fire_rate(st: Any, fact: str) -> Figure:
+    """``evalkit.stats.plot_threshold_study`` labelled in this study's terms (records, sessions)."""
+    from evalkit.stats import plot_threshold_study
+
+    fig = plot_threshold_study(st)
+    ax = fig.axes[0]
+    names = {"item fire rate": "record fire rate", "cluster fail rate": "session fail rate"}
+    legend = ax.get_legend()
+    if legend is not None:
+        for text in legend.get_texts():
+            text.set_text(names.get(text.get_text(), text.get_text()))
+    ax.set_ylabel("share of records firing / sessions failing")
+    ax.set_xlabel(f"threshold t (the rule fires when {fact} ≥ t)")
+    ax.set_title(
+        f"Fire rate of {fact} ≥ t (n = {st.n_items} records, {st.n_clusters} sessions; "
+        "95% cluster-bootstrap CI)",
+        fontsize=10,
+    )
+    return fig
+
+
 def distribution_bins(df: pd.DataFrame) -> dict[str, int]:
     """Counts in the bins rubric-v2 reports: 0, 1, 2, 3-5, 6+ (known values only)."""
     v = df["value"].dropna().astype(float)
@@ -281,6 +303,8 @@ def _num(x: Any) -> float | None:
 
 def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
     """One line per candidate threshold: where its record fire rate sits against the ceiling."""
+    from evalkit.analyses._results import fmt_estimate
+
     lines = []
     for row in cf:
         t = row["threshold"]
@@ -289,7 +313,12 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
         except KeyError:
             status = "not studied"
         rate = row["records_rate"]
-        shown = "undefined" if rate is None else f"{100 * rate:.1f}%"
+        try:
+            r = st.row(t)
+            ci = (_num(r["ci_low"]), _num(r["ci_high"]))
+        except KeyError:
+            ci = (None, None)
+        shown = fmt_estimate(rate, ci, row["records"], percent=True)
         verdict = {
             "above": f"the whole interval is above the {ceiling:.0%} ceiling",
             "within": f"the whole interval is at or below the {ceiling:.0%} ceiling",
@@ -300,7 +329,8 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
             side = "above" if rate > ceiling else "at or below"
             point = f"the point estimate is {side} the ceiling; "
         lines.append(
-            f"- t = {t}: fires on {row['records_firing']} of {row['records']} records ({shown}); "
+            f"- t = {t}: fires on {row['records_firing']} of {row['records']} records "
+            f"({shown}, cluster-bootstrap 95% CI); "
             f"{point}{verdict}."
         )
     return "\n".join(lines)
