@@ -97,14 +97,16 @@ def is_backfill_stub(record: Mapping[str, Any]) -> bool:
 
 def _collapse_double_stubs(by_id: dict[str, Mapping[str, Any]]) -> None:
     """Rule 2: of abandoned records sharing both timestamps, drop the synthetic twins."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
     for rec in by_id.values():
         if get(rec, "status") != "abandoned":
             continue
         started, completed = get(rec, "started_at"), get(rec, "completed_at")
         if not (is_non_empty_string(started) and is_non_empty_string(completed)):
             continue
-        groups.setdefault((started, completed), []).append(rec)
+        # The reference groups on the text "<started_at> <completed_at>", so ("a b", "c") and
+        # ("a", "b c") are one group there; the same key keeps the same records.
+        groups.setdefault(f"{started} {completed}", []).append(rec)
     for group in groups.values():
         if len(group) < 2:
             continue

@@ -213,6 +213,17 @@ def test_double_stub_collapse_is_narrow() -> None:
     assert len(ids([rec("a", **ab), other])) == 2
 
 
+def test_double_stub_group_is_the_joined_timestamp_text() -> None:
+    # The reference keys a group on `${started_at} ${completed_at}`: these two records share
+    # the key "a b c", so the synthetic one is dropped there (verified against its
+    # sessions-canonical.mjs run on this ledger).
+    authentic = rec("A", status="abandoned", started_at="a b", completed_at="c")
+    synthetic = rec(
+        "B", status="abandoned", started_at="a", completed_at="b c", _synthetic_session_id=True
+    )
+    assert ids([authentic, synthetic]) == ["A"]
+
+
 def test_supersede_removes_attestable_target() -> None:
     stub = rec("stub", status="abandoned", started_at=START)
     real = worked("real", started_at=START, supersedes="stub")
