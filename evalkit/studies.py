@@ -314,6 +314,9 @@ _OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 <style type="text/css">
 div#notebook-container { width: auto; max-width: 1280px; }
 div.output_area table { font-size: 12px; }
+/* text cells (reasons, rationales) read left to right; identifiers and row labels stay whole */
+.rendered_html td, .rendered_html th { text-align: left; vertical-align: top; }
+.rendered_html tbody th, .rendered_html thead th { white-space: nowrap; }
 </style>
 {% endblock notebook_css %}
 """

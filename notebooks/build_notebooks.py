@@ -215,7 +215,7 @@ display(Markdown("Sessions scored (every eligible session of the ledger, includi
                  "never scored): " + ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())))
 """,
     ),
-    ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI], n = sessions`."),
+    ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric."),
     (
         "code",
         """

@@ -84,12 +84,14 @@ def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def rate_matrix(rates: pd.DataFrame) -> pd.DataFrame:
-    """A readable table: one row per rubric x dimension, ``k/n (rate) [CI]`` per status."""
+    """A readable table: one row per rubric x dimension, ``k/n = rate [CI]`` per status."""
     from evalkit.analyses._results import fmt_estimate
 
     out = rates.copy()
     out["shown"] = [
-        f"{r.k}/{r.n} = " + fmt_estimate(r.rate, (r.ci_low, r.ci_high), r.n, percent=True)
+        # n is already in "k/n"; only a single session gets its own label (n = 1, no CI)
+        f"{r.k}/{r.n} = "
+        + fmt_estimate(r.rate, (r.ci_low, r.ci_high), 1 if r.n == 1 else None, percent=True)
         for r in out.itertuples()
     ]
     table = out.pivot_table(
