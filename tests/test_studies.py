@@ -630,3 +630,18 @@ def test_an_ad_hoc_notebook_path_runs_like_a_study(tmp_path: Path) -> None:
     assert run.results["figure_keys"] == ["twice"]
     with pytest.raises(EvalkitError, match="does not exist"):
         studies.run_study(str(tmp_path / "missing.ipynb"))
+
+
+def test_default_gold_path_from_the_package_or_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.analyses import calibration as cal
+
+    committed = (REPO / "gold" / "instruction-adherence").resolve()
+    assert cal.default_gold_path().resolve() == committed  # beside the package (a checkout)
+    monkeypatch.setattr(cal, "_ROOT", tmp_path / "site-packages")  # as a non-editable install
+    monkeypatch.chdir(NOTEBOOKS)  # JupyterLab's cwd
+    assert cal.default_gold_path().resolve() == committed
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(EvalkitError, match="give gold_path"):
+        cal.default_gold_path()

@@ -29,6 +29,7 @@ __all__ = [
     "advisory_text",
     "confusion_frame",
     "decision_text",
+    "default_gold_path",
     "disagreements",
     "figures",
     "gold_text",
@@ -47,11 +48,29 @@ DEFAULT_GOLD = "gold/instruction-adherence"
 _ROOT = Path(__file__).resolve().parents[2]
 
 
+def default_gold_path() -> Path:
+    """The committed gold set: beside this package in a checkout, else found from the cwd up.
+
+    The cwd search serves a non-editable install run inside a clone (JupyterLab's cwd is the
+    notebook's folder, so a plain relative path would not do).
+    """
+    candidates = [_ROOT / DEFAULT_GOLD]
+    cwd = Path.cwd().resolve()
+    candidates += [d / DEFAULT_GOLD for d in (cwd, *cwd.parents)]
+    for path in candidates:
+        if path.is_dir():
+            return path
+    raise EvalkitError(
+        f"the default gold set {DEFAULT_GOLD!r} was not found beside evalkit or above "
+        f"{cwd}; give gold_path"
+    )
+
+
 def load_gold(gold_path: str = "") -> Any:
-    """``evalkit.gold.load`` of ``gold_path``, or of the repository's instruction-adherence set."""
+    """``evalkit.gold.load`` of ``gold_path``, or of the committed instruction-adherence set."""
     from evalkit import gold
 
-    path = Path(gold_path) if gold_path else _ROOT / DEFAULT_GOLD
+    path = Path(gold_path) if gold_path else default_gold_path()
     if not path.exists():
         raise EvalkitError(f"gold set {str(path)!r} not found (give gold_path)")
     return gold.load(path)
