@@ -585,13 +585,24 @@ def test_study_pages_load_offline_in_chromium(
     calibration_run: studies.StudyRun,
     tmp_path: Path,
 ) -> None:
+    from evalkit.analyses.landing import render_index
+
     binary = _chromium()
-    pages = [r.html for r in (threshold_run, replay_run, agreement_run, calibration_run)]
+    runs = (threshold_run, replay_run, agreement_run, calibration_run)
+    pages = [r.html for r in runs]
+    reports = tmp_path / "reports"  # the landing page over the same four runs
+    for run in runs:
+        shutil.copytree(run.out_dir, reports / run.study)
+    rows = [{"study": r.study, "status": r.status.value, "error": r.error} for r in runs]
+    (reports / "index.html").write_text(render_index(rows, reports), encoding="utf-8")
     pipe = _Pipe(binary, tmp_path / "profile")
     try:
         seen = {str(page.parent.name) + str(i): _open(pipe, page) for i, page in enumerate(pages)}
+        index = _open(pipe, reports / "index.html")
     finally:
         pipe.close()
+    assert index["failed"] == [] and index["dom"]["text"] > 1000
+    assert [u for u in index["requests"] if not u.startswith("file://")] == []
     for page, info in seen.items():
         assert info["failed"] == [], page
         external = [u for u in info["requests"] if not u.startswith(("file://", "data:"))]
