@@ -588,7 +588,10 @@ class _EventIndex:
 
     @staticmethod
     def _span(times: list[float], window: Window) -> tuple[int, int]:
-        return bisect.bisect_left(times, window.start), bisect.bisect_right(times, window.end)
+        lo = bisect.bisect_left(times, window.start)
+        # an inverted window (completed before started) holds no event: an empty span, never
+        # a negative count
+        return lo, max(lo, bisect.bisect_right(times, window.end))
 
     def measure(
         self, record: Mapping[str, Any], window: Window | None, *, attribute_by_id: bool

@@ -97,6 +97,38 @@ def test_conformance_ledgers(case: str, rubric: str) -> None:
     _assert_batch_equals_single(metrics, rubric)
 
 
+@pytest.mark.parametrize("rubric", RUBRICS)
+def test_inverted_window_counts_no_event(tmp_path: Path, rubric: str) -> None:
+    # completed_at before started_at: no timestamp is both >= start and <= end, so every
+    # window count is 0 (the reference's filter); a bisection span must not go negative.
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    sessions = [
+        '{"session_id":"s1","status":"completed","started_at":"2026-09-19T10:00:00.000Z",'
+        '"completed_at":"2026-09-19T08:00:00.000Z","total_files_changed":2,'
+        '"waves":[{"role":"Impl"}],"total_waves":1}'
+    ]
+    events = [
+        f'{{"timestamp":"2026-09-19T0{h}:00:00.000Z","event":"{name}"{extra}}}'
+        for h, name, extra in [
+            (9, "orchestrator.quality_gate.failed", ',"variant":"full-gate","exit_code":1'),
+            (9, "orchestrator.loop.warning", ""),
+            (9, "orchestrator.destructive_guard.blocked", ""),
+        ]
+    ]
+    (metrics / "sessions.jsonl").write_text("\n".join(sessions) + "\n")
+    (metrics / "events.jsonl").write_text("\n".join(events) + "\n")
+    _assert_batch_equals_single(metrics, rubric)
+    evidence = " ".join(score_ledger(metrics, rubric)["evidence"])
+    assert "=-" not in evidence
+    assert "0 quality_gate events in window" in evidence
+    assert "but 0 full-gate events in window" in evidence
+    if rubric == "rubric-v1":
+        assert "(0 blocked, 0 spiral, 0 loop.warning)" in evidence
+    else:
+        assert "blocked=0, destructive_guard.warned=0, loop.warning=0" in evidence
+
+
 def test_empty_ledger_gives_empty_frame(tmp_path: Path) -> None:
     frame = score_ledger(tmp_path)
     assert isinstance(frame, pd.DataFrame)
