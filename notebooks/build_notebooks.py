@@ -163,7 +163,7 @@ _ = analyses.write_results({
     "distribution_bins": bins,
     "maximum": None if df["value"].dropna().empty else float(df["value"].max()),
     "gaps": gaps,
-    "threshold_study": st.to_dict(),
+    "threshold_study": st.to_json_dict(),
 })
 """,
     ),

@@ -167,7 +167,7 @@ def test_thresholds_cli(tmp_path: Path, capsys) -> None:
     assert rc == 0 and out is not None
     assert (out["n_items"], out["n_unknown"], out["n_clusters"]) == (4, 1, 4)
     first = out["thresholds"][0]
-    assert first["t"] == 1 and first["items_firing"] == 3 and first["clusters_failing"] == 3
+    assert first["threshold"] == 1 and first["items_firing"] == 3 and first["clusters_failing"] == 3
     assert first["clusters_undetermined"] == 1  # s2's only record is unknown
     assert png.is_file() and png.stat().st_size > 0 and "wrote" in err
     bad = tmp_path / "bad.csv"

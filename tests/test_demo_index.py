@@ -59,7 +59,7 @@ def _threshold(out: Path) -> dict[str, Any]:
         "ceiling": 0.1,
         "thresholds": [
             {
-                "t": t,
+                "threshold": t,
                 "items_firing": k,
                 "fire_rate": r,
                 "ci_low": lo,

@@ -7,6 +7,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -90,11 +91,11 @@ def test_seed_published_figures(seed_study: ThresholdStudy) -> None:
 
 
 def test_default_thresholds_cover_one_to_max_plus_one(seed_study: ThresholdStudy) -> None:
-    t = seed_study.table["t"].tolist()
+    t = seed_study.table["threshold"].tolist()
     assert t == list(range(1, 60))
     last = seed_study.row(59)
     assert last["items_firing"] == 0 and bool(last["dead"])
-    assert not seed_study.table.loc[seed_study.table["t"] <= 58, "dead"].any()
+    assert not seed_study.table.loc[seed_study.table["threshold"] <= 58, "dead"].any()
     assert list(seed_study.table.columns) == list(COLUMNS)
 
 
@@ -102,7 +103,7 @@ def test_rates_are_consistent_with_a_direct_count(seed_study: ThresholdStudy) ->
     blocked = np.array(SEED_BLOCKED)
     sessions = np.array(SEED_SESSIONS)
     for _, row in seed_study.table.iterrows():
-        t = row["t"]
+        t = row["threshold"]
         assert row["items_firing"] == (blocked >= t).sum()
         assert row["clusters_failing"] == len(set(sessions[blocked >= t]))
         assert row["fire_rate"] == pytest.approx((blocked >= t).mean())
@@ -177,7 +178,7 @@ def test_unknown_counts_are_excluded_not_zero() -> None:
 def test_all_zero_is_documented_degenerate_result() -> None:
     with pytest.warns(DegenerateDataWarning, match="never fires"):
         s = threshold_study([0, 0, 0, 0], ["a", "a", "b", "c"], rng=0, n_resamples=100)
-    assert s.table["t"].tolist() == [1]
+    assert s.table["threshold"].tolist() == [1]
     assert bool(s.row(1)["dead"]) and s.row(1)["fire_rate"] == 0.0
     assert s.row(1)["ceiling_status"] == "within"
 
@@ -222,17 +223,17 @@ def test_bad_input_is_named(counts: list, clusters: list | None, message: str) -
 
 def test_real_valued_counts_use_observed_values_and_have_no_gaps() -> None:
     s = threshold_study([0.5, 1.25, 1.25, 3.0], rng=0, n_resamples=100)
-    assert s.table["t"].tolist() == [0.5, 1.25, 3.0]
+    assert s.table["threshold"].tolist() == [0.5, 1.25, 3.0]
     assert s.gaps == ()
     assert s.row(1.25)["items_firing"] == 3
 
 
 def test_to_dict_is_json_simple(seed_study: ThresholdStudy) -> None:
-    d = seed_study.to_dict()
+    d = seed_study.to_json_dict()
     text = json.dumps(d, allow_nan=False)
     back = json.loads(text)
     assert back["n_items"] == 40 and back["n_clusters"] == 38
-    assert back["thresholds"][0]["t"] == 1 and back["thresholds"][0]["items_firing"] == 32
+    assert back["thresholds"][0]["threshold"] == 1 and back["thresholds"][0]["items_firing"] == 32
     assert {"after": 13, "before": 33, "first_missing": 14, "last_missing": 32, "length": 19} in (
         back["gaps"]
     )
@@ -240,14 +241,19 @@ def test_to_dict_is_json_simple(seed_study: ThresholdStudy) -> None:
     with pytest.warns(DegenerateDataWarning):
         single = threshold_study([1, 2], ["x", "x"])
     assert (
-        json.loads(json.dumps(single.to_dict(), allow_nan=False))["thresholds"][0]["ci_low"] is None
+        json.loads(json.dumps(single.to_json_dict(), allow_nan=False))["thresholds"][0]["ci_low"]
+        is None
     )
 
 
 def test_study_behaves_like_its_table(seed_study: ThresholdStudy) -> None:
+    # the issue asks for a DataFrame: the study is one, and keeps its context on slices
+    assert isinstance(seed_study, pd.DataFrame)
+    firing = seed_study[seed_study["fire_rate"] > 0.5]
+    assert isinstance(firing, ThresholdStudy) and firing.n_items == 40 and firing.gaps
     assert len(seed_study) == len(seed_study.table)
     assert seed_study["items_firing"].iloc[0] == 32
-    assert seed_study.loc[2, "t"] == 3
+    assert seed_study.loc[2, "threshold"] == 3
     assert list(seed_study.columns) == list(COLUMNS)
     with pytest.raises(AttributeError):
         seed_study.no_such_column_or_attribute  # noqa: B018
@@ -276,7 +282,7 @@ def test_plot_accepts_the_bare_table(seed_study: ThresholdStudy) -> None:
     assert "n = 40 items, 38 clusters" in ax.get_title()
     assert seed_study.table.attrs["ceiling"] == 0.10
     with pytest.raises(EvalkitError, match="lacks column"):
-        plot_threshold_study(seed_study.table[["t"]])
+        plot_threshold_study(seed_study.table[["threshold"]])
 
 
 def test_public_names_resolve_through_evalkit_stats() -> None:

@@ -30,6 +30,8 @@ def jsonable(obj: Any) -> Any:
         return [jsonable(v) for v in obj.tolist()]
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if callable(getattr(obj, "to_json_dict", None)):  # e.g. a ThresholdStudy with its context
+        return jsonable(obj.to_json_dict())
     if hasattr(obj, "to_dict") and callable(obj.to_dict):
         try:
             return jsonable(obj.to_dict(orient="records"))

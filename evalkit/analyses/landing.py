@@ -50,7 +50,7 @@ def _pct_ci(rate: Any, low: Any, high: Any, n: Any) -> str:
 
 def _threshold(res: Mapping[str, Any]) -> Headline:
     st = res["threshold_study"]
-    by_t = {row["t"]: row for row in st["thresholds"]}
+    by_t = {row["threshold"]: row for row in st["thresholds"]}
     cf = [row for row in res["counterfactual"] if row["threshold"] in by_t]
     if not cf:
         return Headline("no candidate threshold was evaluated")

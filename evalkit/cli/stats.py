@@ -415,6 +415,6 @@ def run_thresholds(args: argparse.Namespace) -> int:
         fig = plot_threshold_study(study)
         fig.savefig(args.plot)
         print(f"evalkit stats thresholds: wrote {args.plot}", file=sys.stderr)
-    payload = {"file": str(args.csv), "count_column": args.count_column, **study.to_dict()}
+    payload = {"file": str(args.csv), "count_column": args.count_column, **study.to_json_dict()}
     payload["seed"] = args.seed
     return _emit(payload, args.compact)

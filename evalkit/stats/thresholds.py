@@ -20,10 +20,10 @@ import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 COLUMNS: tuple[str, ...] = (
-    "t",
+    "threshold",
     "items_firing",
     "fire_rate",
     "ci_low",
@@ -99,63 +99,73 @@ class Gap:
         }
 
 
-@dataclass(frozen=True, eq=False)
-class ThresholdStudy:
-    """Result of :func:`threshold_study`.
+class ThresholdStudy(pd.DataFrame):
+    """Result of :func:`threshold_study`: a pandas DataFrame, one row per threshold.
 
-    ``table`` has one row per threshold ``t`` with the columns of ``COLUMNS``:
-    ``items_firing`` (known items with count >= t), ``fire_rate`` (= items_firing / n_items),
+    Columns (``COLUMNS``): ``threshold`` (the rule is "count >= threshold"), ``items_firing``
+    (known items with count >= threshold), ``fire_rate`` (= items_firing / n_items),
     ``ci_low``/``ci_high`` (percentile cluster-bootstrap interval of the fire rate),
     ``clusters_failing`` (clusters with at least one firing item), ``clusters_undetermined``
     (clusters without a firing known item but with an unknown one), ``cluster_fail_rate``
     (failing / determined clusters), ``above_ceiling`` (point estimate > ceiling),
     ``ceiling_status`` (:class:`CeilingStatus` of the interval), ``dead`` (fire rate <= floor).
 
-    For convenience the study also behaves like its table: ``study["fire_rate"]``,
-    ``study.loc[...]``, ``len(study)`` and unknown attributes are forwarded to ``table``.
+    The context travels with the frame as attributes (pandas ``_metadata``, kept on slices and
+    copies): ``gaps``, ``distribution`` (value counts of the known counts), ``n_items``,
+    ``n_unknown``, ``n_clusters``, ``ceiling``, ``floor``, ``level``, ``n_resamples``,
+    ``ci_method`` and ``warnings``. :meth:`to_json_dict` gives all of it JSON-simple.
     """
 
-    table: pd.DataFrame
-    gaps: tuple[Gap, ...]
-    distribution: pd.Series
-    n_items: int
-    n_unknown: int
-    n_clusters: int
-    ceiling: float
-    floor: float
-    level: float
-    n_resamples: int
+    _metadata: ClassVar[list[str]] = [  # type: ignore[misc]
+        "gaps",
+        "distribution",
+        "n_items",
+        "n_unknown",
+        "n_clusters",
+        "ceiling",
+        "floor",
+        "level",
+        "n_resamples",
+        "ci_method",
+        "warnings",
+    ]
+    # class-level defaults: a frame pandas builds without __finalize__ still answers them
+    gaps: tuple[Gap, ...] = ()
+    distribution: pd.Series | None = None
+    n_items: int = 0
+    n_unknown: int = 0
+    n_clusters: int = 0
+    ceiling: float = 0.10
+    floor: float = 0.0
+    level: float = 0.95
+    n_resamples: int = 0
     ci_method: str = "percentile, cluster bootstrap (whole clusters resampled)"
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names the dataclass lacks; never forward private/dunder lookups
-        # (copy/pickle probe those before ``table`` exists).
-        if name.startswith("_") or name == "table":
-            raise AttributeError(name)
-        return getattr(self.table, name)
+    @property
+    def _constructor(self) -> type[ThresholdStudy]:
+        return ThresholdStudy
 
-    def __getitem__(self, key: Any) -> Any:
-        return self.table[key]
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rows as a plain DataFrame (a copy; its ``attrs`` carry n, ceiling, floor, level)."""
+        out = pd.DataFrame(self, copy=True)
+        out.attrs = dict(self.attrs)
+        return out
 
-    def __len__(self) -> int:
-        return len(self.table)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.table)
-
-    def row(self, t: float) -> pd.Series:
-        """The table row of threshold ``t`` (``KeyError`` when ``t`` was not studied)."""
-        hit = self.table.index[self.table["t"] == t]
+    def row(self, threshold: float) -> pd.Series:
+        """The row of ``threshold`` (``KeyError`` when it was not studied)."""
+        hit = self.index[self["threshold"] == threshold]
         if len(hit) == 0:
-            raise KeyError(f"threshold {t!r} is not in the study")
-        return self.table.loc[hit[0]]
+            raise KeyError(f"threshold {threshold!r} is not in the study")
+        return self.loc[hit[0]]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> dict[str, Any]:
         """JSON-simple dict: scalars, lists and dicts only; NaN becomes None."""
         rows = []
-        for rec in self.table.to_dict(orient="records"):
+        for rec in pd.DataFrame(self).to_dict(orient="records"):
             rows.append({k: _json_scalar(v) for k, v in rec.items()})
+        distribution = self.distribution if self.distribution is not None else pd.Series()
         return {
             "n_items": self.n_items,
             "n_unknown": self.n_unknown,
@@ -168,10 +178,18 @@ class ThresholdStudy:
             "thresholds": rows,
             "gaps": [g.to_dict() for g in self.gaps],
             "distribution": [
-                {"value": _json_scalar(v), "items": int(c)} for v, c in self.distribution.items()
+                {"value": _json_scalar(v), "items": int(c)} for v, c in distribution.items()
             ],
             "warnings": list(self.warnings),
         }
+
+
+def _make_study(table: pd.DataFrame, **context: Any) -> ThresholdStudy:
+    study = ThresholdStudy(table)
+    study.attrs.update(table.attrs)
+    for name, value in context.items():
+        setattr(study, name, value)
+    return study
 
 
 def _json_scalar(v: Any) -> Any:
@@ -348,7 +366,7 @@ def threshold_study(
     )
     table = pd.DataFrame(
         {
-            "t": _tidy_thresholds(t_grid),
+            "threshold": _tidy_thresholds(t_grid),
             "items_firing": items_firing,
             "fire_rate": fire_rate,
             "ci_low": ci_low,
@@ -377,8 +395,8 @@ def threshold_study(
     distribution.index = _tidy_thresholds(distribution.index.to_numpy(dtype=float))
     distribution.index.name = "value"
     distribution.name = "items"
-    return ThresholdStudy(
-        table=table,
+    return _make_study(
+        table,
         gaps=_gaps(values),
         distribution=distribution,
         warnings=tuple(notes),
@@ -450,8 +468,8 @@ def _bootstrap_ci(
 
 def _study_of_table(table: pd.DataFrame) -> ThresholdStudy:
     n_items = int(table.attrs.get("n_items", 0))
-    return ThresholdStudy(
-        table=table,
+    return _make_study(
+        table,
         gaps=(),
         distribution=pd.Series(dtype=float),
         n_items=n_items,
@@ -473,8 +491,11 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
     """
     from matplotlib.figure import Figure as _Figure
 
-    if isinstance(study, pd.DataFrame):  # a bare table: no gaps, default ceiling/floor/level
-        missing = {"t", "fire_rate", "ci_low", "ci_high", "cluster_fail_rate"} - set(study.columns)
+    if not isinstance(study, ThresholdStudy) and isinstance(study, pd.DataFrame):
+        # a bare table: no gaps, default ceiling/floor/level
+        missing = {"threshold", "fire_rate", "ci_low", "ci_high", "cluster_fail_rate"} - set(
+            study.columns
+        )
         if missing:
             raise EvalkitError(f"plot_threshold_study: table lacks column(s) {sorted(missing)}")
         study = _study_of_table(study)
@@ -485,8 +506,8 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
         ax = fig.add_subplot()
     else:
         fig = ax.get_figure()  # type: ignore[assignment]
-    tab = study.table
-    t = tab["t"].to_numpy(dtype=float)
+    tab = study
+    t = tab["threshold"].to_numpy(dtype=float)
     for i, gap in enumerate(study.gaps):
         ax.axvspan(
             gap.after + 0.5,
