@@ -298,10 +298,12 @@ def cohen_kappa(
     suff = _pair_suff(codes, k, w)
     est = _Estimator(suff, _table_fn(k, w), kept, r.n_rows_input)
     n = codes.shape[0]
-    p = np.zeros((k, k))
-    np.add.at(p, (codes[:, 0], codes[:, 1]), 1.0 / n)
+    counts = np.zeros((k, k))
+    np.add.at(counts, (codes[:, 0], codes[:, 1]), 1.0)
+    p = counts / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
-    po = float((w * p).sum())
+    # from integer counts, so perfect agreement gives po == 1 exactly and kappa never exceeds 1
+    po = float((w * counts).sum() / n)
     pe = float(rows @ w @ cols)
     kappa = _none(_chance_corrected(po, pe))
     se = se0 = None
