@@ -133,11 +133,20 @@ def test_precedence(changes: dict, expected: tuple[str, int]) -> None:
 
 
 def test_null_facts() -> None:
-    # None facts name no deviation: rule 6 passes (unreadable sources become contradictions
-    # in the facts reader, so rule 1 abstains first; see the events-absent case below).
+    # Missing data is never a pass: when neither fact rule 6 reads is measured, the record
+    # carries a missing piece of evidence (rule 5), e.g. an empty dimension array.
     all_null = {key: None for key in FACT_KEYS} | {"contradictions": [], "parse_misses": []}
-    assert verdict(**all_null) == ("pass", 6)
-    assert verdict(changes_unverified=None, spiral=None) == ("pass", 6)
+    assert verdict(**all_null) == ("cannot-determine", 5)
+    assert verdict(changes_unverified=None, spiral=None) == ("cannot-determine", 5)
+    assert (apply_rules(compute_facts([])).status, apply_rules(compute_facts([])).rule) == (
+        "cannot-determine",
+        5,
+    )
+    # One measured input is enough for rule 6 to speak on it.
+    assert verdict(changes_unverified=None, spiral=0) == ("pass", 6)
+    assert verdict(changes_unverified=False, spiral=None) == ("pass", 6)
+    assert verdict(changes_unverified=None, spiral=2) == ("fail", 6)
+    assert verdict(changes_unverified=True, spiral=None) == ("fail", 6)
     # no facts at all: a missing piece of evidence
     for nothing in (None, "facts", 3, ["x"]):
         v = apply_rules(nothing)

@@ -27,8 +27,11 @@ How each rule acts
    is safe: a source that was never readable is turned into a contradiction by the facts
    reader, so rule 1 abstains before rule 6 could pass on facts nobody measured.
 
-``facts`` that are missing altogether (``None``, or not a mapping) are "a missing piece of
-evidence": ``cannot-determine`` under rule 5.
+``facts`` that are missing altogether (``None``, or not a mapping), and facts in which both of
+rule 6's inputs are unmeasured (``changes_unverified`` and ``spiral`` both null, e.g. a record
+with no deterministic dimensions, or a contaminated window whose events file is absent) are "a
+missing piece of evidence": ``cannot-determine`` under rule 5. Otherwise rule 6 would pass a
+record on facts nobody measured, which the rubric's third-state paragraph exists to prevent.
 """
 
 from __future__ import annotations
@@ -168,11 +171,19 @@ def apply_rules(facts: Any) -> RuleVerdict:
             "a reader went blind on " + ", ".join(names) + ": not proven, never refuted",
         )
 
+    spiral = _number(f.get("spiral"))
+    if f.get("changes_unverified") is None and spiral is None:  # rule 5: nothing rule 6 reads
+        return RuleVerdict(
+            VerdictStatus.CANNOT_DETERMINE,
+            5,
+            "neither fact rule 6 reads is measured (changes_unverified, spiral are null): "
+            "a missing piece of evidence is not proven, never a pass",
+        )
+
     # Rule 6: only a concrete, named deviation fails.
     deviations: list[str] = []
     if f.get("changes_unverified") is True:
         deviations.append("changes_unverified: files changed with zero verification runs")
-    spiral = _number(f.get("spiral"))
     if spiral is not None and spiral > 0:
         deviations.append(f"spiral={_fmt(f.get('spiral'))} > 0")
     note = f" ({'; '.join(set_aside)})" if set_aside else ""
