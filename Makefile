@@ -19,6 +19,7 @@ demo: install
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
+	$(VENV)/bin/mypy
 	$(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
@@ -30,6 +31,7 @@ lab: install
 
 lint: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 
 clean:

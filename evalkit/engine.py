@@ -608,21 +608,21 @@ class _EventIndex:
                 full = FullGates(hi - lo, self.full_exit[first_of_last])
             else:
                 full = FullGates()
-            counts = [
+            blocked, warned, loop = (
                 (lambda span: span[1] - span[0])(self._span(self.guard_times[n], window))
                 for n in _GUARD_EVENTS
-            ]
-            window_guards = GuardCounts(*counts)
+            )
+            window_guards = GuardCounts(blocked, warned, loop)
         raw_ids: tuple[str, ...] = ()
         attributed = window_guards
         semantic = get(record, "session_id")
         if attribute_by_id and is_non_empty_trimmed(semantic):
             raw_ids = tuple(sorted(self.raw_ids.get(semantic, ()), key=js_sort_key))
             if raw_ids:
-                attributed = GuardCounts(
-                    *(sum(self.by_raw_id[n][r] for r in raw_ids) for n in _GUARD_EVENTS),
-                    attribution="session-id",
+                blocked, warned, loop = (
+                    sum(self.by_raw_id[n][r] for r in raw_ids) for n in _GUARD_EVENTS
                 )
+                attributed = GuardCounts(blocked, warned, loop, attribution="session-id")
         return gates, full, window_guards, attributed, raw_ids
 
 
@@ -635,9 +635,8 @@ def _peers_by_sweep(
     i.start``; processing windows by ascending start, a window whose end is at or before the
     current start can never overlap a later one and leaves the active heap for good.
     """
-    order = sorted(
-        (i for i, w in enumerate(windows) if w is not None), key=lambda i: windows[i].start
-    )  # type: ignore[union-attr]
+    starts = {i: w.start for i, w in enumerate(windows) if w is not None}
+    order = sorted(starts, key=starts.__getitem__)
     found: list[list[int]] = [[] for _ in records]
     active: list[tuple[float, int]] = []  # (end, index) min-heap
     for i in order:

@@ -220,7 +220,7 @@ def _exclusive_regions(sessions: list[_Session], others: list[_Session]) -> None
 
 
 def _session_record(rng: random.Random, s: _Session) -> dict[str, Any]:
-    waves = []
+    waves: list[dict[str, Any]] = []
     if s.housekeeping:
         waves = [{"wave": 1, "role": "Housekeeping", "agent_count": 0, "coordinator_direct": True}]
     else:
@@ -320,7 +320,10 @@ def _session_events(rng: random.Random, s: _Session) -> list[tuple[datetime, dic
         rid = s.raw_ids[-1] if (len(s.raw_ids) > 1 and j % 2) else raw
         if j < s.blocked:
             rule, cmd = rng.choice(_RULES)
-            body = {"event": "orchestrator.destructive_guard.blocked", "session_id": rid}
+            body: dict[str, Any] = {
+                "event": "orchestrator.destructive_guard.blocked",
+                "session_id": rid,
+            }
             body.update({"rule": rule, "command": cmd})
         elif j < s.blocked + s.warned:
             body = {"event": "orchestrator.destructive_guard.warned", "session_id": rid}

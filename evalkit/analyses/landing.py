@@ -181,7 +181,7 @@ def _replay(res: Mapping[str, Any]) -> Headline:
     flags = res["flags"]
     sessions = res.get("sessions") or {}
     rates = {(r["rubric"], r["dimension"], r["status"]): r for r in res.get("rates") or []}
-    per_rubric = {}
+    per_rubric: dict[str, int] = {}
     for f in flags:
         per_rubric[f["rubric"]] = per_rubric.get(f["rubric"], 0) + 1
     if len(set(sessions.values())) == 1 and len(sessions) > 1:

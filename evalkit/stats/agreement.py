@@ -63,7 +63,7 @@ _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 # --------------------------------------------------------------------------- helpers
 
 
-def _none(x: float | np.floating[Any] | None) -> float | None:
+def _none(x: float | np.floating[Any] | Array | None) -> float | None:
     """NaN (undefined) -> None; numbers -> float."""
     if x is None:
         return None
@@ -71,7 +71,7 @@ def _none(x: float | np.floating[Any] | None) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _chance_corrected(pa: Array, pe: Array) -> Array:
+def _chance_corrected(pa: Array | float, pe: Array | float) -> Array:
     """(pa - pe) / (1 - pe), NaN where pe == 1 (undefined)."""
     pa, pe = np.asarray(pa, dtype=float), np.asarray(pe, dtype=float)
     den = 1.0 - pe
