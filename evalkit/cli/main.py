@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from evalkit import __version__
 from evalkit.errors import EvalkitError
@@ -33,8 +34,16 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad argument; SPEC section 3 reserves 2 for internal/I-O failures."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="evalkit",
         description="Score agentic coding sessions against pre-registered rubrics; "
         "calibrate judges; run studies.",
