@@ -35,7 +35,7 @@ def test_an_unknown_flag_is_a_user_error_not_an_internal_one(
     assert exc.value.code == 1
     err = capsys.readouterr().err
     # argparse names the first problem: the unknown flag, or a required argument missing
-    assert f"evalkit {command}: error:" in err and "usage:" in err
+    assert "error:" in err and "usage: evalkit" in err
 
 
 def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
