@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalkit.dimension import Dimension
-from evalkit.errors import ValidationError
+from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.jsnum import js_round
 from evalkit.ledger import Ledger, read_metrics_dir
 from evalkit.resolve import (
@@ -122,9 +122,25 @@ def _view(ledger: Ledger, rubric: Rubric) -> _LedgerView:
     return _LedgerView(ledger.sessions.values, ledger.events_v2, note)
 
 
+def read_ledger(metrics_dir: str | os.PathLike[str]) -> Ledger:
+    """``read_metrics_dir`` for the public entry points: a directory that is not there is a
+    resolution error naming it (an absent ``sessions.jsonl`` in an existing one is not).
+    """
+    if not isinstance(metrics_dir, str | os.PathLike):
+        raise EvalkitError(
+            f"metrics_dir must be a path (str or os.PathLike), got {type(metrics_dir).__name__}"
+        )
+    if not os.path.isdir(metrics_dir):
+        raise SessionResolutionError(
+            f"metrics directory not found: {os.fspath(metrics_dir)!s} "
+            "(expected a folder holding sessions.jsonl and events.jsonl)"
+        )
+    return read_metrics_dir(metrics_dir)
+
+
 def read_session_values(metrics_dir: str | os.PathLike[str]) -> tuple[Any, ...]:
     """Parsed ``sessions.jsonl`` values of ``metrics_dir`` (before the canonical reading)."""
-    return read_metrics_dir(metrics_dir).sessions.values
+    return read_ledger(metrics_dir).sessions.values
 
 
 # -- measuring one session (the one-at-a-time path) ------------------------------------------
@@ -456,7 +472,7 @@ def score_session(
     rub = get_rubric(rubric)
     ts = _check_timestamp(timestamp)
     model = _check_model(model_id, model_source)
-    ledger = read_metrics_dir(metrics_dir)
+    ledger = read_ledger(metrics_dir)
     view = _view(ledger, rub)
     resolution, _ = resolve_from_values(view.session_values, session_id)
     _check_session_id(resolution.session_id)
@@ -716,7 +732,7 @@ def score_ledger(
     import pandas as pd
 
     rub = get_rubric(rubric)
-    view = _view(read_metrics_dir(metrics_dir), rub)
+    view = _view(read_ledger(metrics_dir), rub)
     canonical = canonical_sessions(view.session_values)
     rows: list[tuple[str, str, str, Any, str]] = []
     skipped: list[str] = []
