@@ -4,6 +4,20 @@ An ``AgreementResult`` carries the point estimate, its analytic standard error (
 published formula exists) and, privately, the per-item sufficient statistics plus the function
 that maps their sums to the statistic. That is what lets a result bootstrap itself: a
 resample is a vector of item counts ``w`` and the resampled statistic is ``fn(w @ S)``.
+
+Degenerate intervals (the same rule for every coefficient and every method):
+
+* statistic undefined (``statistic is None``, e.g. every rating the same category):
+  ``confidence_interval()`` is ``(None, None)`` with a ``DegenerateDataWarning``;
+* fewer than two items (or, for a cluster bootstrap, fewer than two clusters): the point
+  estimate is reported (it describes that item), but nothing can be said about its sampling
+  variation, so ``standard_error`` (and ``standard_error_h0``, ``z``, ``p_value``) is None,
+  ``degenerate`` is True, a ``DegenerateDataWarning`` is issued when the result is built, and
+  ``confidence_interval()`` is ``(None, None)`` with a ``DegenerateDataWarning`` for
+  ``"analytic"``, ``"percentile"`` and ``"bca"`` alike; it never raises and never returns a
+  zero-width interval (an SE of 0 from one item would be a false certainty);
+* every bootstrap resample giving the same value (with two or more units): that point as
+  both bounds, with a ``DegenerateDataWarning``.
 """
 
 from __future__ import annotations
@@ -96,7 +110,9 @@ class AgreementResult:
     statistic : the estimate, or ``None`` when it is undefined on these data (the rule:
         a chance-corrected coefficient whose chance agreement is 1, i.e. ``0/0``, as when every
         rating is the same single category, is ``None`` with ``degenerate=True`` and a
-        ``DegenerateDataWarning``; it is never NaN and never raises).
+        ``DegenerateDataWarning``; it is never NaN and never raises). With fewer than two
+        items the estimate is kept but ``degenerate`` is True and every interval is
+        ``(None, None)`` (see the module docstring).
     standard_error : analytic standard error under the alternative (the formula is named in
         ``se_method``), or ``None`` when undefined.
     n : number of items used. ``n_raters``: raters (columns). ``categories``: the labels.
@@ -157,11 +173,21 @@ class AgreementResult:
         quantile otherwise (Fleiss, Cohen & Everitt 1969); the upper bound is capped at 1.
         ``"percentile"`` and ``"bca"`` bootstrap the items (or whole ``clusters``) with
         ``n_resamples`` resamples drawn from ``rng`` (Generator or int seed). An undefined
-        statistic gives ``(None, None)`` with a ``DegenerateDataWarning``.
+        statistic, or fewer than two items, gives ``(None, None)`` with a
+        ``DegenerateDataWarning`` for every method (module docstring).
         """
         _check_level(level)
         if method not in _METHODS:
             raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
+        if self.n < 2:
+            warnings.warn(
+                DegenerateDataWarning(
+                    f"{self.name}: {self.n} item: its sampling variation cannot be estimated; "
+                    "the interval is (None, None)"
+                ),
+                stacklevel=2,
+            )
+            return ConfidenceInterval(None, None)
         if method == "analytic":
             return self._analytic_interval(level)
         return self.bootstrap(

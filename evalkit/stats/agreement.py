@@ -8,7 +8,9 @@ Degenerate data rule (the same for every coefficient): a chance-corrected coeffi
 ``(pa - pe) / (1 - pe)`` is undefined when ``pe == 1`` (every rating is the same single
 category, so ``0/0``), and Krippendorff's alpha when the expected disagreement is 0. Then
 ``statistic`` is ``None``, ``degenerate`` is ``True`` and a ``DegenerateDataWarning`` is
-issued: never an exception, never a NaN. Declaring the possible labels with ``categories=``
+issued: never an exception, never a NaN. With fewer than two items the estimate is kept, but
+``degenerate`` is ``True``, the standard errors are ``None`` and every interval is
+``(None, None)``, each with a ``DegenerateDataWarning`` (``_result`` module docstring). Declaring the possible labels with ``categories=``
 can make a coefficient defined (AC1 and Brennan-Prediger use the number of categories).
 
 References: Cohen (1960, 1968); Fleiss, Cohen & Everitt (1969) "Large sample standard errors
@@ -85,6 +87,20 @@ def _warn_degenerate(name: str, why: str) -> None:
         DegenerateDataWarning(f"{name} is undefined on these data ({why}); statistic is None"),
         stacklevel=3,
     )
+
+
+def _few_items(name: str, n: int) -> bool:
+    """Fewer than two items: warn (no SE, no interval; see ``_result``) and return True."""
+    if n >= 2:
+        return False
+    warnings.warn(
+        DegenerateDataWarning(
+            f"{name}: only {n} item: the estimate describes it, but its sampling variation "
+            "cannot be estimated (standard error None, every interval (None, None))"
+        ),
+        stacklevel=3,
+    )
+    return True
 
 
 def _weights_matrix(weights: Any, values: Array, argname: str = "weights") -> tuple[Array, str]:
@@ -187,11 +203,12 @@ def _jackknife_result(
     """A coefficient ``fn`` of the item sums of ``suff`` with its jackknife SE over items."""
     est = _Estimator(suff, fn, rows, n_input)
     value = _none(fn(suff.sum(axis=0)[None, :])[0])
+    few = _few_items(str(fields.get("name", "statistic")), suff.shape[0])
     return AgreementResult(
         statistic=value,
         standard_error=_jackknife_se(est) if value is not None else None,
         se_method="jackknife over items",
-        degenerate=value is None,
+        degenerate=value is None or few,
         _estimator=est,
         **fields,
     )
@@ -320,6 +337,9 @@ def cohen_kappa(
         var0 = (np.sum(np.outer(rows, cols) * (w - both) ** 2) - pe**2) / (n * (1 - pe) ** 2)
         se = float(math.sqrt(max(var1, 0.0)))
         se0 = float(math.sqrt(max(var0, 0.0)))
+    few = _few_items("Cohen's kappa", n)
+    if few:
+        se = se0 = None
     z, pval = _normal_test(kappa, se0)
     return AgreementResult(
         statistic=kappa,
@@ -335,7 +355,7 @@ def cohen_kappa(
         p_value=pval,
         df=None,
         se_method="Fleiss, Cohen & Everitt (1969)",
-        degenerate=kappa is None,
+        degenerate=kappa is None or few,
         weights=wname,
         _estimator=est,
     )
@@ -421,6 +441,7 @@ def _family_result(
     n = suff.shape[0]
     if coef is None:
         _warn_degenerate(name, why)
+    few = _few_items(name, n)
     se = _irrcac_se(coef, pa_i, ok, pe, pe_ivec if pe_ivec is not None else np.full(n, pe))
     se_method = "Gwet (2014), irrCAC linearization, f = 0"
     if from_table and se is not None:
@@ -442,7 +463,7 @@ def _family_result(
         p_value=pval,
         df=n - 1,
         se_method=se_method,
-        degenerate=coef is None,
+        degenerate=coef is None or few,
         weights=wname,
         _estimator=est,
         **extra,
@@ -519,6 +540,8 @@ def fleiss_kappa(
         origin=origin,
         per_category=per_cat if wname == "unweighted" else None,
     )
+    if res.n < 2:
+        se0 = None  # one item: no sampling variation to speak of (module docstring)
     z, pval = _normal_test(res.statistic, se0)
     return _replace(res, standard_error_h0=se0, z=z, p_value=pval)
 
@@ -730,6 +753,7 @@ def light_kappa(
             ),
             stacklevel=2,
         )
+    few = _few_items("Light's kappa", r.n_items)
     se = _jackknife_se(est) if coef is not None else None
     return AgreementResult(
         statistic=coef,
@@ -740,7 +764,7 @@ def light_kappa(
         name="Light's kappa",
         df=None,
         se_method="jackknife over items",
-        degenerate=coef is None,
+        degenerate=coef is None or few,
         weights=wname,
         extra={"pairwise": {(g, h): _none(v) for (g, h), v in zip(pairs, per_pair, strict=True)}},
         _estimator=est,
@@ -852,6 +876,7 @@ def krippendorff_alpha(
     d_full = _delta(level, values, marg)
     if alpha is None:
         _warn_degenerate("Krippendorff's alpha", "no expected disagreement: one value only")
+    few = _few_items("Krippendorff's alpha", int(c.shape[0]))
     se = pa = pe = None
     if d_full.max() > 0:
         se, pa, pe = _krippendorff_se(c, m, 1.0 - d_full / d_full.max(), alpha)
@@ -869,7 +894,7 @@ def krippendorff_alpha(
         p_value=pval,
         df=int(c.shape[0]) - 1,
         se_method="Gwet (2014), irrCAC krippen.alpha.raw linearization, f = 0",
-        degenerate=alpha is None,
+        degenerate=alpha is None or few,
         weights=level,
         _estimator=est,
     )

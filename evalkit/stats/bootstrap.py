@@ -300,7 +300,8 @@ def bootstrap_estimator(
 ) -> Any:
     """Bootstrap a result's estimator; see ``AgreementResult.bootstrap``.
 
-    Degenerate cases never raise: resamples where the statistic is undefined are left out
+    Degenerate cases never raise: fewer than two resampling units (items or clusters) give
+    ``(None, None)``; resamples where the statistic is undefined are left out
     (counted in ``n_undefined``, with a ``DegenerateDataWarning``); a distribution with a
     single value gives that value as both bounds; a BCa bias correction that is infinite
     (the estimate lies outside the distribution) falls back to the percentile interval.
@@ -315,6 +316,24 @@ def bootstrap_estimator(
     clusters = _align_clusters(clusters, estimator)
     # distinct units are found once and serve both the resampling and the jackknife
     units = _units(suff, clusters)
+    n_units = suff.shape[0] if weights is not None else int(units[1].sum())
+    if n_units < 2:
+        # one item (or one cluster): every resample is the data itself, a false certainty
+        warnings.warn(
+            DegenerateDataWarning(
+                f"{name}: {n_units} resampling unit (item or cluster): the bootstrap cannot "
+                "vary the data; interval is (None, None)"
+            ),
+            stacklevel=3,
+        )
+        return BootstrapResult(
+            confidence_interval=ConfidenceInterval(None, None),
+            distribution=np.empty(0),
+            standard_error=None,
+            method=method,
+            level=level,
+            n_resamples=0,
+        )
     dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights, units)
     defined = ~np.isnan(dist_all)
     dist = dist_all[defined]
