@@ -4,7 +4,10 @@ Two paths, deliberately different:
 
 * ``validate_record`` is the write path. It refuses anything that breaks the contract with a
   ``ValidationError`` whose message starts with the offending field (``kpis.token_input: ...``)
-  and names the rule, and returns the normalized, validated copy.
+  and names the rule, and returns the validated copy. It fills nothing SPEC section 2 does not
+  mark as defaulted (``schema_version`` stamped, ``handle`` null, ``anonymized`` derived): a
+  missing ``kpis`` block, KPI key, required field, or a judge dimension's ``advisory`` /
+  ``calibration_status`` is refused.
 * ``normalize_record`` is the read path. It never raises; it fills only the defaults the
   contract defines (``schema_version`` 1, ``handle`` null, ``anonymized`` = no handle, missing
   KPIs null, judge dimensions advisory/uncalibrated) so that records written by the reference
@@ -32,6 +35,7 @@ __all__ = [
     "HOSTNAME_HASH_PATTERN",
     "KPI_KEYS",
     "RECORD_KIND",
+    "REQUIRED_TOP_LEVEL_KEYS",
     "SCHEMA_VERSION",
     "STANDARD_VERSION",
     "UNCALIBRATED",
@@ -250,6 +254,11 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         return
 
     # Judge dimensions: the firewall that keeps an uncalibrated model's opinion advisory.
+    if "advisory" not in dim:
+        raise _fail(
+            f"{where}.advisory",
+            "required field is missing: a judge dimension must carry advisory: true",
+        )
     if dim.get("advisory") is not True:
         raise _fail(
             f"{where}.advisory",
@@ -257,7 +266,9 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         )
     if "calibration_status" not in dim:
         raise _fail(
-            f"{where}.calibration_status", "a judge dimension must carry calibration_status"
+            f"{where}.calibration_status",
+            "required field is missing: a judge dimension must carry calibration_status "
+            f"({UNCALIBRATED!r} until a calibration is recorded)",
         )
     cal = dim["calibration_status"]
     reference = dim.get("calibration_ref")
@@ -284,15 +295,53 @@ def validate_timestamp(value: Any, field: str = "timestamp") -> str:
     return value
 
 
+#: Top-level fields a record must carry on the write path, in SPEC order. ``schema_version``
+#: (stamped when absent), ``handle`` (default null) and ``anonymized`` (derived) are not here.
+REQUIRED_TOP_LEVEL_KEYS: tuple[str, ...] = (
+    "record_kind",
+    "run_id",
+    "session_id",
+    "standard_version",
+    "rubric_version",
+    "provenance",
+    "model",
+    "harness",
+    "kpis",
+    "dimensions",
+    "timestamp",
+)
+
+
+def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep copy with only the write path's three defaults: schema_version, handle, anonymized.
+
+    Everything else the read path fills (missing KPIs, judge advisory/calibration_status,
+    null-able provenance and harness keys) must be present here: a writer states it.
+    """
+    try:
+        rec: dict[str, Any] = copy.deepcopy(dict(d))
+    except Exception:  # an exotic object that cannot be copied: keep a shallow copy
+        rec = dict(d)
+    rec.setdefault("schema_version", SCHEMA_VERSION)
+    rec.setdefault("handle", None)
+    if "anonymized" not in rec:
+        rec["anonymized"] = rec.get("handle") is None
+    return rec
+
+
 def validate_record(d: Any) -> dict[str, Any]:
-    """Validate a record against SPEC section 2; return its normalized copy.
+    """Validate a record against SPEC section 2; return its validated copy.
 
     Raises ``ValidationError`` naming the field and the broken rule, e.g.
-    ``"overall: forbidden top-level key ..."`` or ``"kpis.carryover: must be non-negative"``.
-    The contract's defaults (``schema_version``, ``handle``, ``anonymized``, missing KPIs null,
-    judge advisory/uncalibrated) are applied first, so a record written by the reference engine
-    without them validates; non-finite numbers are refused here (the read path, which calls
-    ``normalize_record`` first, turns them into null).
+    ``"overall: forbidden top-level key ..."``, ``"kpis: required field is missing"`` or
+    ``"kpis.carryover: must be non-negative"``. Only the defaults SPEC section 2 marks are
+    applied: ``schema_version`` is stamped when absent, ``handle`` defaults to null and
+    ``anonymized`` to "no handle". Every other field is required, including the six KPI keys
+    (null when not recorded), the null-able ``provenance.engine_commit``, ``harness.host_class``
+    and ``harness.hostname_hash``, and ``advisory``/``calibration_status`` on a judge
+    dimension; a record that omits one is refused, never completed. Records read from a
+    journal go through ``normalize_record`` first (the read path fills those defaults and turns
+    non-finite numbers into null); here non-finite numbers are refused.
     """
     if not isinstance(d, Mapping):
         raise ValidationError(f"record: must be a JSON object, got {type(d).__name__}")
@@ -303,7 +352,10 @@ def validate_record(d: Any) -> dict[str, Any]:
                 "forbidden top-level key: a record has no global score, by construction "
                 "(per-dimension verdicts only)",
             )
-    rec = _normalize(d, null_non_finite=False)
+    for key in REQUIRED_TOP_LEVEL_KEYS:
+        if key not in d:
+            raise _fail(key, "required field is missing")
+    rec = _stamp(d)
 
     sv = rec["schema_version"]
     if not _is_number(sv) or sv != SCHEMA_VERSION:
@@ -340,6 +392,8 @@ def validate_record(d: Any) -> dict[str, Any]:
     _require_str(harness, "plugin_version", "harness.plugin_version", nullable=True)
     _require_str(harness, "platform", "harness.platform", nullable=True)
     _require_str(harness, "host_class", "harness.host_class", nullable=True)
+    if "hostname_hash" not in harness:
+        raise _fail("harness.hostname_hash", "required field is missing (null when unknown)")
     hostname_hash = harness["hostname_hash"]
     if hostname_hash is not None and (
         not isinstance(hostname_hash, str) or not HOSTNAME_HASH_PATTERN.fullmatch(hostname_hash)
@@ -351,6 +405,12 @@ def validate_record(d: Any) -> dict[str, Any]:
         )
 
     kpis = rec["kpis"]
+    if kpis is None:
+        raise _fail(
+            "kpis",
+            "must be an object with the six KPI keys, got null (write each KPI as null "
+            "when it was not recorded, never the whole block)",
+        )
     if not isinstance(kpis, Mapping):
         raise _fail("kpis", f"must be an object, got {type(kpis).__name__}")
     _validate_kpis(kpis)

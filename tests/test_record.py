@@ -17,6 +17,7 @@ from evalkit.errors import ValidationError
 from evalkit.record import (
     FORBIDDEN_TOP_LEVEL_KEYS,
     KPI_KEYS,
+    REQUIRED_TOP_LEVEL_KEYS,
     make_run_id,
     normalize_record,
     project_submission,
@@ -232,6 +233,82 @@ def test_missing_required_field_is_named(key: str) -> None:
     del rec[key]
     with pytest.raises(ValidationError, match=rf"^{key}: "):
         validate_record(rec)
+
+
+@pytest.mark.parametrize("key", REQUIRED_TOP_LEVEL_KEYS)
+def test_every_required_top_level_field_is_refused_when_missing(key: str) -> None:
+    """QA: validate_record filled defaults instead of refusing (SPEC section 2: all required)."""
+    rec = make_record()
+    del rec[key]
+    with pytest.raises(ValidationError, match=rf"^{key}: required field is missing"):
+        validate_record(rec)
+
+
+@pytest.mark.parametrize("key", ["schema_version", "handle", "anonymized"])
+def test_only_the_marked_defaults_are_filled_on_the_write_path(key: str) -> None:
+    rec = make_record()
+    del rec[key]
+    out = validate_record(rec)
+    assert out == make_record()
+
+
+def test_absent_kpis_block_is_refused_not_filled() -> None:
+    rec = make_record()
+    del rec["kpis"]
+    with pytest.raises(ValidationError, match=r"^kpis: required field is missing"):
+        validate_record(rec)
+
+
+def test_null_kpis_block_is_refused_not_filled() -> None:
+    rec = make_record()
+    rec["kpis"] = None
+    with pytest.raises(ValidationError, match=r"^kpis: must be an object with the six KPI keys"):
+        validate_record(rec)
+
+
+@pytest.mark.parametrize("key", KPI_KEYS)
+def test_missing_kpi_key_is_refused_not_filled(key: str) -> None:
+    rec = make_record()
+    del rec["kpis"][key]
+    with pytest.raises(ValidationError, match=rf"^kpis\.{key}: required KPI is missing"):
+        validate_record(rec)
+
+
+@pytest.mark.parametrize("key", ["advisory", "calibration_status"])
+def test_judge_dimension_without_firewall_field_is_refused_not_filled(key: str) -> None:
+    rec = make_record()
+    del rec["dimensions"][-1][key]
+    with pytest.raises(
+        ValidationError,
+        match=rf"^dimensions\[3\] \(instruction-adherence\)\.{key}: required field is missing: "
+        rf"a judge dimension must carry {key}",
+    ):
+        validate_record(rec)
+
+
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [("provenance", "engine_commit"), ("harness", "host_class"), ("harness", "hostname_hash")],
+)
+def test_missing_nullable_nested_field_is_refused(block: str, key: str) -> None:
+    rec = make_record()
+    del rec[block][key]
+    with pytest.raises(ValidationError, match=rf"^{block}\.{key}: required field is missing"):
+        validate_record(rec)
+
+
+def test_normalize_then_validate_still_reads_what_validate_alone_refuses() -> None:
+    """The read path keeps filling the defaults: a sparse stored record reads, never raises."""
+    rec = make_record()
+    del rec["kpis"]
+    del rec["dimensions"][-1]["advisory"]
+    del rec["dimensions"][-1]["calibration_status"]
+    del rec["harness"]["hostname_hash"]
+    out = validate_record(normalize_record(rec))
+    assert out["kpis"] == dict.fromkeys(KPI_KEYS)
+    assert out["dimensions"][-1]["advisory"] is True
+    assert out["dimensions"][-1]["calibration_status"] == "uncalibrated"
+    assert out["harness"]["hostname_hash"] is None
 
 
 def test_non_object_record_is_rejected() -> None:
