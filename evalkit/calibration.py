@@ -41,6 +41,7 @@ import pandas as pd
 
 from evalkit.calibration_status import default_registry_path, mint_status
 from evalkit.errors import EvalkitError
+from evalkit.file_errors import input_file_error
 from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
 from evalkit.gold import load as load_gold
 
@@ -269,10 +270,13 @@ def load_decision_rule(gold: GoldSet, path: str | os.PathLike[str] | None = None
 def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Judge labels from a ``.csv`` or JSON-lines file with columns ``item_id`` and ``label``."""
     p = Path(path)
-    if p.suffix.lower() == ".csv":
-        df = pd.read_csv(p, dtype={"item_id": str, "label": object}, keep_default_na=True)
-    else:
-        df = pd.DataFrame(read_jsonl_objects(p))
+    try:
+        if p.suffix.lower() == ".csv":
+            df = pd.read_csv(p, dtype={"item_id": str, "label": object}, keep_default_na=True)
+        else:
+            df = pd.DataFrame(read_jsonl_objects(p))
+    except OSError as exc:
+        raise input_file_error(exc, "judge labels file", p) from exc
     for col in ("item_id", "label"):
         if col not in df.columns:
             raise EvalkitError(f"{p}: column {col!r} missing")
@@ -611,7 +615,13 @@ def register(
     *,
     date: str | None = None,
 ) -> dict[str, Any]:
-    """Append a graduated calibration to the registry (JSON lines); refuses a non-graduate."""
+    """Append a graduated calibration to the registry (JSON lines); refuses a non-graduate.
+
+    ``registry`` defaults to :func:`evalkit.calibration_status.default_registry_path`. A
+    registry path that is a directory, or cannot be created or written for a missing parent or
+    permissions, raises an ``EvalkitError`` that is also the matching ``OSError`` subclass
+    (:mod:`evalkit.file_errors`) and names the path.
+    """
     if not result.graduates or result.calibration_ref is None:
         raise EvalkitError(
             f"calibration of {result.dimension_id!r} did not graduate ({result.graduation_reason}); "
@@ -630,8 +640,11 @@ def register(
         "graduated": True,
         "date": date or _dt.datetime.now(_dt.UTC).date().isoformat(),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(line)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError as exc:
+        raise input_file_error(exc, "calibration registry", path) from exc
     return entry

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalkit.file_errors import input_file_error
+
 __all__ = [
     "ALLOWED_UNCALIBRATED",
     "MINTED_STATUS_PATTERN",
@@ -75,7 +77,9 @@ def read_registry(registry: Registry = None) -> list[dict[str, Any]]:
     """Registry entries from a path (JSON lines), an iterable of dicts, or the default file.
 
     A missing file is an empty registry. Lines that are not JSON objects are skipped: a damaged
-    line can never make a status acceptable.
+    line can never make a status acceptable. A path that is a directory or cannot be read
+    raises an ``EvalkitError`` that is also the matching ``OSError`` subclass, naming the path
+    (and ``$EVALKIT_CALIBRATION_REGISTRY`` when that variable named it).
     """
     if registry is not None and not isinstance(registry, str | os.PathLike):
         return [dict(e) for e in registry if isinstance(e, Mapping)]
@@ -84,6 +88,10 @@ def read_registry(registry: Registry = None) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        from_env = registry is None and os.environ.get(REGISTRY_ENV)
+        hint = f" (named by ${REGISTRY_ENV})" if from_env else ""
+        raise input_file_error(exc, "calibration registry", path, hint) from exc
     entries = []
     for line in text.splitlines():
         try:

@@ -156,6 +156,11 @@ class VerifyResult:
 
 def _existing(path: str | os.PathLike[str]) -> Path:
     """``path`` as given, else relative to the repository root, else under ``<repo>/gold``."""
+    if not isinstance(path, str | os.PathLike):
+        raise EvalkitError(
+            f"gold set argument 'path': must be a str or os.PathLike naming a gold set folder, "
+            f"got {type(path).__name__} {path!r}"
+        )
     p = Path(path)
     if p.exists() or p.is_absolute():
         return p
@@ -332,7 +337,8 @@ def load(path: str | os.PathLike[str] = "gold/instruction-adherence") -> GoldSet
     states), then the decision rules the manifest binds (when they sit beside the version).
     Given a set folder, every version in it is verified (a frozen history is intact or the set
     is refused) and the newest is returned. Any difference raises :class:`EvalkitError` naming
-    the file.
+    the file; so does a ``path`` that is not a str or os.PathLike (e.g. None), naming the
+    argument.
     """
     vdir = resolve(path)
     if vdir.resolve() != _existing(path).resolve():  # a set folder: the whole history must hold

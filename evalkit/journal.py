@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.file_errors import InputIsADirectoryError, InputNotFoundError, input_file_error
 from evalkit.record import normalize_record, validate_record
 
 __all__ = [
     "DiagnosticKind",
     "JournalDiagnostic",
+    "JournalIsADirectoryError",
+    "JournalNotFoundError",
     "JournalRead",
     "append",
     "dumps_record",
@@ -42,6 +45,32 @@ class DiagnosticKind(StrEnum):
     MALFORMED = "malformed"  # not JSON (or not UTF-8)
     NOT_OBJECT = "not-object"  # JSON, but not an object
     INVALID = "invalid"  # an object that breaks the record contract
+
+
+class JournalNotFoundError(InputNotFoundError):
+    """There is no journal file at the path (an ``EvalkitError`` and a ``FileNotFoundError``)."""
+
+
+class JournalIsADirectoryError(InputIsADirectoryError):
+    """The journal path is a directory (an ``EvalkitError`` and an ``IsADirectoryError``)."""
+
+
+def _journal_os_error(exc: OSError, path: Path) -> OSError:
+    """The journal's own error for a path the user got wrong; other OSErrors unchanged."""
+    if isinstance(exc, FileNotFoundError):
+        return JournalNotFoundError(
+            f"journal {str(path)!r}: no such file (nothing has been recorded there)",
+            path,
+            exc.errno,
+        )
+    if isinstance(exc, IsADirectoryError):
+        return JournalIsADirectoryError(
+            f"journal {str(path)!r}: is a directory, not a journal file "
+            "(name the eval.jsonl file inside it)",
+            path,
+            exc.errno,
+        )
+    return input_file_error(exc, "journal", path)
 
 
 @dataclass(frozen=True)
@@ -103,16 +132,20 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, An
     """Validate ``record`` and append it to the journal at ``path`` as one line; return it.
 
     Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
-    fsynced before the lock is released. Nothing already in the file is rewritten. Raises
-    ``ValidationError`` (nothing written) for an invalid record and ``OSError`` when the file
-    cannot be written.
+    fsynced before the lock is released. Nothing already in the file is rewritten. Missing
+    parent directories are created. Raises ``ValidationError`` (nothing written) for an invalid
+    record, :class:`JournalIsADirectoryError` (also an ``EvalkitError``) when ``path`` is a
+    directory, and ``OSError`` when the file cannot be written.
     """
     validated = validate_record(record)
     payload = (dumps_record(validated) + "\n").encode("utf-8")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     created = not target.exists()
-    fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _journal_os_error(exc, target) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
@@ -141,11 +174,16 @@ def _reject_constant(token: str) -> Any:
 def read(path: str | os.PathLike[str]) -> JournalRead:
     """Read every line of the journal at ``path``; never stops at a bad line.
 
-    Raises ``FileNotFoundError`` when there is no journal. Blank lines are ignored; a UTF-8
+    Raises :class:`JournalNotFoundError` when there is no journal and
+    :class:`JournalIsADirectoryError` when ``path`` is a directory; both are ``EvalkitError``
+    and the matching ``OSError`` subclass, and name the file. Blank lines are ignored; a UTF-8
     BOM on the first line and a CR before the newline are tolerated.
     """
     target = Path(path)
-    data = target.read_bytes()
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise _journal_os_error(exc, target) from exc
     raw_lines = data.split(b"\n")
     ends_with_newline = data.endswith(b"\n")
     if ends_with_newline:

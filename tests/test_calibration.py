@@ -449,3 +449,42 @@ def test_graduation_is_judged_on_the_pre_registered_interval_whatever_is_display
     assert shown.kappa_ci.high - shown.kappa_ci.low < pre.kappa_ci.high - pre.kappa_ci.low
     assert shown.graduates == pre.graduates
     assert shown.graduation_reason == pre.graduation_reason
+
+
+def test_register_into_a_directory_is_an_evalkit_error_naming_it(gold, tmp_path: Path) -> None:
+    """QA: calibration.register(result, <a directory>) raised a raw IsADirectoryError."""
+    items = gold.items
+    res = calibrate(_labels(items["item_id"], items["label"]), gold, n_resamples=N_RES)
+    assert res.graduates
+    with pytest.raises(EvalkitError, match=rf"calibration registry '{tmp_path}': is a directory"):
+        register(res, tmp_path)
+    with pytest.raises(IsADirectoryError):
+        register(res, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_env_naming_a_directory_is_a_clear_error_from_validate_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QA: EVALKIT_CALIBRATION_REGISTRY pointing at a directory gave a raw IsADirectoryError."""
+    from evalkit import validate_record
+
+    monkeypatch.setenv(REGISTRY_ENV, str(tmp_path))
+    ref = "ab" * 32
+    dim = {"id": "instruction-adherence", "method": "judge", "status": "pass",
+           "evidence": "rule 6", "advisory": True,
+           "calibration_status": f"calibrated:instruction-adherence-v1:{ref[:8]}",
+           "calibration_ref": ref}  # fmt: skip
+    with pytest.raises(
+        EvalkitError,
+        match=rf"calibration registry '{tmp_path}': is a directory.*EVALKIT_CALIBRATION_REGISTRY",
+    ):
+        validate_record(_record(dim))
+    # an uncalibrated judge never needs the registry, so it still validates
+    validate_record(_record({**dim, "calibration_status": "uncalibrated"}))
+
+
+def test_missing_judge_labels_file_is_an_evalkit_error(tmp_path: Path) -> None:
+    for name in ("missing.csv", "missing.jsonl"):
+        with pytest.raises(EvalkitError, match=rf"judge labels file '.*{name}': no such file"):
+            read_judge_labels(tmp_path / name)

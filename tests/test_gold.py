@@ -293,3 +293,11 @@ def test_freeze_refuses_invalid_content(
     with pytest.raises(EvalkitError, match=message):
         freeze(src, gold_copy, "instruction-adherence")
     assert not (gold_copy / "instruction-adherence" / "v2").exists()
+
+
+@pytest.mark.parametrize("bad", [None, 5, 2.5, ["gold"]])
+def test_load_of_a_non_path_argument_is_an_evalkit_error_naming_the_argument(bad) -> None:
+    """QA: gold.load(None) / gold.load(5) raised a raw TypeError from pathlib."""
+    with pytest.raises(EvalkitError, match=rf"gold set argument 'path': must be a str or "
+                       rf"os\.PathLike .*got {type(bad).__name__}"):  # fmt: skip
+        load(bad)

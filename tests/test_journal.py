@@ -232,3 +232,40 @@ def test_any_torn_tail_never_costs_a_record(tmp_path: Path, garbage: bytes) -> N
     assert path.read_bytes().endswith(b"\n")
     for diag in got.diagnostics:
         assert 1 < diag.line < len(path.read_bytes().split(b"\n"))
+
+
+def test_read_of_a_missing_journal_is_an_evalkit_error_and_a_file_not_found(
+    tmp_path: Path,
+) -> None:
+    """QA: a raw FileNotFoundError escaped; now both an EvalkitError and a FileNotFoundError."""
+    from evalkit.errors import EvalkitError
+
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(journal.JournalNotFoundError, match=r"journal '.*missing\.jsonl': no such"):
+        journal.read(missing)
+    with pytest.raises(EvalkitError):
+        journal.read(missing)
+    with pytest.raises(FileNotFoundError) as info:
+        journal.read(missing)
+    assert info.value.filename == str(missing)
+
+
+def test_read_of_a_directory_is_an_evalkit_error_and_an_is_a_directory_error(
+    tmp_path: Path,
+) -> None:
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(journal.JournalIsADirectoryError, match=r"is a directory, not a journal"):
+        journal.read(tmp_path)
+    with pytest.raises(EvalkitError, match=str(tmp_path)):
+        journal.read(tmp_path)
+    with pytest.raises(IsADirectoryError):
+        journal.read(tmp_path)
+
+
+def test_append_to_a_directory_is_an_evalkit_error_and_writes_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "eval.jsonl"
+    target.mkdir()
+    with pytest.raises(journal.JournalIsADirectoryError, match=r"eval\.jsonl"):
+        journal.append(target, make_record())
+    assert list(target.iterdir()) == []

@@ -264,3 +264,18 @@ def test_cli_judge_labels_the_conformance_records(tmp_path: Path, capsys) -> Non
     rows = list(csv.reader(capsys.readouterr().out.splitlines()))
     assert rows[0] == ["item_id", "rater", "label", "rule"]
     assert rows[1:] == expected
+
+
+def test_replay_judge_missing_or_directory_file_is_an_evalkit_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    """QA: ReplayJudge('/missing.csv') raised a raw FileNotFoundError."""
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(EvalkitError, match=r"replay labels file '.*missing\.csv': no such file"):
+        ReplayJudge(missing)
+    with pytest.raises(FileNotFoundError):
+        ReplayJudge(missing)
+    with pytest.raises(EvalkitError, match=r"is a directory"):
+        ReplayJudge(tmp_path)
+    with pytest.raises(IsADirectoryError):
+        ReplayJudge(tmp_path)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from evalkit.errors import EvalkitError
+from evalkit.file_errors import input_file_error
 from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.judge.rules import RuleVerdict, apply_rules
 
@@ -83,7 +84,9 @@ class ReplayJudge:
     """Replay labels from a CSV file with columns ``item_id,label`` (item_id = run id).
 
     The label answers ``instruction-adherence``. An item without a label is answered with no
-    json block, so it yields no judge dimension (never a guessed label).
+    json block, so it yields no judge dimension (never a guessed label). A file that is missing,
+    a directory or unreadable raises an ``EvalkitError`` that is also the matching ``OSError``
+    subclass (:mod:`evalkit.file_errors`), naming the file.
     """
 
     def __init__(self, source: str | Path | Mapping[str, str]) -> None:
@@ -95,7 +98,11 @@ class ReplayJudge:
     @staticmethod
     def _read(path: Path) -> dict[str, str]:
         labels: dict[str, str] = {}
-        with path.open(newline="", encoding="utf-8") as handle:
+        try:
+            handle = path.open(newline="", encoding="utf-8")
+        except OSError as exc:
+            raise input_file_error(exc, "replay labels file", path) from exc
+        with handle:
             reader = csv.DictReader(handle)
             missing = {"item_id", "label"} - set(reader.fieldnames or ())
             if missing:
