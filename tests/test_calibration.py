@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -488,3 +489,37 @@ def test_missing_judge_labels_file_is_an_evalkit_error(tmp_path: Path) -> None:
     for name in ("missing.csv", "missing.jsonl"):
         with pytest.raises(EvalkitError, match=rf"judge labels file '.*{name}': no such file"):
             read_judge_labels(tmp_path / name)
+
+
+def test_calibrate_cli_prints_undefined_kappa_instead_of_crashing(
+    gold, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QA: 50 items, gold and judge all 'pass' -> kappa None -> TypeError formatting None."""
+    items = gold.items
+    ids = list(items.loc[items["label"] == "pass", "item_id"])[:50]
+    assert len(ids) == 50
+    csv = tmp_path / "labels50.csv"
+    pd.DataFrame({"item_id": ids, "label": ["pass"] * 50}).to_csv(csv, index=False)
+    out = tmp_path / "r.json"
+    argv = ["calibrate", "--labels", str(csv), "--gold", str(GOLD_DIR), "--n-resamples", "200",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0  # the result was written; the judge simply does not graduate
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert (
+        "kappa undefined (chance agreement is 1: gold and judge use one label only on the "
+        "50 labeled items); CI undefined n=50" in err
+    )
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["kappa"]["statistic"] is None and result["kappa"]["ci"]["low"] is None
+    assert result["graduates"] is False and result["calibration_status"] == "uncalibrated"
+
+
+def test_describe_kappa_formats_a_defined_kappa_and_an_undefined_interval(gold) -> None:
+    from evalkit.cli.calibrate import describe_kappa
+
+    items = gold.items
+    res = calibrate(_labels(items["item_id"], items["label"]), gold, n_resamples=N_RES)
+    assert describe_kappa(res) == f"{res.kappa_ci.statistic:.3f} [1.000, 1.000]"
+    half = dataclasses.replace(res, kappa_ci=dataclasses.replace(res.kappa_ci, low=None))
+    assert describe_kappa(half) == "1.000 [CI undefined (the bootstrap is degenerate)]"

@@ -1,4 +1,11 @@
-"""``evalkit calibrate``: a judge's labels against a frozen gold set, written as JSON."""
+"""``evalkit calibrate``: a judge's labels against a frozen gold set, written as JSON.
+
+The JSON result goes to stdout (or ``--out``); a one-line summary goes to stderr, with kappa
+and its CI, or ``undefined (reason)`` where kappa or its interval is undefined on these labels
+(e.g. gold and judge use one label only). Exit 0 when the result was written, whether the judge
+graduates or not; exit 1 on bad input (unreadable labels, a gold set whose bytes changed, a
+changed pre-registered input) and on ``--register`` of a judge that did not graduate.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ def register(subparsers: Any) -> None:
         "calibrate",
         help="calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
         description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--labels", help="judge labels: .jsonl or .csv with item_id, label")
@@ -58,9 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    k = result.kappa_ci
     print(
-        f"kappa {k.statistic:.3f} [{k.low:.3f}, {k.high:.3f}] n={result.n} "
+        f"kappa {describe_kappa(result)} n={result.n} "
         f"missing={result.n_missing} disagreements={len(result.disagreements)}; "
         f"{result.graduation_reason}; status {result.calibration_status}",
         file=sys.stderr,
@@ -72,3 +79,26 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def describe_kappa(result: Any) -> str:
+    """Kappa with its CI as text, ``undefined (reason)`` where the figure or interval is None.
+
+    An undefined kappa is never printed as a number (and never crashes the summary): it is
+    ``0/0`` when gold and judge together use one label only on the labeled items.
+    """
+    k = result.kappa_ci
+    if k.statistic is None:
+        agreement = result.kappa
+        if agreement is not None and agreement.chance_agreement == 1:
+            why = (
+                f"chance agreement is 1: gold and judge use one label only on the "
+                f"{result.n} labeled items"
+            )
+        else:
+            why = f"degenerate data on the {result.n} labeled items"
+        return f"undefined ({why}); CI undefined"
+    if k.low is None or k.high is None:
+        why = "fewer than 2 items" if result.n < 2 else "the bootstrap is degenerate"
+        return f"{k.statistic:.3f} [CI undefined ({why})]"
+    return f"{k.statistic:.3f} [{k.low:.3f}, {k.high:.3f}]"
