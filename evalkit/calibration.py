@@ -22,6 +22,13 @@ Items the judge did not label are ``missing``: counted and listed, never guessed
 from every statistic. A graduating result mints ``calibrated:<set>-v<N>:<hash8>`` where
 ``calibration_ref`` (``hash8`` its first 8 hex) is the sha256 of the result's canonical JSON,
 which includes the gold set's sha256: the status is bound to both.
+
+Where a minted status is accepted (:mod:`evalkit.calibration_status`): a graduating
+``calibrate()`` records ``(dimension_id, status, calibration_ref)`` in process, so
+``validate_record`` accepts a judge dimension carrying that status with exactly that
+``calibration_ref`` in the same Python process; a non-graduating result records nothing. To be
+accepted in other processes (a journal read later), the result must be :func:`register`-ed in
+the persistent registry.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.calibration_status import default_registry_path, mint_status
+from evalkit.calibration_status import default_registry_path, mint_status, remember_graduated
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
@@ -580,6 +587,8 @@ def calibrate(
     )
     ref = sha256_hex(_canonical(result._core()))
     status = mint_status(gs.tag, ref) if graduates else "uncalibrated"
+    if graduates:  # accepted by validate_record in this process; register() persists it
+        remember_graduated(dimension_id, status, ref)
     return _replace(result, calibration_ref=ref, calibration_status=status)
 
 

@@ -272,7 +272,9 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         )
     cal = dim["calibration_status"]
     reference = dim.get("calibration_ref")
-    if not isinstance(cal, str) or not is_accepted(dim_id, cal, reference):
+    # A minted status needs a graduated calibration with this exact reference: one registered
+    # persistently, or one calibrate() graduated earlier in this process.
+    if not isinstance(cal, str) or not is_accepted(dim_id, cal, reference, include_in_process=True):
         raise _fail(
             f"{where}.calibration_status",
             f"{cal!r} is not an accepted calibration status for this dimension "

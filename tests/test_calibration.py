@@ -323,17 +323,55 @@ def _record(judge_dim: dict) -> dict:
     }  # fmt: skip
 
 
+_CHILD_VALIDATE = """
+import json, sys
+from evalkit import validate_record
+from evalkit.errors import ValidationError
+try:
+    validate_record(json.load(sys.stdin))
+except ValidationError as exc:
+    print("refused:", exc)
+else:
+    print("accepted")
+"""
+
+
+def _validate_in_another_process(record: dict, registry: Path) -> str:
+    """validate_record in a fresh interpreter: it knows only the persistent registry."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, REGISTRY_ENV: str(registry)}
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD_VALIDATE],
+        input=json.dumps(record),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    return out.stdout.strip()
+
+
+def _base_judge_dim() -> dict:
+    return {"id": "instruction-adherence", "method": "judge", "status": "pass",
+            "evidence": "rule 6: no named deviation", "advisory": True}  # fmt: skip
+
+
 def test_validate_record_accepts_a_minted_status_only_with_the_matching_reference(
     gold, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evalkit import validate_record
+    from evalkit.calibration_status import forget_in_process
 
     registry = tmp_path / "registry.jsonl"
     monkeypatch.setenv(REGISTRY_ENV, str(registry))
-    base = {"id": "instruction-adherence", "method": "judge", "status": "pass",
-            "evidence": "rule 6: no named deviation", "advisory": True}  # fmt: skip
+    base = _base_judge_dim()
     validate_record(_record({**base, "calibration_status": "uncalibrated"}))
 
+    forget_in_process()
     items = gold.items
     res = calibrate(_labels(items["item_id"], items["label"]), gold, n_resamples=N_RES)
     minted = {
@@ -341,16 +379,82 @@ def test_validate_record_accepts_a_minted_status_only_with_the_matching_referenc
         "calibration_status": res.calibration_status,
         "calibration_ref": res.calibration_ref,
     }
-    with pytest.raises(ValidationError, match="calibration_status"):
-        validate_record(_record(copy.deepcopy(minted)))  # not registered yet
-    register(res, registry)
+    # In this process the graduating calibrate() suffices (issue 7); nothing was persisted.
     validate_record(_record(copy.deepcopy(minted)))
+    assert not registry.exists()
     bad_ref = {**minted, "calibration_ref": "0" * 64}
     with pytest.raises(ValidationError, match="calibration_status"):
         validate_record(_record(bad_ref))
+    same_hash8 = {**minted, "calibration_ref": res.calibration_ref[:8] + "0" * 56}
+    with pytest.raises(ValidationError, match="calibration_status"):
+        validate_record(_record(same_hash8))  # forged: right prefix, wrong reference
+    prefix = {**minted, "calibration_ref": res.calibration_ref[:8]}
+    with pytest.raises(ValidationError, match="calibration_status"):
+        validate_record(_record(prefix))
     no_ref = {k: v for k, v in minted.items() if k != "calibration_ref"}
     with pytest.raises(ValidationError, match="calibration_status"):
         validate_record(_record(no_ref))
+
+    # Another process sees only the persistent registry: refused until register().
+    child = _validate_in_another_process(_record(copy.deepcopy(minted)), registry)
+    assert child.startswith("refused: dimensions[1] (instruction-adherence).calibration_status")
+    register(res, registry)
+    assert _validate_in_another_process(_record(copy.deepcopy(minted)), registry) == "accepted"
+
+
+def test_graduating_calibrate_is_accepted_in_process_for_its_dimension_only(
+    gold, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QA: validate_record accepted a minted status only after an explicit register()."""
+    from evalkit import validate_record
+    from evalkit.calibration_status import forget_in_process, in_process_graduated
+
+    monkeypatch.setenv(REGISTRY_ENV, str(tmp_path / "never-written.jsonl"))
+    forget_in_process()
+    items = gold.items
+    res = calibrate(
+        _labels(items["item_id"], items["label"]),
+        gold,
+        n_resamples=N_RES,
+        dimension_id="instruction-adherence",
+    )
+    assert res.graduates
+    assert in_process_graduated() == {
+        ("instruction-adherence", res.calibration_status, res.calibration_ref)
+    }
+    dim = {**_base_judge_dim(), "calibration_status": res.calibration_status,
+           "calibration_ref": res.calibration_ref}  # fmt: skip
+    assert validate_record(_record(dim))["dimensions"][1]["calibration_ref"] == res.calibration_ref
+    with pytest.raises(ValidationError, match=r"\(report-quality\)\.calibration_status"):
+        validate_record(_record({**dim, "id": "report-quality"}))  # another dimension
+    # the persistent question ("is it registered?") is unchanged by the in-process record
+    assert not is_accepted("instruction-adherence", res.calibration_status, res.calibration_ref)
+    assert not (tmp_path / "never-written.jsonl").exists()
+    forget_in_process()
+    with pytest.raises(ValidationError, match="calibration_status"):
+        validate_record(_record(dim))
+
+
+def test_a_non_graduating_calibration_mints_nothing_validate_record_accepts(
+    gold, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit import validate_record
+    from evalkit.calibration_status import forget_in_process, in_process_graduated, mint_status
+
+    monkeypatch.setenv(REGISTRY_ENV, str(tmp_path / "registry.jsonl"))
+    forget_in_process()
+    items = gold.items
+    rng = np.random.default_rng(1)
+    res = calibrate(
+        _labels(items["item_id"], rng.choice(LABELS, len(items))), gold, n_resamples=N_RES
+    )
+    assert not res.graduates and res.calibration_status == "uncalibrated"
+    assert in_process_graduated() == frozenset()
+    forged = mint_status(gold.tag, res.calibration_ref)  # the status it would have minted
+    dim = {**_base_judge_dim(), "calibration_status": forged,
+           "calibration_ref": res.calibration_ref}  # fmt: skip
+    with pytest.raises(ValidationError, match=r"calibration_status: .* is not an accepted"):
+        validate_record(_record(dim))
 
 
 # --------------------------------------------------------------------------- CLI
