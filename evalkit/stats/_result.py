@@ -18,6 +18,23 @@ Degenerate intervals (the same rule for every coefficient and every method):
   zero-width interval (an SE of 0 from one item would be a false certainty);
 * every bootstrap resample giving the same value (with two or more units): that point as
   both bounds, with a ``DegenerateDataWarning``.
+
+Range clipping: every interval (analytic, percentile and BCa) is clipped to the coefficient's
+range ``AgreementResult.range`` (``(low, high)``; a None end is unbounded). An analytic
+``estimate +- q * SE`` can leave the range (e.g. (-2.54, 1) for a PABAK that cannot be below
+-1). The ranges: Cohen's, Light's kappa (unweighted, linear, quadratic; numerically checked
+for the weighted ones): [-1, 1]; Fleiss' kappa, unweighted, every item with >= 2 ratings:
+[-1, 1] (per item pa_i = (r S_i - 1) / (r - 1) >= 2 S_i - 1 with S_i = sum_k p_ik^2, and
+mean S_i >= sum_k pi_k^2 = pe, so pa >= 2 pe - 1); items with a single rating enter pe but
+not pa (irrCAC), and then there is no lower bound (``counts=[[1, 1], [1, 0], [1, 0],
+[1, 0]]`` gives -3.57), so only the upper end 1 is clipped, as for weighted Fleiss and custom
+weights anywhere; Conger's kappa, unweighted, no missing rating: [-1, 1] (numerically
+checked), else upper end only; Gwet's AC1/AC2, Brennan-Prediger and PABAK:
+[-p / (1 - p), 1] with ``p = sum(weights) / q^2`` the largest chance agreement their formula
+allows (pa >= 0), i.e. [-1 / (q - 1), 1] unweighted, [-1, 1] for two categories;
+Krippendorff's alpha: upper end 1 only (its lower limit depends on the sample and
+Krippendorff 2011 gives no fixed one; our random search over small samples never went below
+-0.75, but no bound is claimed); kappa_max and specific agreement: [0, 1].
 """
 
 from __future__ import annotations
@@ -143,6 +160,7 @@ class AgreementResult:
     positive: AgreementResult | None = None
     negative: AgreementResult | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    range: tuple[float | None, float | None] = (None, 1.0)  # intervals are clipped to it
     _estimator: _Estimator | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> Any:
@@ -170,7 +188,8 @@ class AgreementResult:
 
         ``method="analytic"`` uses ``statistic +- q * standard_error`` with a t quantile on
         ``df`` degrees of freedom when ``df`` is set (the irrCAC convention) or a normal
-        quantile otherwise (Fleiss, Cohen & Everitt 1969); the upper bound is capped at 1.
+        quantile otherwise (Fleiss, Cohen & Everitt 1969). Every method's interval is clipped
+        to the coefficient's ``range`` (module docstring).
         ``"percentile"`` and ``"bca"`` bootstrap the items (or whole ``clusters``) with
         ``n_resamples`` resamples drawn from ``rng`` (Generator or int seed). An undefined
         statistic, or fewer than two items, gives ``(None, None)`` with a
@@ -211,8 +230,8 @@ class AgreementResult:
         tail = 0.5 + level / 2
         q = float(stats.t.ppf(tail, self.df) if self.df else stats.norm.ppf(tail))
         low = self.statistic - q * self.standard_error
-        high = min(1.0, self.statistic + q * self.standard_error)
-        return ConfidenceInterval(float(low), float(high))
+        high = self.statistic + q * self.standard_error
+        return clip_interval(ConfidenceInterval(float(low), float(high)), self.range)
 
     def bootstrap(
         self,
@@ -249,7 +268,26 @@ class AgreementResult:
             clusters=clusters,
             weights=weights,
             name=self.name,
+            bounds=self.range,
         )
+
+
+def clip_interval(
+    ci: ConfidenceInterval, bounds: tuple[float | None, float | None]
+) -> ConfidenceInterval:
+    """Clip both ends of ``ci`` into ``bounds`` (a None bound is open; None ends stay None)."""
+    lo_b, hi_b = bounds
+
+    def clip(x: float | None) -> float | None:
+        if x is None:
+            return None
+        if lo_b is not None:
+            x = max(x, lo_b)
+        if hi_b is not None:
+            x = min(x, hi_b)
+        return float(x)
+
+    return ConfidenceInterval(clip(ci.low), clip(ci.high))
 
 
 def _check_level(level: float) -> None:

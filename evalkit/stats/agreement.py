@@ -103,6 +103,17 @@ def _few_items(name: str, n: int) -> bool:
     return True
 
 
+_KAPPA_RANGE: tuple[float | None, float | None] = (-1.0, 1.0)
+_UPPER_ONLY: tuple[float | None, float | None] = (None, 1.0)
+
+
+def _gwet_range(w: Array, q: int) -> tuple[float | None, float | None]:
+    """[-p / (1 - p), 1] with p = sum(w) / q^2, the largest chance agreement of AC1/AC2 and
+    Brennan-Prediger (pa >= 0); unweighted -1 / (q - 1). See ``_result`` (range clipping)."""
+    p = float(w.sum()) / q**2 if q >= 1 else 1.0
+    return (-p / (1.0 - p), 1.0) if p < 1.0 - _EPS else _UPPER_ONLY
+
+
 def _weights_matrix(weights: Any, values: Array, argname: str = "weights") -> tuple[Array, str]:
     """Agreement weights (1 on the diagonal) and a label, from ``weights``.
 
@@ -357,6 +368,7 @@ def cohen_kappa(
         se_method="Fleiss, Cohen & Everitt (1969)",
         degenerate=kappa is None or few,
         weights=wname,
+        range=_KAPPA_RANGE if wname != "custom" else _UPPER_ONLY,
         _estimator=est,
     )
 
@@ -432,6 +444,7 @@ def _family_result(
     why: str,
     from_table: bool = False,
     origin: tuple[NDArray[np.intp], int] | None = None,
+    bounds: tuple[float | None, float | None] = _UPPER_ONLY,
     **extra: Any,
 ) -> AgreementResult:
     est = _Estimator(suff, coef_fn, *(origin if origin is not None else (None, None)))
@@ -465,6 +478,7 @@ def _family_result(
         se_method=se_method,
         degenerate=coef is None or few,
         weights=wname,
+        range=bounds,
         _estimator=est,
         **extra,
     )
@@ -538,6 +552,8 @@ def fleiss_kappa(
         wname=wname,
         why="chance agreement is 1: every rating is the same category",
         origin=origin,
+        # pa >= 2 pe - 1 when every item has >= 2 ratings (``_result``: range clipping)
+        bounds=_KAPPA_RANGE if wname == "unweighted" and np.all(rr >= 2) else _UPPER_ONLY,
         per_category=per_cat if wname == "unweighted" else None,
     )
     if res.n < 2:
@@ -601,6 +617,7 @@ def gwet_ac1(
         why="only one category: chance agreement is undefined (declare categories=)",
         from_table=table is not None,
         origin=origin,
+        bounds=_gwet_range(w, q),
     )
 
 
@@ -644,6 +661,7 @@ def brennan_prediger(
         why="only one category (declare categories=)",
         from_table=table is not None,
         origin=origin,
+        bounds=_gwet_range(w, q),
     )
 
 
@@ -709,6 +727,7 @@ def conger_kappa(
         wname=wname,
         why="chance agreement is 1: every rating is the same category",
         origin=(r.rows, r.n_rows_input),
+        bounds=_KAPPA_RANGE if wname == "unweighted" and bool(rated.all()) else _UPPER_ONLY,
     )
 
 
@@ -766,6 +785,7 @@ def light_kappa(
         se_method="jackknife over items",
         degenerate=coef is None or few,
         weights=wname,
+        range=_KAPPA_RANGE if wname != "custom" else _UPPER_ONLY,  # a mean of Cohen's kappas
         extra={"pairwise": {(g, h): _none(v) for (g, h), v in zip(pairs, per_pair, strict=True)}},
         _estimator=est,
     )
@@ -1021,6 +1041,7 @@ def kappa_max(
         n_raters=2,
         categories=r.categories,
         name="kappa_max",
+        range=(0.0, 1.0),  # sum_k min(p_k., p_.k) >= sum_k p_k. p_.k
     )
     value = res.statistic
     if value is None:
@@ -1089,7 +1110,15 @@ def specific_agreement(
                 return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
         return _jackknife_result(
-            suff, fn, rows, n_input, n=n, n_raters=r.n_raters, categories=cats, name=label
+            suff,
+            fn,
+            rows,
+            n_input,
+            n=n,
+            n_raters=r.n_raters,
+            categories=cats,
+            name=label,
+            range=(0.0, 1.0),  # a proportion
         )
 
     per = {cat: one(j, f"specific agreement on {cat!r}") for j, cat in enumerate(cats)}

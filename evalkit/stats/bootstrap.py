@@ -297,8 +297,12 @@ def bootstrap_estimator(
     clusters: Any,
     weights: Any,
     name: str,
+    bounds: tuple[float | None, float | None] = (None, None),
 ) -> Any:
     """Bootstrap a result's estimator; see ``AgreementResult.bootstrap``.
+
+    The interval is clipped to ``bounds`` (the statistic's range; resamples lie in it, so
+    this only matters for statistics whose formula can leave it).
 
     Degenerate cases never raise: fewer than two resampling units (items or clusters) give
     ``(None, None)``; resamples where the statistic is undefined are left out
@@ -307,7 +311,7 @@ def bootstrap_estimator(
     (the estimate lies outside the distribution) falls back to the percentile interval.
     All three warn.
     """
-    from evalkit.stats._result import BootstrapResult, ConfidenceInterval
+    from evalkit.stats._result import BootstrapResult, ConfidenceInterval, clip_interval
 
     if weights is None and (not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2):
         raise EvalkitError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
@@ -350,7 +354,7 @@ def bootstrap_estimator(
 
     def result(ci: ConfidenceInterval, z0: float | None = None, a: float | None = None) -> Any:
         return BootstrapResult(
-            confidence_interval=ci,
+            confidence_interval=clip_interval(ci, bounds),
             distribution=dist,
             standard_error=se,
             method=method,
