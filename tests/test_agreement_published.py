@@ -104,6 +104,27 @@ class TestFleissKappa:
         low, high = res.confidence_interval()
         assert low == pytest.approx(0.42438, abs=5e-6) and high == 1.0
 
+    def test_counts_with_unequal_raters_per_item_as_irrcac(self) -> None:
+        # cac.raw4raters as counts: items rated by 4, 3, 2 and 1 raters. R irrCAC
+        # fleiss.kappa.dist (the counts form: ri.vec per row, pa over rows with >= 2 ratings,
+        # pi averaged over all rows) and fleiss.kappa.raw give the same: coeff 0.76117,
+        # se 0.15302, pa 0.81818, pe 0.23872 (values as in test_irrcac_raw4raters)
+        labels = [1, 2, 3, 4, 5]
+        counts = [[row.count(c) for c in labels] for row in KRIPP]
+        assert len({sum(row) for row in counts}) == 4  # really unequal rater counts
+        res = fleiss_kappa(counts=counts, categories=labels)
+        assert res.statistic == pytest.approx(0.76117, abs=5e-6)
+        assert res.standard_error == pytest.approx(0.15302, abs=5e-6)
+        assert res.observed_agreement == pytest.approx(0.81818, abs=5e-6)
+        assert res.chance_agreement == pytest.approx(0.23872, abs=5e-6)
+
+    def test_counts_with_unequal_raters_worked_by_hand(self) -> None:
+        # counts [[3, 0], [1, 1]]: pa = (6/6 + 0/2) / 2 = 1/2; pi = ((1 + 1/2) / 2,
+        # (0 + 1/2) / 2) = (3/4, 1/4), pe = 10/16; kappa = (1/2 - 5/8) / (3/8) = -1/3
+        res = fleiss_kappa(counts=[[3, 0], [1, 1]])
+        assert res.statistic == pytest.approx(-1 / 3, abs=1e-12)
+        assert res.n_raters == 3
+
     @pytest.mark.parametrize(
         ("weights", "coef", "se"),
         # irrCAC fleiss.kappa.raw(cac.raw4raters, weights=...), irrCAC port tests (3 digits)

@@ -494,9 +494,11 @@ def fleiss_kappa(
     """Fleiss' kappa for any number of raters (missing ratings allowed, as irrCAC).
 
     Give ``ratings`` (items x raters) or ``counts`` (items x categories: how many raters chose
-    each category). Observed agreement averages items with >= 2 ratings; category
-    proportions average ``n_ij / r_i`` over items (Fleiss 1971 when there is no missing
-    rating). ``standard_error``: Gwet's variance under H1 (irrCAC ``fleiss.kappa.raw``), with
+    each category). The rows of ``counts`` may sum to different numbers of raters ``r_i``
+    (items rated by different numbers of raters, the counts form of missing ratings), as R
+    irrCAC ``fleiss.kappa.dist``: observed agreement averages items with >= 2 ratings;
+    category proportions average ``n_ij / r_i`` over all items (Fleiss 1971 when every item
+    has the same raters). ``n_raters`` is then the largest ``r_i``. ``standard_error``: Gwet's variance under H1 (irrCAC ``fleiss.kappa.raw``), with
     a t(n-1) analytic interval; ``standard_error_h0``: Fleiss, Nee & Landis (1979), with
     ``z = statistic / standard_error_h0`` and a two-sided normal ``p_value`` (R irr
     ``kappam.fleiss``). ``per_category``: kappa_j of Fleiss (1971) with its SE under H0
