@@ -656,3 +656,24 @@ def test_default_gold_path_from_the_package_or_the_cwd(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(EvalkitError, match="give gold_path"):
         cal.default_gold_path()
+
+
+def test_cli_missing_or_unreadable_parameters_file_is_a_user_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """QA: `study run NAME -f missing.yaml` said "I/O error" and exited 2."""
+    import papermill
+
+    monkeypatch.setattr(papermill, "execute_notebook", _no_kernel)
+    missing = tmp_path / "missing.yaml"
+    assert main(["study", "run", "threshold-study", "-f", str(missing)]) == 1
+    cap = capsys.readouterr()
+    assert f"parameters file '{missing}': no such file" in cap.err
+    assert "I/O error" not in cap.err and cap.out == ""
+    assert main(["study", "run", "threshold-study", "-f", str(tmp_path)]) == 1
+    assert f"parameters file '{tmp_path}': is a directory" in capsys.readouterr().err
+    latin = tmp_path / "latin1.yaml"
+    latin.write_bytes(b"ceiling: 0.2 # \xe9\n")
+    assert main(["study", "run", "threshold-study", "-f", str(latin)]) == 1
+    assert f"parameters file '{latin}': not UTF-8 text" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.file_errors import input_file_error
 
 
 def register(subparsers: Any) -> None:
@@ -31,7 +32,10 @@ def register(subparsers: Any) -> None:
         help="set a declared parameter (repeatable); VALUE is converted to the declared type",
     )
     run.add_argument(
-        "-f", "--parameters-file", metavar="FILE", help="YAML/JSON mapping of parameters"
+        "-f",
+        "--parameters-file",
+        metavar="FILE",
+        help="YAML/JSON mapping of parameters (a missing or unreadable FILE exits 1)",
     )
     run.add_argument("--out", metavar="DIR", help="output directory (default reports/NAME)")
     run.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
@@ -51,12 +55,22 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 
 
 def load_parameters_file(path: str) -> dict[str, Any]:
-    """A YAML (or JSON) mapping of parameter name -> value."""
+    """A YAML (or JSON) mapping of parameter name -> value.
+
+    A missing, unreadable or non-UTF-8 file, or a directory, is the user's to fix: an
+    ``EvalkitError`` naming the file (exit 1), never an I/O failure (exit 2).
+    """
     import yaml
 
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise input_file_error(exc, "parameters file", p) from exc
+    except UnicodeDecodeError as exc:
+        raise EvalkitError(f"parameters file {str(p)!r}: not UTF-8 text ({exc.reason})") from exc
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise EvalkitError(f"{p}: not valid YAML: {exc}") from exc
     if data is None:
