@@ -279,3 +279,47 @@ def test_replay_judge_missing_or_directory_file_is_an_evalkit_error_naming_it(
         ReplayJudge(tmp_path)
     with pytest.raises(IsADirectoryError):
         ReplayJudge(tmp_path)
+
+
+@pytest.mark.parametrize("wrap", [CallableJudge, lambda fn: fn], ids=["CallableJudge", "bare"])
+def test_a_judge_that_raises_is_wrapped_naming_it_and_adds_no_dimension(
+    record_b: dict, wrap
+) -> None:
+    """QA: a RuntimeError from the judge callable escaped judge_record unwrapped."""
+    from evalkit.judge import JudgeDispatchError
+
+    calls = []
+
+    def flaky_model(prompt: str) -> str:
+        calls.append(prompt)
+        raise RuntimeError("connection reset by the model server")
+
+    with pytest.raises(JudgeDispatchError) as info:
+        judge_record(record_b, wrap(flaky_model))
+    exc = info.value
+    assert isinstance(exc, EvalkitError)
+    assert "flaky_model" in exc.judge and exc.run_id == RUN_B
+    assert str(exc).startswith(f"judge {exc.judge} failed on record {RUN_B!r}: RuntimeError: ")
+    assert str(exc).endswith("no judge dimension was added")
+    assert isinstance(exc.__cause__, RuntimeError)
+    assert len(calls) == 1  # dispatched once, not retried
+    assert [d["method"] for d in record_b["dimensions"]] == ["deterministic"] * 2
+
+
+def test_cli_judge_rules_on_a_journal_without_a_valid_record_exits_1(
+    tmp_path: Path, capsys
+) -> None:
+    """QA: exit 0 with only a CSV header when no line of the journal was a valid record."""
+    path = tmp_path / "eval.jsonl"
+    path.write_text('{"run_id": "x"}\nnot json\n', encoding="utf-8")
+    out = tmp_path / "labels.csv"
+    assert main(["judge", "--rules", "--journal", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: no valid record to label (2 line(s) skipped, listed above); nothing " in err
+    assert "line 1: invalid" in err and "line 2: malformed" in err
+    assert not out.exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert main(["judge", "--rules", "--journal", str(empty)]) == 1
+    cap = capsys.readouterr()
+    assert cap.out == "" and "(0 line(s) skipped, the journal is empty)" in cap.err

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 JOURNAL_NAME = "eval.jsonl"
@@ -46,8 +49,9 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / JOURNAL_NAME
 
 
-def read_journal_records(path: Path) -> list[dict[str, Any]]:
-    """Valid records of the journal at ``path``; skipped lines are reported on stderr."""
+def read_journal(path: Path) -> JournalRead:
+    """The journal at ``path`` (``EvalkitError`` when there is none); skipped lines are
+    reported on stderr."""
     from evalkit import journal
 
     if not path.is_file():
@@ -55,4 +59,9 @@ def read_journal_records(path: Path) -> list[dict[str, Any]]:
     result = journal.read(path)
     for diag in result.diagnostics:
         print(f"evalkit: {path}: {diag}", file=sys.stderr)
-    return list(result.records)
+    return result
+
+
+def read_journal_records(path: Path) -> list[dict[str, Any]]:
+    """Valid records of the journal at ``path``; skipped lines are reported on stderr."""
+    return list(read_journal(path).records)

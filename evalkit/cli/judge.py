@@ -2,7 +2,8 @@
 
 Writes long-format labels, one row per record: ``item_id,rater,label,rule`` with
 ``item_id`` = run id, ``rater`` = ``rule-judge``, ``label`` = the verdict status and ``rule`` =
-the number of the deciding rule. An LLM judge is plugged in through the Python API
+the number of the deciding rule. A journal without a single valid record is a user error
+(exit 1, nothing written; the skipped lines are listed on stderr). An LLM judge is plugged in through the Python API
 (:class:`evalkit.judge.CallableJudge`); the command line ships no model client and opens no
 network connection.
 """
@@ -18,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal_source, journal_path, read_journal_records
+from evalkit.cli.common import add_journal_source, journal_path, read_journal
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
 from evalkit.judge.rules import apply_rules
@@ -33,7 +34,8 @@ def register(subparsers: Any) -> None:
         "judge",
         help="label journal records with the rule judge (long-format CSV)",
         description="Apply the rubric-v2 rule judge to every record of a journal and write "
-        "long-format labels item_id,rater,label,rule.",
+        "long-format labels item_id,rater,label,rule. Exit 1 when the journal holds no valid "
+        "record (nothing is written).",
     )
     parser.add_argument(
         "--rules", action="store_true", help="use the deterministic rule judge (required)"
@@ -88,7 +90,15 @@ def run(args: argparse.Namespace) -> int:
             "the Python API (evalkit.judge.CallableJudge)"
         )
     path = journal_path(args)
-    rows = rule_labels(read_journal_records(path))
+    journal = read_journal(path)
+    if not journal.records:
+        skipped = len(journal.diagnostics)
+        raise EvalkitError(
+            f"{path}: no valid record to label ({skipped} line(s) skipped"
+            + (", listed above" if skipped else ", the journal is empty")
+            + "); nothing written"
+        )
+    rows = rule_labels(list(journal.records))
     text = _csv_text(rows)
     if args.out == "-":
         sys.stdout.write(text)

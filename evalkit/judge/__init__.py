@@ -6,7 +6,8 @@
   strict reply parser (judge dimensions are always ``advisory: true``, ``uncalibrated``).
 * :class:`Judge` and its adapters :class:`CallableJudge`, :class:`ReplayJudge`,
   :class:`RulesJudge`; :func:`judge_record` (budget gate before dispatch) and
-  :func:`merge_judge`. Nothing here opens a network connection.
+  :func:`merge_judge`. A judge that raises is wrapped in :class:`JudgeDispatchError` (no
+  judge dimension is added). Nothing here opens a network connection.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from evalkit.judge.adapters import CallableJudge, Judge, ReplayJudge, RulesJudge
 from evalkit.judge.parse import JudgeResponseError, parse_response
 from evalkit.judge.prompt import TokenBudgetExceeded, build_prompt
 from evalkit.judge.rules import RuleVerdict, VerdictStatus, apply_rules
-from evalkit.judge.run import judge_record, merge_judge
+from evalkit.judge.run import JudgeDispatchError, judge_record, merge_judge
 
 __all__ = [
     "CallableJudge",
     "Judge",
+    "JudgeDispatchError",
     "JudgeResponseError",
     "ReplayJudge",
     "RuleVerdict",

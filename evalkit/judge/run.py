@@ -2,6 +2,11 @@
 
 The judge is OFF by default: ``judge_record(record)`` with no judge dispatches nothing and
 returns no dimension, and nothing in evalkit calls a judge unless one is passed in.
+
+A judge that raises (a model client's network error, a bug in a user's callable) never escapes
+raw: ``judge_record`` raises :class:`JudgeDispatchError`, an ``EvalkitError`` naming the judge
+and the record, with the judge's exception chained as ``__cause__``. No judge dimension is
+added then: ``judge_record`` returns nothing, so there is nothing to ``merge_judge``.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
-from evalkit.judge.adapters import Judge
+from evalkit.judge.adapters import CallableJudge, Judge, ReplayJudge
 from evalkit.judge.parse import parse_response, validate_judge_dimensions
 from evalkit.judge.prompt import (
     DEFAULT_INPUT_BUDGET,
@@ -20,6 +25,32 @@ from evalkit.judge.prompt import (
     check_budget,
     record_rubric_version,
 )
+
+
+class JudgeDispatchError(EvalkitError):
+    """The judge raised while answering a prompt; no judge dimension was produced.
+
+    The judge's own exception is the ``__cause__``; ``judge`` names the judge and ``run_id``
+    the record.
+    """
+
+    def __init__(self, message: str, *, judge: str, run_id: object) -> None:
+        super().__init__(message)
+        self.judge = judge
+        self.run_id = run_id
+
+
+def judge_name(judge: object) -> str:
+    """A readable name for a judge: its ``name`` attribute, else its adapter and callable."""
+    name = getattr(judge, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    if isinstance(judge, CallableJudge):
+        fn = judge._fn
+        return f"CallableJudge({getattr(fn, '__qualname__', type(fn).__qualname__)})"
+    if isinstance(judge, ReplayJudge):
+        return f"ReplayJudge({judge.source})"
+    return getattr(judge, "__qualname__", type(judge).__qualname__)
 
 
 def judge_record(
@@ -34,7 +65,9 @@ def judge_record(
     Returns the validated judge dimensions (possibly empty). With ``judge=None`` nothing is
     dispatched and ``[]`` is returned. Raises :class:`TokenBudgetExceeded` BEFORE dispatch when
     the prompt is over ``budget`` tokens (estimated as ``len // 4``); the prompt is never
-    truncated.
+    truncated. When the judge raises, :class:`JudgeDispatchError` (an ``EvalkitError``)
+    names the judge and the record and chains the judge's exception; no judge dimension is
+    returned (or added) then.
     """
     if judge is None:
         return []
@@ -43,7 +76,16 @@ def judge_record(
     facts = compute_facts(record.get("dimensions"))
     prompt = build_prompt(record, facts, nonce)
     check_budget(prompt, budget)
-    reply = judge(prompt)
+    try:
+        reply = judge(prompt)
+    except Exception as exc:  # the judge is user code: wrap whatever it raises
+        name, run_id = judge_name(judge), record.get("run_id")
+        raise JudgeDispatchError(
+            f"judge {name} failed on record {run_id!r}: {type(exc).__name__}: {exc}; "
+            "no judge dimension was added",
+            judge=name,
+            run_id=run_id,
+        ) from exc
     return parse_response(reply, record_rubric_version(record))
 
 
@@ -68,4 +110,4 @@ def merge_judge(record: Mapping[str, Any], dims: Any) -> dict[str, Any]:
     return merged
 
 
-__all__ = ["judge_record", "merge_judge"]
+__all__ = ["JudgeDispatchError", "judge_name", "judge_record", "merge_judge"]
