@@ -406,7 +406,7 @@ def _multi_or_table_input(
 ) -> tuple[Array, tuple[Any, ...], int, Array, tuple[NDArray[np.intp], int]]:
     """Ratings, counts or a two-rater ``table`` -> (counts, categories, n_raters, category
     values, (input rows, n input))."""
-    if table is not None:
+    if table is not None or (ratings is None and counts is None):
         exclusive(name, ("ratings", ratings), ("table", table), ("counts", counts))
         r, _ = _ratings_or_table(name, None, table, categories)
         return r.counts(), r.categories, 2, r.values, (r.rows, r.n_rows_input)

@@ -76,6 +76,10 @@ def _cluster_codes(clusters: ArrayLike | Sequence[Any], n_items: int) -> NDArray
     return codes
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def resample_weights(
     n_items: int,
     n_resamples: int,
@@ -98,9 +102,9 @@ def resample_weights(
     ndarray of int64, shape ``(n_resamples, n_items)``. Without clusters every row sums to
     ``n_items``. The draws are multinomial, equivalent to drawing indices with replacement.
     """
-    if not isinstance(n_items, (int, np.integer)) or n_items < 1:
+    if not _is_int(n_items) or n_items < 1:
         raise EvalkitError(f"n_items must be a positive int, got {n_items!r}")
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    if not _is_int(n_resamples) or n_resamples < 1:
         raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
     gen = as_generator(rng)
     if clusters is None:
@@ -251,9 +255,22 @@ def bootstrap_sums(
     """
     from evalkit.stats._result import _Estimator
 
-    arr = np.asarray(suff, dtype=float)
+    if not callable(fn):
+        raise EvalkitError(f"fn must be a function of the sums, got {type(fn).__name__}")
+    if suff is None or isinstance(suff, (str, bytes, dict, bool)):
+        raise EvalkitError(
+            f"suff must be an items x statistics array of numbers, got {type(suff).__name__}"
+        )
+    try:
+        arr = np.asarray(suff, dtype=float)  # ragged rows raise ValueError here
+    except (TypeError, ValueError):
+        raise EvalkitError("suff must be an items x statistics array of numbers") from None
     if arr.ndim == 1:
         arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise EvalkitError(f"suff must be items x statistics (non-empty, 2-D), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise EvalkitError("suff must be finite (no NaN or infinity)")
     if theta_hat is None:
         value = float(np.asarray(fn(arr.sum(axis=0)[None, :]))[0])
         theta_hat = None if math.isnan(value) else value

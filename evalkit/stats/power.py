@@ -35,7 +35,8 @@ names the attainable range, never silently clipped.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -65,6 +66,11 @@ _TOL = 1e-12
 
 
 def _number(name: str, value: float) -> float:
+    # a bool or a numeric string is a mistake here, not a number
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(
+        value, (numbers.Real, np.ndarray)
+    ):
+        raise EvalkitError(f"{name} must be a number, got {value!r}")
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -72,8 +78,8 @@ def _number(name: str, value: float) -> float:
 
 
 def _positive_number(name: str, value: float) -> float:
-    """A finite number > 0 (a non-number raises as ``float`` does)."""
-    x = float(value)
+    """A finite number > 0."""
+    x = _number(name, value)
     if not (math.isfinite(x) and x > 0.0):
         raise EvalkitError(f"{name} must be a positive number, got {value!r}")
     return x
@@ -97,7 +103,13 @@ def _kappa_value(name: str, value: float) -> float:
 
 def _marginals(name: str, value: float | Sequence[float] | ArrayLike) -> NDArray[np.float64]:
     """A prevalence ``p`` means the binary marginals ``(p, 1 - p)`` (positive class first)."""
-    if np.ndim(value) == 0:
+    if isinstance(value, (str, bytes, Mapping)) or value is None:
+        raise EvalkitError(f"{name} must be a prevalence or a sequence of numbers, got {value!r}")
+    try:
+        ndim = np.ndim(value)
+    except (TypeError, ValueError):  # e.g. ragged nested lists
+        raise EvalkitError(f"{name} must be a prevalence or a sequence of numbers") from None
+    if ndim == 0:
         p = _probability(name, value)  # type: ignore[arg-type]
         return np.array([p, 1.0 - p])
     try:
@@ -250,6 +262,10 @@ def kappa_ci_plan(
     slightly wider interval.
     """
     w = _positive_number("half_width", half_width)
+    # checked under the caller's names before kappa_joint_table (which says "marginals")
+    _marginals("prevalence", prevalence)
+    if prevalence_b is not None:
+        _marginals("prevalence_b", prevalence_b)
     table = kappa_joint_table(kappa, prevalence, prevalence_b)
     v = kappa_asymptotic_variance(table)
     z = _z(level)

@@ -20,7 +20,7 @@ import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -212,10 +212,23 @@ def _is_unknown(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isnan(float(v))
 
 
+def _as_list(name: str, value: Any) -> list[Any]:
+    """A 1-D sequence (list, tuple, ndarray, Series) as a list; anything else is an error."""
+    if isinstance(value, (np.ndarray, pd.Series, pd.Index)):
+        if value.ndim != 1:
+            raise EvalkitError(f"{name} must be 1-D (one value per item), got {value.ndim}-D")
+        return list(value.tolist())
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise EvalkitError(
+            f"{name} must be a 1-D sequence with one value per item, got {type(value).__name__}"
+        )
+    return list(value)
+
+
 def _parse_counts(
     counts: ArrayLike | Sequence[Any],
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-    values = counts.tolist() if isinstance(counts, (np.ndarray, pd.Series)) else list(counts)  # type: ignore[arg-type]
+    values = _as_list("counts", counts)
     out = np.full(len(values), np.nan)
     known = np.zeros(len(values), dtype=bool)
     for i, v in enumerate(values):
@@ -234,7 +247,7 @@ def _parse_counts(
 def _cluster_codes(clusters: ArrayLike | Sequence[Any] | None, n: int) -> NDArray[np.intp]:
     if clusters is None:
         return np.arange(n, dtype=np.intp)
-    labels = clusters.tolist() if isinstance(clusters, (np.ndarray, pd.Series)) else list(clusters)  # type: ignore[arg-type]
+    labels = _as_list("clusters", clusters)
     if len(labels) != n:
         raise EvalkitError(
             f"clusters has {len(labels)} labels but counts has {n} items (one label per item)"
@@ -404,8 +417,17 @@ def threshold_study(
     )
 
 
+def _rate(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise EvalkitError(f"{name} must be a number, got {value!r}")
+    x = float(value)
+    if math.isnan(x):
+        raise EvalkitError(f"{name} must be a number, got NaN")
+    return x
+
+
 def _check_rates(ceiling: float, floor: float, level: float) -> tuple[float, float, float]:
-    c, f, lv = float(ceiling), float(floor), float(level)
+    c, f, lv = _rate("ceiling", ceiling), _rate("floor", floor), _rate("level", level)
     if not (0.0 <= c <= 1.0):
         raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
     if not (0.0 <= f <= 1.0) or f > c:
