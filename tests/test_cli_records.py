@@ -103,6 +103,32 @@ def test_record_that_cannot_be_appended_is_printed_and_exits_2(
     assert "NOT appended" in err and str(blocked) in err
 
 
+def test_score_never_creates_the_journal_directory(
+    metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QA: --journal /nonexistent/dir/eval.jsonl silently created the directories.
+
+    Decided: refuse (a mistyped --journal would start a second journal); the record is still
+    printed and the exit code is 2 (SPEC section 3); --help says so.
+    """
+    target = tmp_path / "nonexistent" / "dir" / "eval.jsonl"
+    for extra in (["--json"], []):
+        code = main(_score(metrics, *extra, "--journal", str(target)))
+        out, err = capsys.readouterr()
+        assert code == 2
+        assert not (tmp_path / "nonexistent").exists()
+        assert f"the record was NOT appended to {target}: directory " in err
+        assert f"{str(target.parent)!r} does not exist" in err
+        if extra:
+            assert _json_line(out)["run_id"].endswith("-eval-20261001T000000000Z")
+        else:
+            assert "run_id    " in out and "journal   appended" not in out
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "its directory must exist: it is never created" in help_text
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

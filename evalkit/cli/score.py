@@ -2,7 +2,9 @@
 
 One session: the record goes to stdout (a compact dimension table, or with ``--json`` one JSON
 line) and is appended to the journal unless ``--no-write``. A record that could not be
-appended is still printed; the exit code (2) says so. Exit codes: 0 scored; 1 user error (bad
+appended is still printed; the exit code (2) says so, e.g. when the journal's directory does
+not exist (it is never created: a mistyped ``--journal`` must not start a second journal).
+Exit codes: 0 scored; 1 user error (bad
 argument, no session resolvable); 2 evaluation or I/O failure (also: not appended).
 """
 
@@ -37,7 +39,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-write", action="store_true", help="do not append the record to the journal"
     )
-    add_journal(parser)
+    add_journal(
+        parser,
+        "journal file (default <metrics-dir>/eval.jsonl); its directory must exist: it is never "
+        "created, so a mistyped path cannot start a second journal (the record is then "
+        "printed, not appended, exit 2)",
+    )
     parser.add_argument(
         "--timestamp", help="ISO-8601 evaluation timestamp; names the run (default: now)"
     )
@@ -166,10 +173,18 @@ def _run_one(args: argparse.Namespace) -> int:
     target = journal_path(args)
     write_error: Exception | None = None
     if not args.no_write:
-        try:
-            record = journal.append(target, record)
-        except (OSError, EvalkitError) as exc:
-            write_error = exc
+        if not target.parent.is_dir():
+            # The journal is the single source of truth: a typo in --journal must not silently
+            # start a new one in a freshly created directory.
+            write_error = EvalkitError(
+                f"directory {str(target.parent)!r} does not exist (evalkit score never creates "
+                "it; create it or fix --journal)"
+            )
+        else:
+            try:
+                record = journal.append(target, record)
+            except (OSError, EvalkitError) as exc:
+                write_error = exc
 
     if args.json:
         print(dumps_record(record))
