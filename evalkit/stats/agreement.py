@@ -89,7 +89,7 @@ def _warn_degenerate(name: str, why: str) -> None:
     )
 
 
-def _few_items(name: str, n: int) -> bool:
+def _few_items(name: str, n: int, stacklevel: int = 3) -> bool:
     """Fewer than two items: warn (no SE, no interval; see ``_result``) and return True."""
     if n >= 2:
         return False
@@ -98,7 +98,7 @@ def _few_items(name: str, n: int) -> bool:
             f"{name}: only {n} item: the estimate describes it, but its sampling variation "
             "cannot be estimated (standard error None, every interval (None, None))"
         ),
-        stacklevel=3,
+        stacklevel=stacklevel,  # the caller of the public function
     )
     return True
 
@@ -214,7 +214,7 @@ def _jackknife_result(
     """A coefficient ``fn`` of the item sums of ``suff`` with its jackknife SE over items."""
     est = _Estimator(suff, fn, rows, n_input)
     value = _none(fn(suff.sum(axis=0)[None, :])[0])
-    few = _few_items(str(fields.get("name", "statistic")), suff.shape[0])
+    few = _few_items(str(fields.get("name", "statistic")), suff.shape[0], stacklevel=4)
     return AgreementResult(
         statistic=value,
         standard_error=_jackknife_se(est) if value is not None else None,
@@ -454,7 +454,7 @@ def _family_result(
     n = suff.shape[0]
     if coef is None:
         _warn_degenerate(name, why)
-    few = _few_items(name, n)
+    few = _few_items(name, n, stacklevel=4)
     se = _irrcac_se(coef, pa_i, ok, pe, pe_ivec if pe_ivec is not None else np.full(n, pe))
     se_method = "Gwet (2014), irrCAC linearization, f = 0"
     if from_table and se is not None:
