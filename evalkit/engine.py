@@ -34,6 +34,7 @@ from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.jsnum import js_round
 from evalkit.ledger import Ledger, read_metrics_dir
+from evalkit.record import SCHEMA_VERSION, STANDARD_VERSION, ModelSource, make_run_id
 from evalkit.resolve import (
     CanonicalSessions,
     Resolution,
@@ -82,9 +83,7 @@ __all__ = [
     "score_session",
 ]
 
-STANDARD_VERSION = "aiat-llm-eval/1.0"
-SCHEMA_VERSION = 1
-MODEL_SOURCES = ("self-report", "env", "config")
+MODEL_SOURCES = tuple(source.value for source in ModelSource)
 DEFAULT_MODEL_ID = "unknown"
 DEFAULT_MODEL_SOURCE = "self-report"
 
@@ -324,10 +323,8 @@ class EvalRecord:
         }
 
 
-def build_run_id(session_id: str, timestamp: str) -> str:
-    """``<session_id>-eval-<timestamp without '-', ':' and '.'>``."""
-    compact = timestamp.replace("-", "").replace(":", "").replace(".", "")
-    return f"{session_id}-eval-{compact}"
+#: ``<session_id>-eval-<timestamp without '-', ':' and '.'>`` (the record module's builder).
+build_run_id = make_run_id
 
 
 def _now_iso() -> str:
