@@ -416,7 +416,6 @@ def _make_record(
     model: Model,
     handle: str | None,
     harness: Mapping[str, Any] | None,
-    rubric_sha256: str,
 ) -> EvalRecord:
     from evalkit import __version__
 
@@ -425,7 +424,7 @@ def _make_record(
         run_id=build_run_id(resolution.session_id, timestamp),
         session_id=resolution.session_id,
         rubric_version=rubric.version,
-        provenance=Provenance(rubric_sha256, _engine_commit()),
+        provenance=Provenance(rubric.sha256, _engine_commit()),
         model=model,
         harness=Harness(
             plugin_version=over.get("plugin_version", __version__),
@@ -484,7 +483,6 @@ def score_session(
         model=model,
         handle=handle,
         harness=harness,
-        rubric_sha256=rub.sha256,
     )
 
 
