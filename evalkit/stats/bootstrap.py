@@ -151,11 +151,13 @@ def _sums_of_resamples(
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
     n_resamples: int,
     gen: np.random.Generator,
-    clusters: Any,
     weights: NDArray[Any] | None,
-    units: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    units: tuple[NDArray[np.float64], NDArray[np.float64]],
 ) -> NDArray[np.float64]:
-    """Statistic of every resample, computed as fn(W @ S) in memory-bounded chunks."""
+    """Statistic of every resample, computed as fn(W @ S) in memory-bounded chunks.
+
+    ``units`` are ``_units(suff, clusters)``; ``weights`` (item level) replace the draws.
+    """
     n = suff.shape[0]
     out = []
     if weights is not None:
@@ -165,12 +167,12 @@ def _sums_of_resamples(
                 f"weights must have shape (n_resamples, {n}) (one count per item used), "
                 f"got {w.shape}"
             )
-        step = max(1, _MAX_CHUNK_BYTES // (8 * (n + 4 * suff.shape[1])))
-        for start in range(0, w.shape[0], step):
-            chunk = w[start : start + step].astype(float)
-            out.append(fn(chunk @ suff))
+        start = 0
+        for size in _chunks(w.shape[0], 8 * (n + 4 * suff.shape[1])):
+            out.append(fn(w[start : start + size].astype(float) @ suff))
+            start += size
         return np.concatenate(out)
-    rows, mult = units if units is not None else _units(suff, clusters)
+    rows, mult = units
     m = int(mult.sum())
     prob = mult / m
     # a chunk holds its counts (rows) and sums (columns), plus the statistic's temporaries
@@ -181,13 +183,11 @@ def _sums_of_resamples(
 
 
 def _jackknife(
-    suff: NDArray[np.float64],
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-    clusters: Any,
-    units: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    units: tuple[NDArray[np.float64], NDArray[np.float64]],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Leave-one-unit-out statistics of the distinct units, and their multiplicities."""
-    rows, mult = units if units is not None else _units(suff, clusters)
+    """Leave-one-unit-out statistics of the distinct units (``_units``), and their multiplicities."""
+    rows, mult = units
     total = (rows * mult[:, None]).sum(axis=0)
     return fn(total[None, :] - rows), mult
 
@@ -355,7 +355,7 @@ def bootstrap_estimator(
             level=level,
             n_resamples=0,
         )
-    dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, clusters, weights, units)
+    dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, weights, units)
     defined = ~np.isnan(dist_all)
     dist = dist_all[defined]
     n_undefined = int(dist_all.size - dist.size)
@@ -398,7 +398,7 @@ def bootstrap_estimator(
         return result(ConfidenceInterval(float(dist[0]), float(dist[0])))
     if method == "percentile":
         return result(ConfidenceInterval(*percentile_interval(dist, level)))
-    jack, mult = _jackknife(suff, fn, clusters, units)
+    jack, mult = _jackknife(fn, units)
     ok = ~np.isnan(jack)
     if not np.all(ok):
         warnings.warn(
