@@ -175,8 +175,8 @@ def compute_facts_object(dimensions: Any) -> Facts:
     if ve is not None:
         if p.read_verification_contaminated(ve):
             pass  # unattributable by construction: no number exists, and no miss
-        elif p.read_verification_gate_runs(ve) is not None:
-            gate_runs_total = p.read_verification_gate_runs(ve)
+        elif (runs := p.read_verification_gate_runs(ve)) is not None:
+            gate_runs_total = runs
             changes_unverified = False
             if p.read_verification_all_green(ve):
                 gate_runs_failed = 0
@@ -210,8 +210,8 @@ def compute_facts_object(dimensions: Any) -> Facts:
     if gh is not None:
         if p.read_gate_health_contaminated(gh):
             pass
-        elif p.read_gate_health_runs(gh) is not None:
-            full_gate_runs = p.read_gate_health_runs(gh)
+        elif (full_runs := p.read_gate_health_runs(gh)) is not None:
+            full_gate_runs = full_runs
             last_full_gate_exit = _required(
                 p.read_gate_health_last_exit(gh),
                 misses,
