@@ -17,9 +17,10 @@ from typing import Any
 
 from evalkit.cli.common import add_journal, add_metrics_dir, journal_path
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
+from evalkit.record import ModelSource
 
 FORMATS = ("csv", "jsonl", "parquet")
-MODEL_SOURCES = ("self-report", "env", "config")
+MODEL_SOURCES = tuple(source.value for source in ModelSource)
 
 
 def register(subparsers: Any) -> None:
