@@ -470,7 +470,7 @@ def score_session(
     model = _check_model(model_id, model_source)
     ledger = read_ledger(metrics_dir)
     view = _view(ledger, rub)
-    resolution, _ = resolve_from_values(view.session_values, session_id)
+    resolution = resolve_from_values(view.session_values, session_id)
     _check_session_id(resolution.session_id)
     ctx = _scan_context(resolution, view, attribute_by_id=rub.event_reading == "rotation")
     return _make_record(

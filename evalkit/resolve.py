@@ -391,23 +391,18 @@ class Resolution:
         return {"session_id": self.session_id, "resolvedVia": self.resolved_via}
 
 
-def resolve_from_values(
-    session_values: Iterable[Any], session_id: str | None = None
-) -> tuple[Resolution, CanonicalSessions]:
-    """Resolve over parsed ``sessions.jsonl`` values; also returns the canonical reading."""
+def resolve_from_values(session_values: Iterable[Any], session_id: str | None = None) -> Resolution:
+    """Resolve over parsed ``sessions.jsonl`` values (the canonical reading, then the cascade)."""
     canonical = canonical_sessions(session_values)
     record, via = resolve_record(canonical.records, session_id)
-    window = compute_window(record)
-    peer = find_peer_overlap(canonical.records, record) if window is not None else PeerOverlap()
-    resolution = Resolution(
+    return Resolution(
         session_id=record["session_id"],
         resolved_via=via,
         record=record,
-        window=window,
-        peer=peer,
+        window=compute_window(record),
+        peer=find_peer_overlap(canonical.records, record),  # no window: no peers
         ignored_supersedes=canonical.ignored_supersedes,
     )
-    return resolution, canonical
 
 
 def resolve_session(metrics_dir: str | PathLike[str], session_id: str | None = None) -> Resolution:
@@ -418,5 +413,4 @@ def resolve_session(metrics_dir: str | PathLike[str], session_id: str | None = N
     """
     from evalkit.engine import read_session_values  # the ledger adapter lives with the engine
 
-    resolution, _ = resolve_from_values(read_session_values(metrics_dir), session_id)
-    return resolution
+    return resolve_from_values(read_session_values(metrics_dir), session_id)
