@@ -114,17 +114,17 @@ def _gwet_range(w: Array, q: int) -> tuple[float | None, float | None]:
     return (-p / (1.0 - p), 1.0) if p < 1.0 - _EPS else _UPPER_ONLY
 
 
-def _weights_matrix(weights: Any, values: Array, argname: str = "weights") -> tuple[Array, str]:
+def _weights_matrix(weights: Any, k: int, argname: str = "weights") -> tuple[Array, str]:
     """Agreement weights (1 on the diagonal) and a label, from ``weights``.
 
     ``None``/"unweighted": identity. "linear": ``1 - |x_i - x_j| / range``. "quadratic":
     ``1 - (x_i - x_j)^2 / range^2``, with ``x`` the category positions 0..k-1 in sorted
     label order (as R irr ``kappa2`` and statsmodels ``cohens_kappa``; a label unused by
-    every rater is no category unless declared with ``categories=``). A k x k matrix is read as *disagreement* weights (0 on the diagonal, as in
-    statsmodels ``cohens_kappa``), converted to ``1 - d / max(d)``.
+    every rater is no category unless declared with ``categories=``). A k x k matrix is read
+    as *disagreement* weights (0 on the diagonal, as in statsmodels ``cohens_kappa``),
+    converted to ``1 - d / max(d)``.
     """
-    k = values.size
-    values = np.arange(k, dtype=float)
+    values = np.arange(k, dtype=float)  # positions, not the labels' numeric values
     if weights is None or (isinstance(weights, str) and weights in ("unweighted", "identity")):
         return np.eye(k), "unweighted"
     if isinstance(weights, str):
@@ -322,7 +322,7 @@ def cohen_kappa(
     if codes.shape[0] == 0:
         raise EvalkitError("cohen_kappa: no item has ratings from both raters")
     k = r.n_categories
-    w, wname = _weights_matrix(weights, r.values)
+    w, wname = _weights_matrix(weights, k)
     suff = _pair_suff(codes, k, w)
     est = _Estimator(suff, _table_fn(k, w), kept, r.n_rows_input)
     n = codes.shape[0]
@@ -386,8 +386,8 @@ def _count_categories(value: Any, arr: Array, categories: Sequence[Any] | None) 
 
 def _multi_input(
     name: str, ratings: Any, counts: Any, categories: Sequence[Any] | None
-) -> tuple[Array, tuple[Any, ...], int, Ratings | None, tuple[NDArray[np.intp], int]]:
-    """Ratings or counts -> (counts, categories, n_raters, ratings, (input rows, n input))."""
+) -> tuple[Array, tuple[Any, ...], int, tuple[NDArray[np.intp], int]]:
+    """Ratings or counts -> (counts, categories, n_raters, (input rows, n input))."""
     which, value = exclusive(name, ("ratings", ratings), ("counts", counts))
     if which == "counts":
         arr, index, n_input = as_counts_indexed(value)
@@ -396,23 +396,21 @@ def _multi_input(
             raise EvalkitError(
                 f"{name}: categories has {len(cats)} labels, counts has {arr.shape[1]} columns"
             )
-        return arr, cats, int(arr.sum(axis=1).max()), None, (index, n_input)
+        return arr, cats, int(arr.sum(axis=1).max()), (index, n_input)
     r = as_ratings(value, categories=categories)
-    return r.counts(), r.categories, r.n_raters, r, (r.rows, r.n_rows_input)
+    return r.counts(), r.categories, r.n_raters, (r.rows, r.n_rows_input)
 
 
 def _multi_or_table_input(
     name: str, ratings: Any, table: Any, counts: Any, categories: Sequence[Any] | None
-) -> tuple[Array, tuple[Any, ...], int, Array, tuple[NDArray[np.intp], int]]:
-    """Ratings, counts or a two-rater ``table`` -> (counts, categories, n_raters, category
-    values, (input rows, n input))."""
+) -> tuple[Array, tuple[Any, ...], int, tuple[NDArray[np.intp], int]]:
+    """Ratings, counts or a two-rater ``table`` -> (counts, categories, n_raters,
+    (input rows, n input))."""
     if table is not None or (ratings is None and counts is None):
         exclusive(name, ("ratings", ratings), ("table", table), ("counts", counts))
         r, _ = _ratings_or_table(name, None, table, categories)
-        return r.counts(), r.categories, 2, r.values, (r.rows, r.n_rows_input)
-    counts_arr, cats, n_raters, rr, origin = _multi_input(name, ratings, counts, categories)
-    values = rr.values if rr is not None else np.arange(len(cats), dtype=float)
-    return counts_arr, cats, n_raters, values, origin
+        return r.counts(), r.categories, 2, (r.rows, r.n_rows_input)
+    return _multi_input(name, ratings, counts, categories)
 
 
 def _family_suff(counts: Array, w: Array) -> tuple[Array, Array, Array, Array, Array]:
@@ -504,10 +502,10 @@ def fleiss_kappa(
     ``kappam.fleiss``). ``per_category``: kappa_j of Fleiss (1971) with its SE under H0
     ``sqrt(2 / sum_i r_i (r_i - 1))``, z and p. Degenerate rule: see the module docstring.
     """
-    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+    counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "fleiss_kappa", ratings, None, counts, categories
     )
-    w, wname = _weights_matrix(weights, values)
+    w, wname = _weights_matrix(weights, len(cats))
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
 
     def coef_fn(sums: Array) -> Array:
@@ -588,10 +586,10 @@ def gwet_ac1(
     gets the contingency-table variance of irrCAC ``gwet.ac1.table`` (Gwet 2008), which
     divides by n where the raw-data variance divides by n - 1.
     """
-    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+    counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "gwet_ac1", ratings, table, counts, categories
     )
-    w, wname = _weights_matrix(weights, values)
+    w, wname = _weights_matrix(weights, len(cats))
     q = len(cats)
     tw = float(w.sum())
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
@@ -637,10 +635,10 @@ def brennan_prediger(
     (f = 0), t(n-1) interval. ``q`` is the number of categories (declare unused ones with
     ``categories=``).
     """
-    counts_arr, cats, n_raters, values, origin = _multi_or_table_input(
+    counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "brennan_prediger", ratings, table, counts, categories
     )
-    w, wname = _weights_matrix(weights, values)
+    w, wname = _weights_matrix(weights, len(cats))
     q = len(cats)
     pe = float(w.sum()) / q**2
     suff, _, ok, pa_i, _ = _family_suff(counts_arr, w)
@@ -680,7 +678,7 @@ def conger_kappa(
     """
     r = as_ratings(ratings, categories=categories)
     n, nr, q = r.n_items, r.n_raters, r.n_categories
-    w, wname = _weights_matrix(weights, r.values)
+    w, wname = _weights_matrix(weights, r.n_categories)
     counts_arr = r.counts()
     _, ok, pa_i, _ = _pair_counts(counts_arr, w)
     delta = np.zeros((n, nr, q))
@@ -747,7 +745,7 @@ def light_kappa(
     """
     r = as_ratings(ratings, categories=categories)
     k, nr = r.n_categories, r.n_raters
-    w, wname = _weights_matrix(weights, r.values)
+    w, wname = _weights_matrix(weights, r.n_categories)
     pairs = list(itertools.combinations(range(nr), 2))
     suff = np.concatenate([_pair_suff(r.codes[:, [g, h]], k, w) for g, h in pairs], axis=1)
     pair_fn = _table_fn(k, w)
