@@ -101,8 +101,18 @@ def _finite_or_none(value: Any) -> Any:
     return value
 
 
-def _identity(value: Any) -> Any:
-    return value
+def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep copy with the three defaults SPEC section 2 defines: schema_version, handle,
+    anonymized. The write path applies only these; the read path fills more on top."""
+    try:
+        rec: dict[str, Any] = copy.deepcopy(dict(d))
+    except Exception:  # an exotic object that cannot be copied: keep a shallow copy
+        rec = dict(d)
+    rec.setdefault("schema_version", SCHEMA_VERSION)
+    rec.setdefault("handle", None)
+    if "anonymized" not in rec:
+        rec["anonymized"] = rec.get("handle") is None
+    return rec
 
 
 def normalize_record(d: Any) -> dict[str, Any]:
@@ -114,25 +124,7 @@ def normalize_record(d: Any) -> dict[str, Any]:
     and ``advisory: true`` / ``calibration_status: "uncalibrated"`` on judge dimensions that
     lack them. Values of the wrong type are left as they are for ``validate_record`` to name.
     """
-    return _normalize(d, null_non_finite=True)
-
-
-def _normalize(d: Any, *, null_non_finite: bool) -> dict[str, Any]:
-    # The write path (validate_record) keeps non-finite numbers so that it can refuse them;
-    # only the read path turns what JSON reads as 1e400 into null.
-    keep = _finite_or_none if null_non_finite else _identity
-    if not isinstance(d, Mapping):
-        d = {}
-    try:
-        rec: dict[str, Any] = copy.deepcopy(dict(d))
-    except Exception:  # an exotic object that cannot be copied: keep a shallow copy
-        rec = dict(d)
-
-    rec.setdefault("schema_version", SCHEMA_VERSION)
-    rec.setdefault("handle", None)
-    if "anonymized" not in rec:
-        rec["anonymized"] = rec.get("handle") is None
-
+    rec = _stamp(d if isinstance(d, Mapping) else {})
     provenance = rec.get("provenance")
     if isinstance(provenance, dict):
         provenance.setdefault("engine_commit", None)
@@ -146,7 +138,7 @@ def _normalize(d: Any, *, null_non_finite: bool) -> dict[str, Any]:
     kpis = rec["kpis"]
     if isinstance(kpis, dict):
         for key in KPI_KEYS:
-            kpis[key] = keep(kpis.get(key))
+            kpis[key] = _finite_or_none(kpis.get(key))
 
     dimensions = rec.get("dimensions")
     if isinstance(dimensions, list):
@@ -154,7 +146,7 @@ def _normalize(d: Any, *, null_non_finite: bool) -> dict[str, Any]:
             if not isinstance(dim, dict):
                 continue
             if "score" in dim:
-                dim["score"] = keep(dim["score"])
+                dim["score"] = _finite_or_none(dim["score"])
             if dim.get("method") == Method.JUDGE:
                 dim.setdefault("advisory", True)
                 dim.setdefault("calibration_status", UNCALIBRATED)
@@ -312,23 +304,6 @@ REQUIRED_TOP_LEVEL_KEYS: tuple[str, ...] = (
     "dimensions",
     "timestamp",
 )
-
-
-def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep copy with only the write path's three defaults: schema_version, handle, anonymized.
-
-    Everything else the read path fills (missing KPIs, judge advisory/calibration_status,
-    null-able provenance and harness keys) must be present here: a writer states it.
-    """
-    try:
-        rec: dict[str, Any] = copy.deepcopy(dict(d))
-    except Exception:  # an exotic object that cannot be copied: keep a shallow copy
-        rec = dict(d)
-    rec.setdefault("schema_version", SCHEMA_VERSION)
-    rec.setdefault("handle", None)
-    if "anonymized" not in rec:
-        rec["anonymized"] = rec.get("handle") is None
-    return rec
 
 
 def validate_record(d: Any) -> dict[str, Any]:
