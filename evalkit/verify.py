@@ -20,13 +20,14 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.facts import compute_facts
 from evalkit.record import KPI_KEYS, Method, make_run_id, normalize_record, validate_record
 
 __all__ = [
@@ -241,16 +242,6 @@ def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None, s
     return None, current_sha, str(rubric.text_path)
 
 
-def _facts(dimensions: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    try:
-        from evalkit.facts import compute_facts
-    except ModuleNotFoundError as exc:  # pragma: no cover - facts ships with evalkit
-        if exc.name != "evalkit.facts":
-            raise
-        return None
-    return compute_facts(list(dimensions))
-
-
 def _compare_evidence(
     dim_id: str,
     stored_dims: list[dict[str, Any]],
@@ -272,13 +263,12 @@ def _compare_evidence(
         )
     # The judge facts read from this dimension: swap in the re-scored evidence alone and see
     # which facts move, so each moved fact is attributed to the dimension that moved it.
-    before = _facts(stored_dims)
+    before = compute_facts(stored_dims)
     swapped = [{**d, "evidence": fresh_ev} if d.get("id") == dim_id else d for d in stored_dims]
-    after = _facts(swapped)
-    if before is not None and after is not None:
-        for key, value in before.items():
-            if after.get(key) != value:
-                drifts.append(FieldDrift(dim_id, f"evidence (fact {key})", value, after.get(key)))
+    after = compute_facts(swapped)
+    for key, value in before.items():
+        if after[key] != value:
+            drifts.append(FieldDrift(dim_id, f"evidence (fact {key})", value, after[key]))
     return drifts, not drifts
 
 
