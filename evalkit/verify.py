@@ -216,8 +216,8 @@ def _same_number(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None, str]:
-    """Return (mismatch message or None, current sha256, rubric text path) for a record."""
+def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Return (mismatch message or None, current sha256 or None) for a record."""
     from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 
     version = stored["rubric_version"]
@@ -228,7 +228,6 @@ def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None, s
             f"stored rubric_version {version!r} is unknown to this evalkit (known: {known}); "
             f"stored rubric_sha256 {stored_sha}",
             None,
-            "",
         )
     rubric = get_rubric(version)
     current_sha = rubric.sha256
@@ -237,9 +236,8 @@ def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None, s
             f"rubric text changed: {version} was scored against rubric_sha256 {stored_sha}, "
             f"but the current rubric file {rubric.text_path.name} hashes to {current_sha}",
             current_sha,
-            str(rubric.text_path),
         )
-    return None, current_sha, str(rubric.text_path)
+    return None, current_sha
 
 
 def _compare_evidence(
@@ -302,7 +300,7 @@ def verify_record(
         )
     judge_ids = tuple(d["id"] for d in stored["dimensions"] if d["method"] == Method.JUDGE)
 
-    mismatch, current_sha, _ = _version_check(stored)
+    mismatch, current_sha = _version_check(stored)
     if mismatch is not None:
         return VerifyResult(
             run_id=run_id,
