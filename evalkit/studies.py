@@ -466,7 +466,7 @@ def run_study(
         figures_path = work_dir / "figures.json"
         say(f"[study] {name}: running ({len(merged)} parameter(s), timeout {timeout}s per cell)")
         # the kernel imports the same evalkit as this process, wherever its cwd is
-        root = str(Path(__file__).resolve().parents[1])
+        root = str(_repo_root())
         pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         kernel_log = work_dir / "kernel-stderr.log"
         with (
@@ -490,14 +490,12 @@ def run_study(
                 )
             except Exception as exc:  # any kernel/cell failure is the study's status, not a crash
                 error = _error_text(exc, timeout)
+        ran = executed.is_file()
+        nb = nbformat.read(str(executed if ran else path), as_version=4)
         if error is not None and "Timeout" not in error:  # e.g. a kernel that died
             tail = kernel_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            if tail and not _has_error_output_file(executed):
+            if tail and not (ran and _has_error_output(nb)):
                 say(f"[study] {name}: kernel stderr (last lines):\n" + "\n".join(tail[-5:]))
-        if executed.is_file():
-            nb = nbformat.read(str(executed), as_version=4)
-        else:
-            nb = nbformat.read(str(path), as_version=4)
         if error is not None and not _has_error_output(nb):
             nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Study failed:** {error}"))
         figures: dict[str, Any] = {}
@@ -541,14 +539,6 @@ def _kernel_manager_class(stderr: Any) -> type:
             await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return _QuietKernelManager
-
-
-def _has_error_output_file(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    import nbformat
-
-    return _has_error_output(nbformat.read(str(path), as_version=4))
 
 
 def _error_text(exc: BaseException, timeout: int) -> str:
