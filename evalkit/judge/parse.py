@@ -24,13 +24,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from evalkit.dimension import Status
 from evalkit.errors import EvalkitError
 
 JUDGE_DIMENSION_IDS: dict[str, tuple[str, ...]] = {
     "rubric-v1": ("instruction-adherence", "report-quality"),
     "rubric-v2": ("instruction-adherence",),
 }
-DIMENSION_STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
+DIMENSION_STATUSES: tuple[str, ...] = tuple(status.value for status in Status)
 
 # A fence line opening a json block (info string "json", case-insensitive), up to the next
 # closing fence line.
