@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.judge.parse import DIMENSION_STATUSES
-from evalkit.judge.rules import RuleVerdict, apply_rules
+from evalkit.judge.rules import apply_rules
 
 _ITEM_LINE = re.compile(r"^item: (.*)$", re.M)
 _FIRST_JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.M | re.S)
@@ -135,10 +135,6 @@ class ReplayJudge:
 
 class RulesJudge:
     """The rule judge as a judge: ``apply_rules`` over the facts block of the prompt."""
-
-    def verdict(self, facts: Any) -> RuleVerdict:
-        """The rule verdict on a facts dict."""
-        return apply_rules(facts)
 
     def __call__(self, prompt: str) -> str:
         verdict = apply_rules(prompt_facts(prompt))
