@@ -51,14 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        qualified = f"evalkit.cli.{name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:  # subcommand not built yet
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"evalkit.cli.{name}").register(subparsers)
     return parser
 
 
