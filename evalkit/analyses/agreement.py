@@ -282,13 +282,12 @@ def _kappa_j_boot(
     and of the specific agreement ``Σ_i n_ij (n_ij - 1) / Σ_i n_ij (m - 1)`` (Uebersax)."""
     import numpy as np
 
-    full = [row for row in matrix if all(v is not None for v in row)]
+    full, counts = _full_counts(matrix, categories)
     out: _Intervals = {c: (None, None) for c in categories}
     sa_out: _Intervals = {c: (None, None) for c in categories}
     if len(full) < 2:
         return out, sa_out
     m = len(full[0])
-    counts = np.array([[sum(v == c for v in row) for c in categories] for row in full], dtype=float)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(full), size=(n_resamples, len(full)))
     boot = counts[idx]  # resamples x items x categories
