@@ -269,12 +269,7 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
     rows = []
     for row in cf:
         t = row["threshold"]
-        try:
-            r = st.row(t)
-            ci = (_num(r["ci_low"]), _num(r["ci_high"]))
-            status = str(r["ceiling_status"])
-        except KeyError:
-            ci, status = (None, None), "not studied"
+        ci, status = _study_row(st, t)
         s_ci = wilson(row["sessions_failing"], row["sessions"])
         rows.append(
             {
@@ -293,6 +288,15 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("threshold")
 
 
+def _study_row(st: Any, t: Any) -> tuple[tuple[float | None, float | None], str]:
+    """The fire rate's CI and ceiling status of threshold ``t`` in the study ``st``."""
+    try:
+        r = st.row(t)
+    except KeyError:
+        return (None, None), "not studied"
+    return (_num(r["ci_low"]), _num(r["ci_high"])), str(r["ceiling_status"])
+
+
 def _num(x: Any) -> float | None:
     try:
         v = float(x)
@@ -308,16 +312,8 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
     lines = []
     for row in cf:
         t = row["threshold"]
-        try:
-            status = str(st.row(t)["ceiling_status"])
-        except KeyError:
-            status = "not studied"
+        ci, status = _study_row(st, t)
         rate = row["records_rate"]
-        try:
-            r = st.row(t)
-            ci = (_num(r["ci_low"]), _num(r["ci_high"]))
-        except KeyError:
-            ci = (None, None)
         shown = fmt_estimate(rate, ci, row["records"], percent=True)
         verdict = {
             "above": f"the whole interval is above the {ceiling:.0%} ceiling",
