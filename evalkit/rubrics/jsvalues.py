@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from evalkit.jsnum import format_js_number
+
 __all__ = [
     "JS_WHITESPACE",
     "UNDEFINED",
@@ -154,12 +156,6 @@ def strict_equals_zero(value: Any) -> bool:
     return is_number(value) and value == 0
 
 
-def _format_number(value: int | float) -> str:
-    from evalkit.jsnum import format_js_number
-
-    return format_js_number(value)
-
-
 def js_string(value: Any) -> str:
     """``String(v)`` / template-literal interpolation of a JSON value."""
     if value is UNDEFINED:
@@ -169,7 +165,7 @@ def js_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return _format_number(value)
+        return format_js_number(value)
     if isinstance(value, str):
         return value
     if isinstance(value, list | tuple):
