@@ -32,7 +32,7 @@ import numpy as np
 
 from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.jsnum import js_round
+from evalkit.jsnum import js_round, json_number
 from evalkit.ledger import Ledger, read_metrics_dir
 from evalkit.record import SCHEMA_VERSION, STANDARD_VERSION, ModelSource, make_run_id
 from evalkit.resolve import (
@@ -736,7 +736,7 @@ def score_ledger(
             skipped.append(resolution.session_id)
             continue
         for dim in rub.score(ctx):
-            score = dim.to_dict().get("score") if dim.has_score else None
+            score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
             rows.append((resolution.session_id, dim.id, str(dim.status), score, dim.evidence))
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     # object dtype keeps a null score None (not NaN) and an integral score an int
