@@ -838,6 +838,8 @@ def krippendorff_alpha(
         counts_arr, base_rows, n_input = as_counts_indexed(value)
         cats = _count_categories(value, counts_arr, categories)
         numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cats)
+        if level in ("interval", "ratio") and not numeric:
+            raise EvalkitError(f"krippendorff_alpha: level={level!r} needs numeric categories")
         values = np.asarray(cats, dtype=float) if numeric else np.arange(len(cats), dtype=float)
         n_raters = int(counts_arr.sum(axis=1).max())
     else:
@@ -848,10 +850,7 @@ def krippendorff_alpha(
                 f"{list(r.categories)[:5]!r}"
             )
         counts_arr, cats, values, n_raters = r.counts(), r.categories, r.values, r.n_raters
-        numeric = r.numeric
         base_rows, n_input = r.rows, r.n_rows_input
-    if level in ("interval", "ratio") and not numeric:
-        raise EvalkitError(f"krippendorff_alpha: level={level!r} needs numeric categories")
     m = counts_arr.sum(axis=1)
     pairable = m >= 2
     c = counts_arr[pairable]
