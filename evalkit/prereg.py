@@ -19,7 +19,6 @@ launder the edit). With no lock file at all, runs proceed and say so once on std
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.gold import MANIFEST_NAME, set_sha256, sha256_hex
 
 __all__ = [
     "KINDS",
@@ -101,10 +101,6 @@ class Change:
         )
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _rel(path: Path, root: Path) -> str:
     try:
         return path.relative_to(root).as_posix()
@@ -113,10 +109,8 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _gold_version_sha(vdir: Path) -> str:
-    from evalkit.gold import MANIFEST_NAME, set_sha256
-
     files = {
-        p.name: _sha256(p.read_bytes())
+        p.name: sha256_hex(p.read_bytes())
         for p in sorted(vdir.iterdir())
         if p.is_file() and p.name != MANIFEST_NAME
     }
@@ -140,7 +134,7 @@ def collect_inputs(root: str | os.PathLike[str] | None = None) -> list[LockedInp
     base = Path(root) if root is not None else _REPO_ROOT
     out: list[LockedInput] = []
     for p in sorted((base / "rubrics").glob("*.md")):
-        out.append(LockedInput("rubric", p.stem, _rel(p, base), _sha256(p.read_bytes())))
+        out.append(LockedInput("rubric", p.stem, _rel(p, base), sha256_hex(p.read_bytes())))
     gold = base / "gold"
     for set_dir in sorted(p for p in gold.iterdir() if p.is_dir()) if gold.is_dir() else ():
         for vdir in sorted(
@@ -158,13 +152,13 @@ def collect_inputs(root: str | os.PathLike[str] | None = None) -> list[LockedInp
                     "decision_rule",
                     f"{set_dir.name}/{rule.name}",
                     _rel(rule, base),
-                    _sha256(rule.read_bytes()),
+                    sha256_hex(rule.read_bytes()),
                 )
             )
     nbdir = base / "notebooks"
     params = {p.name[: -len(".params.yaml")]: p for p in nbdir.glob("*.params.yaml")}
     for name, p in sorted(params.items()):
-        out.append(LockedInput("study", name, _rel(p, base), _sha256(p.read_bytes())))
+        out.append(LockedInput("study", name, _rel(p, base), sha256_hex(p.read_bytes())))
     for nb in sorted(nbdir.glob("*.ipynb")):
         if nb.stem in params:
             continue
@@ -172,7 +166,10 @@ def collect_inputs(root: str | os.PathLike[str] | None = None) -> list[LockedInp
         if src is not None:
             out.append(
                 LockedInput(
-                    "study", nb.stem, _rel(nb, base) + "#parameters", _sha256(src.encode("utf-8"))
+                    "study",
+                    nb.stem,
+                    _rel(nb, base) + "#parameters",
+                    sha256_hex(src.encode("utf-8")),
                 )
             )
     return out
@@ -206,11 +203,11 @@ def _current_sha(entry: dict[str, Any], base: Path) -> str | None:
     kind, rel = entry["kind"], str(entry["path"])
     if kind == "study" and rel.endswith("#parameters"):
         src = _notebook_parameters(base / rel[: -len("#parameters")])
-        return None if src is None else _sha256(src.encode("utf-8"))
+        return None if src is None else sha256_hex(src.encode("utf-8"))
     p = base / rel
     if kind == "gold":
         return _gold_version_sha(p) if p.is_dir() else None
-    return _sha256(p.read_bytes()) if p.is_file() else None
+    return sha256_hex(p.read_bytes()) if p.is_file() else None
 
 
 def check_lock(
