@@ -163,9 +163,9 @@ def compute_facts_object(dimensions: Any) -> Facts:
     ek = rec.evidence("efficiency-kpis")
 
     # The third state: the file every gate count comes from was never readable.
-    events_unreadable = (ps is not None and p.read_process_safety_unmeasurable(ps)) or (
-        gf is not None and p.read_guard_friction_unmeasurable(gf)
-    )
+    ps_unmeasurable = ps is not None and p.read_process_safety_unmeasurable(ps)
+    gf_unmeasurable = gf is not None and p.read_guard_friction_unmeasurable(gf)
+    events_unreadable = ps_unmeasurable or gf_unmeasurable
 
     # --- verification-evidence --------------------------------------------------------------
     gate_runs_total: Number | None = None
@@ -228,7 +228,7 @@ def compute_facts_object(dimensions: Any) -> Facts:
 
     # --- process-safety -----------------------------------------------------------------------
     spiral: Number | None = None
-    if ps is not None and not p.read_process_safety_unmeasurable(ps):
+    if ps is not None and not ps_unmeasurable:
         spiral = p.read_process_safety_spiral(ps)
         if spiral is None:
             spiral = p.read_process_safety_spiral_v1_prose(ps)  # rubric-v1 fallback
@@ -244,7 +244,7 @@ def compute_facts_object(dimensions: Any) -> Facts:
     # --- guard-friction (v2) or the v1 legacy route -------------------------------------------
     guard_blocked: Number | None = None
     guard_attribution: str | None = None
-    if gf is not None and not p.read_guard_friction_unmeasurable(gf):
+    if gf is not None and not gf_unmeasurable:
         guard_blocked = _required(
             p.read_guard_friction_blocked(gf),
             misses,
