@@ -34,7 +34,13 @@ from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.jsnum import js_round, json_number
 from evalkit.ledger import Ledger, read_metrics_dir
-from evalkit.record import SCHEMA_VERSION, STANDARD_VERSION, ModelSource, make_run_id
+from evalkit.record import (
+    SCHEMA_VERSION,
+    STANDARD_VERSION,
+    ModelSource,
+    make_run_id,
+    validate_timestamp,
+)
 from evalkit.resolve import (
     CanonicalSessions,
     Resolution,
@@ -378,11 +384,7 @@ def _host_class(events: Iterable[Any], record: Mapping[str, Any]) -> str | None:
 
 
 def _check_timestamp(timestamp: str | None) -> str:
-    if timestamp is None:
-        return _now_iso()
-    if not isinstance(timestamp, str) or timestamp_ms(timestamp) is None:
-        raise ValidationError(f"timestamp: must be an ISO-8601 date-time string, got {timestamp!r}")
-    return timestamp
+    return _now_iso() if timestamp is None else validate_timestamp(timestamp)
 
 
 def _check_model(model_id: str | None, model_source: str | None) -> Model:
