@@ -441,8 +441,9 @@ def calibrate(
     :class:`~evalkit.gold.GoldSet` or a path for :func:`evalkit.gold.load`. ``level`` and
     ``n_resamples`` default to the pre-registered decision rule's; graduation is always judged
     on the rule's own level and resamples. ``judge`` names the rater: it enters the result, its
-    hash and the registry entry, so a minted status says whom it calibrated. With ``check_prereg``, a pre-registration lock whose
-    gold set or decision rule changed refuses the run (:func:`evalkit.prereg.require_unchanged`).
+    hash and the registry entry, so a minted status says whom it calibrated. With
+    ``check_prereg``, a pre-registration lock whose gold set or decision rule changed refuses
+    the run (:func:`evalkit.prereg.require_unchanged`).
     """
     from evalkit.stats import cohen_kappa, gwet_ac1, pabak
 

@@ -10,8 +10,9 @@ category, so ``0/0``), and Krippendorff's alpha when the expected disagreement i
 ``statistic`` is ``None``, ``degenerate`` is ``True`` and a ``DegenerateDataWarning`` is
 issued: never an exception, never a NaN. With fewer than two items the estimate is kept, but
 ``degenerate`` is ``True``, the standard errors are ``None`` and every interval is
-``(None, None)``, each with a ``DegenerateDataWarning`` (``_result`` module docstring). Declaring the possible labels with ``categories=``
-can make a coefficient defined (AC1 and Brennan-Prediger use the number of categories).
+``(None, None)``, each with a ``DegenerateDataWarning`` (``_result`` module docstring).
+Declaring the possible labels with ``categories=`` can make a coefficient defined (AC1 and
+Brennan-Prediger use the number of categories).
 
 References: Cohen (1960, 1968); Fleiss, Cohen & Everitt (1969) "Large sample standard errors
 of kappa and weighted kappa"; Fleiss (1971); Fleiss, Nee & Landis (1979); Conger (1980);
@@ -496,9 +497,10 @@ def fleiss_kappa(
     (items rated by different numbers of raters, the counts form of missing ratings), as R
     irrCAC ``fleiss.kappa.dist``: observed agreement averages items with >= 2 ratings;
     category proportions average ``n_ij / r_i`` over all items (Fleiss 1971 when every item
-    has the same raters). ``n_raters`` is then the largest ``r_i``. ``standard_error``: Gwet's variance under H1 (irrCAC ``fleiss.kappa.raw``), with
-    a t(n-1) analytic interval; ``standard_error_h0``: Fleiss, Nee & Landis (1979), with
-    ``z = statistic / standard_error_h0`` and a two-sided normal ``p_value`` (R irr
+    has the same raters). ``n_raters`` is then the largest ``r_i``. ``standard_error``:
+    Gwet's variance under H1 (irrCAC ``fleiss.kappa.raw``), with a t(n-1) analytic interval;
+    ``standard_error_h0``: Fleiss, Nee & Landis (1979), with ``z = statistic /
+    standard_error_h0`` and a two-sided normal ``p_value`` (R irr
     ``kappam.fleiss``). ``per_category``: kappa_j of Fleiss (1971) with its SE under H0
     ``sqrt(2 / sum_i r_i (r_i - 1))``, z and p. Degenerate rule: see the module docstring.
     """

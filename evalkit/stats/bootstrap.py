@@ -186,7 +186,7 @@ def _jackknife(
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
     units: tuple[NDArray[np.float64], NDArray[np.float64]],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Leave-one-unit-out statistics of the distinct units (``_units``), and their multiplicities."""
+    """Leave-one-unit-out statistics of the distinct ``units``, and their multiplicities."""
     rows, mult = units
     total = (rows * mult[:, None]).sum(axis=0)
     return fn(total[None, :] - rows), mult

@@ -508,8 +508,9 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
     """Fire rate against threshold with its CI band, the ceiling (and floor), gaps shaded.
 
     ``study`` is the result of :func:`threshold_study`, or its ``table`` (whose ``attrs``
-    carry n, ceiling, floor and level; gaps are then not shaded). Draws on ``ax`` when given (returning its figure), else on a new figure built without
-    pyplot (safe in headless runs). The cluster fail rate is drawn dashed for comparison.
+    carry n, ceiling, floor and level; gaps are then not shaded). Draws on ``ax`` when given
+    (returning its figure), else on a new figure built without pyplot (safe in headless runs).
+    The cluster fail rate is drawn dashed for comparison.
     """
     from matplotlib.figure import Figure as _Figure
 
