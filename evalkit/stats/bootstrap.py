@@ -325,7 +325,8 @@ def bootstrap_estimator(
     ``(None, None)``; resamples where the statistic is undefined are left out
     (counted in ``n_undefined``, with a ``DegenerateDataWarning``); a distribution with a
     single value gives that value as both bounds; a BCa bias correction that is infinite
-    (the estimate lies outside the distribution) falls back to the percentile interval.
+    (the estimate lies outside the distribution), or an acceleration with no defined jackknife
+    value, falls back to the percentile interval.
     All three warn.
     """
     from evalkit.stats._result import BootstrapResult, ConfidenceInterval, clip_interval
@@ -410,12 +411,16 @@ def bootstrap_estimator(
         )
     frac_below = np.mean(dist < theta_hat)
     frac_atmost = np.mean(dist <= theta_hat)
-    if frac_atmost == 0 or frac_below == 1 or not np.any(ok):
+    infinite_z0 = frac_atmost == 0 or frac_below == 1
+    if infinite_z0 or not np.any(ok):
+        why = (
+            "the estimate lies outside the bootstrap distribution, so the BCa bias correction "
+            "is infinite"
+            if infinite_z0
+            else "every jackknife sample is undefined, so the BCa acceleration is too"
+        )
         warnings.warn(
-            DegenerateDataWarning(
-                f"{name}: the estimate lies outside the bootstrap distribution, so the BCa "
-                "bias correction is infinite; falling back to the percentile interval"
-            ),
+            DegenerateDataWarning(f"{name}: {why}; falling back to the percentile interval"),
             stacklevel=3,
         )
         return result(ConfidenceInterval(*percentile_interval(dist, level)))
