@@ -240,7 +240,7 @@ def plot_fire_rate(st: Any, fact: str) -> Figure:
     ax.set_xlabel(f"threshold t (the rule fires when {fact} ≥ t)")
     ax.set_title(
         f"Fire rate of {fact} ≥ t (n = {st.n_items} records, {st.n_clusters} sessions; "
-        "95% cluster-bootstrap CI)",
+        f"{st.level:.0%} cluster-bootstrap CI)",
         fontsize=10,
     )
     return fig
@@ -326,7 +326,7 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
             point = f"the point estimate is {side} the ceiling; "
         lines.append(
             f"- t = {t}: fires on {row['records_firing']} of {row['records']} records "
-            f"({shown}, cluster-bootstrap 95% CI); "
+            f"({shown}, cluster-bootstrap {st.level:.0%} CI); "
             f"{point}{verdict}."
         )
     return "\n".join(lines)
