@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fmt_estimate", "jsonable", "write_results"]
+from evalkit.studies import RESULTS_ENV  # set by run_study; names the figures file
 
-_RESULTS_ENV = "EVALKIT_STUDY_RESULTS"  # set by evalkit.studies.run_study
+__all__ = ["fmt_estimate", "jsonable", "write_results"]
 
 
 def jsonable(obj: Any) -> Any:
@@ -50,7 +50,7 @@ def write_results(figures: Mapping[str, Any], path: str | Path | None = None) ->
     nothing is written unless ``path`` is given. Repeated calls merge keys.
     """
     data = jsonable(dict(figures))
-    target = path or os.environ.get(_RESULTS_ENV)
+    target = path or os.environ.get(RESULTS_ENV)
     if target:
         p = Path(target)
         existing: dict[str, Any] = {}
