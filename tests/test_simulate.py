@@ -14,6 +14,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import evalkit
@@ -238,3 +239,17 @@ def test_labels_follow_each_raters_accuracy() -> None:
 def test_labels_reject_unknown_targets() -> None:
     with pytest.raises(EvalkitError, match="unknown target"):
         simulate_labels(5, targets=["nope"])
+
+
+def test_counterfactual_never_reads_an_unknown_value_as_not_firing() -> None:
+    # Three sessions: s1 fires at 3, s2's only record is unknown, s3 does not fire.
+    from evalkit.analyses.threshold import counterfactual
+
+    df = pd.DataFrame(
+        {"session_id": ["s1", "s1", "s2", "s3"], "value": [5.0, 1.0, None, 0.0]},
+    )
+    (row,) = counterfactual(df, [3])
+    assert row["records_firing"] == 1 and row["records_known"] == 3 and row["records_unknown"] == 1
+    assert row["records_rate"] == pytest.approx(1 / 3)  # not 1/4: the unknown record is no 0
+    assert row["sessions_failing"] == 1 and row["sessions_undetermined"] == 1
+    assert row["sessions_rate"] == pytest.approx(1 / 2)  # s2 is undetermined, not passing

@@ -154,24 +154,32 @@ def published_table(df: pd.DataFrame) -> dict[str, int]:
 def counterfactual(df: pd.DataFrame, thresholds: Sequence[int | float]) -> list[dict[str, Any]]:
     """Threshold ``t`` -> records firing (``value >= t``) and sessions failing (any record fires).
 
-    Records with an unknown value never fire; ``records_unknown`` says how many there were.
+    Unknown values are never read as 0: a record with an unknown value neither fires nor
+    counts in the record rate's denominator (``records_known``), and a session that does not
+    fail but holds an unknown record is undetermined and left out of the session rate's
+    denominator, as :func:`evalkit.stats.threshold_study` does for clusters.
     """
     known = df[df["value"].notna()]
-    n_rec, n_sess = len(df), int(df["session_id"].nunique())
+    n_rec, n_known, n_sess = len(df), len(known), int(df["session_id"].nunique())
+    with_unknown = set(df.loc[df["value"].isna(), "session_id"])
     out = []
     for t in sorted(thresholds):
         firing = known[known["value"].astype(float) >= float(t)]
-        sessions = int(firing["session_id"].nunique())
+        failing = set(firing["session_id"])
+        undetermined = len(with_unknown - failing)
+        determined = n_sess - undetermined
         out.append(
             {
                 "threshold": t,
                 "records_firing": len(firing),
                 "records": n_rec,
-                "records_rate": len(firing) / n_rec if n_rec else None,
-                "sessions_failing": sessions,
+                "records_known": n_known,
+                "records_rate": len(firing) / n_known if n_known else None,
+                "sessions_failing": len(failing),
                 "sessions": n_sess,
-                "sessions_rate": sessions / n_sess if n_sess else None,
-                "records_unknown": int(df["value"].isna().sum()),
+                "sessions_undetermined": undetermined,
+                "sessions_rate": len(failing) / determined if determined else None,
+                "records_unknown": n_rec - n_known,
             }
         )
     return out
@@ -270,17 +278,18 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
     for row in cf:
         t = row["threshold"]
         ci, status = _study_row(st, t)
-        s_ci = wilson(row["sessions_failing"], row["sessions"])
+        determined = row["sessions"] - row["sessions_undetermined"]
+        s_ci = wilson(row["sessions_failing"], determined)
         rows.append(
             {
                 "threshold": t,
-                "records firing": f"{row['records_firing']} of {row['records']}",
+                "records firing": f"{row['records_firing']} of {row['records_known']}",
                 "record fire rate [95% cluster-bootstrap CI]": fmt_estimate(
-                    row["records_rate"], ci, row["records"], percent=True
+                    row["records_rate"], ci, row["records_known"], percent=True
                 ),
-                "sessions failing": f"{row['sessions_failing']} of {row['sessions']}",
+                "sessions failing": f"{row['sessions_failing']} of {determined}",
                 "session fail rate [95% Wilson CI]": fmt_estimate(
-                    row["sessions_rate"], s_ci, row["sessions"], percent=True
+                    row["sessions_rate"], s_ci, determined, percent=True
                 ),
                 "ceiling check (CI vs ceiling)": status,
             }
@@ -314,7 +323,7 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
         t = row["threshold"]
         ci, status = _study_row(st, t)
         rate = row["records_rate"]
-        shown = fmt_estimate(rate, ci, row["records"], percent=True)
+        shown = fmt_estimate(rate, ci, row["records_known"], percent=True)
         verdict = {
             "above": f"the whole interval is above the {ceiling:.0%} ceiling",
             "within": f"the whole interval is at or below the {ceiling:.0%} ceiling",
