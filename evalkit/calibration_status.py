@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 
 __all__ = [
@@ -76,12 +77,12 @@ def default_registry_path() -> Path:
 def mint_status(gold_tag: str, calibration_ref: str) -> str:
     """The status a graduated calibration carries: ``calibrated:<gold_tag>:<ref[:8]>``."""
     if not _REF_PATTERN.match(calibration_ref):
-        raise ValueError(
+        raise EvalkitError(
             f"calibration_ref must be 64 lower-case hex digits, got {calibration_ref!r}"
         )
     status = f"calibrated:{gold_tag}:{calibration_ref[:8]}"
     if not MINTED_STATUS_PATTERN.match(status):
-        raise ValueError(f"gold tag {gold_tag!r} does not form a valid status ({status!r})")
+        raise EvalkitError(f"gold tag {gold_tag!r} does not form a valid status ({status!r})")
     return status
 
 
@@ -106,13 +107,13 @@ def _well_formed(status: object, reference: object) -> bool:
 def remember_graduated(dimension_id: str, status: str, reference: str) -> None:
     """Record a graduated calibration for this process (``calibrate()`` calls it on graduation).
 
-    Raises ``ValueError`` unless ``status`` is a minted status bound to ``reference``. It is
+    Raises ``EvalkitError`` (a ``ValueError``) unless ``status`` is a minted status bound to ``reference``. It is
     not persisted: use ``evalkit.calibration.register`` for that.
     """
     if not isinstance(dimension_id, str) or not dimension_id:
-        raise ValueError(f"dimension_id must be a non-empty string, got {dimension_id!r}")
+        raise EvalkitError(f"dimension_id must be a non-empty string, got {dimension_id!r}")
     if not _well_formed(status, reference):
-        raise ValueError(
+        raise EvalkitError(
             f"{status!r} with calibration_ref {reference!r} is not a minted status bound to "
             "its reference"
         )
