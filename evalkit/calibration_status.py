@@ -107,8 +107,8 @@ def _well_formed(status: object, reference: object) -> bool:
 def remember_graduated(dimension_id: str, status: str, reference: str) -> None:
     """Record a graduated calibration for this process (``calibrate()`` calls it on graduation).
 
-    Raises ``EvalkitError`` (a ``ValueError``) unless ``status`` is a minted status bound to ``reference``. It is
-    not persisted: use ``evalkit.calibration.register`` for that.
+    Raises ``EvalkitError`` (a ``ValueError``) unless ``status`` is a minted status bound to
+    ``reference``. It is not persisted: use ``evalkit.calibration.register`` for that.
     """
     if not isinstance(dimension_id, str) or not dimension_id:
         raise EvalkitError(f"dimension_id must be a non-empty string, got {dimension_id!r}")
