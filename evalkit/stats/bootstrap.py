@@ -146,6 +146,17 @@ def _chunks(total: int, row_bytes: int) -> Iterator[int]:
         done += step
 
 
+def _row_products(counts: NDArray[np.float64], rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``counts @ rows`` computed row by row in a fixed order.
+
+    BLAS picks its kernel (and so its summation order) by matrix shape, so ``A @ B`` can
+    differ in the last bit for the same row of A in a 7-row chunk and in a 10,000-row one.
+    einsum's own loop does not depend on the number of rows: a resample's statistic is the
+    same whatever chunk it falls in, and on every machine with the same numpy.
+    """
+    return np.einsum("ij,jk->ik", counts, rows)
+
+
 def _sums_of_resamples(
     suff: NDArray[np.float64],
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
@@ -169,7 +180,7 @@ def _sums_of_resamples(
             )
         start = 0
         for size in _chunks(w.shape[0], 8 * (n + 4 * suff.shape[1])):
-            out.append(fn(w[start : start + size].astype(float) @ suff))
+            out.append(fn(_row_products(w[start : start + size].astype(float), suff)))
             start += size
         return np.concatenate(out)
     rows, mult = units
@@ -178,7 +189,7 @@ def _sums_of_resamples(
     # a chunk holds its counts (rows) and sums (columns), plus the statistic's temporaries
     for size in _chunks(n_resamples, 8 * (rows.shape[0] + 4 * rows.shape[1])):
         counts = gen.multinomial(m, prob, size=size).astype(float)
-        out.append(fn(counts @ rows))
+        out.append(fn(_row_products(counts, rows)))
     return np.concatenate(out)
 
 
