@@ -11,7 +11,9 @@ asked to infer. Three kinds of "no number" are kept apart:
   no known template matched: the reader went blind (decision rule 5);
 * the third state — ``process-safety`` / ``guard-friction`` report ``events.jsonl`` absent or
   empty, so every gate count came from a file that was never readable: the gate facts are
-  ``None`` (not zeros, not parse misses) and a ``0 quality_gate events ... but
+  ``None`` (not zeros) and no parse miss is recorded for them, whatever the gate evidence says
+  (reworded, cut, missing, not a string) — only "nothing changed" survives as
+  ``changes_unverified=False``, as the reference's vectors have it; a ``0 quality_gate events ... but
   total_files_changed=…`` verification string is recorded as a contradiction, so decision rule 1
   abstains instead of rule 6 failing (or passing) on facts nobody measured.
 
@@ -153,6 +155,8 @@ def compute_facts_object(dimensions: Any) -> Facts:
     """Compute the facts as a frozen :class:`Facts` (see :func:`compute_facts`)."""
     rec = _Record(dimensions)
     misses: list[dict[str, str]] = []
+    # Misses of the gate facts, kept apart: under the third state they are not recorded.
+    gate_misses: list[dict[str, str]] = []
     contradictions: list[str] = []
 
     ve = rec.evidence("verification-evidence")
@@ -183,7 +187,7 @@ def compute_facts_object(dimensions: Any) -> Facts:
             else:
                 gate_runs_failed = _required(
                     p.read_verification_failed_count(ve),
-                    misses,
+                    gate_misses,
                     "gate_runs_failed",
                     "verification-evidence",
                     "the ≥1-gate branch matched but carried no failure count",
@@ -202,7 +206,7 @@ def compute_facts_object(dimensions: Any) -> Facts:
                 # n/a: the record held no file count -> unknown, not False.
                 changes_unverified = None if files.count is None else files.count != 0
         else:
-            misses.append(_miss("gate_runs_total", "verification-evidence", _NO_TEMPLATE))
+            gate_misses.append(_miss("gate_runs_total", "verification-evidence", _NO_TEMPLATE))
 
     # --- gate-health --------------------------------------------------------------------------
     full_gate_runs: Number | None = None
@@ -214,7 +218,7 @@ def compute_facts_object(dimensions: Any) -> Facts:
             full_gate_runs = full_runs
             last_full_gate_exit = _required(
                 p.read_gate_health_last_exit(gh),
-                misses,
+                gate_misses,
                 "last_full_gate_exit",
                 "gate-health",
                 "the ≥1-full-gate branch matched but carried no exit code",
@@ -222,9 +226,13 @@ def compute_facts_object(dimensions: Any) -> Facts:
         elif p.read_gate_health_zero(gh):
             full_gate_runs = 0
         else:
-            misses.append(_miss("full_gate_runs", "gate-health", _NO_TEMPLATE))
+            gate_misses.append(_miss("full_gate_runs", "gate-health", _NO_TEMPLATE))
         if events_unreadable:
             full_gate_runs = last_full_gate_exit = None
+    if not events_unreadable:
+        # The third state: whatever the gate evidence says (reworded, cut, not a string), a
+        # reader cannot go blind on numbers whose source file was never readable.
+        misses.extend(gate_misses)
 
     # --- process-safety -----------------------------------------------------------------------
     spiral: Number | None = None

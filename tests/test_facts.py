@@ -325,3 +325,132 @@ def test_a_count_past_2_53_reads_back_as_the_reference_writes_it() -> None:
     assert facts["contradictions"] == [
         "carryover disagrees between plan-fidelity (123456789012345680000) and efficiency-kpis (1)"
     ]
+
+
+# --- the third state, whatever the gate evidence says (issue 13 item 5) ------------------------
+
+_GATE_FACTS = (
+    "gate_runs_total",
+    "gate_runs_failed",
+    "full_gate_runs",
+    "last_full_gate_exit",
+    "changes_unverified",
+)
+# The two readers that can report events.jsonl absent or empty, as a v1 record (process-safety
+# only), a v2 record (both) and a v2 record that lost its process-safety dimension.
+_EVENTS_ABSENT = {
+    "v1:process-safety": [("process-safety", ev.process_safety_unmeasurable())],
+    "v2:both": [
+        ("process-safety", ev.process_safety_unmeasurable()),
+        ("guard-friction", ev.guard_friction_unmeasured()),
+    ],
+    "v2:guard-friction": [("guard-friction", ev.guard_friction_unmeasured())],
+}
+# Every branch the two gate dimensions can write (the events-absent mutation of the vectors keeps
+# a gate branch that was measured before the file went missing).
+_GATE_TEMPLATES = {
+    "ve:contaminated": ("verification-evidence", ev.verification_contaminated(1, ["s2"])),
+    "ve:no-change": ("verification-evidence", ev.verification_no_change()),
+    "ve:unavailable": ("verification-evidence", ev.verification_unavailable(4)),
+    "ve:unavailable-n/a": ("verification-evidence", ev.verification_unavailable(None)),
+    "ve:green": ("verification-evidence", ev.verification_gates_green(3)),
+    "ve:red": ("verification-evidence", ev.verification_gates_red(3, 1)),
+    "gh:contaminated": ("gate-health", ev.gate_health_contaminated(1)),
+    "gh:housekeeping": ("gate-health", ev.gate_health_housekeeping()),
+    "gh:unknown": ("gate-health", ev.gate_health_unknown(3)),
+    "gh:last-green": ("gate-health", ev.gate_health_last(2, 0)),
+    "gh:last-red": ("gate-health", ev.gate_health_last(2, 1)),
+}
+_MISSING = object()
+
+
+def _evidence_variants(text: str) -> list[tuple[str, object]]:
+    """The template as is, cut at every position, reworded, not a string, and missing."""
+    out: list[tuple[str, object]] = [("as-is", text)]
+    out += [(f"cut@{i}", text[:i]) for i in range(len(text))]
+    out.append(("reworded", text.replace("event(s)", "run(s)").replace("events", "runs")))
+    out += [(f"non-string:{v!r}", v) for v in (None, 42, True, [text], {"evidence": text})]
+    out.append(("missing", _MISSING))
+    return out
+
+
+def _dims_with(absent: list[tuple[str, str]], dim_id: str, evidence: object) -> list[dict]:
+    other = {
+        "verification-evidence": ev.verification_gates_red(3, 1),
+        "gate-health": ev.gate_health_last(2, 1),
+    }
+    other[dim_id] = evidence  # type: ignore[assignment]
+    dims: list[dict] = []
+    for did, text in [*other.items(), *absent]:
+        entry: dict = {"id": did, "status": "cannot-determine", "evidence": text}
+        if text is _MISSING:
+            del entry["evidence"]
+        dims.append(entry)
+    dims.append(
+        {"id": "plan-fidelity", "status": "pass", "evidence": ev.plan_rate_present(1, 2, 0, 0)}
+    )
+    return dims
+
+
+@pytest.mark.parametrize("template", list(_GATE_TEMPLATES))
+@pytest.mark.parametrize("absent", list(_EVENTS_ABSENT))
+def test_third_state_gate_facts_are_null_and_never_a_parse_miss(template: str, absent: str) -> None:
+    """Under events.jsonl absent or empty, no gate fact is a number and none is a parse miss.
+
+    Before the fix, a reworded, cut, non-string or missing gate evidence string recorded a
+    ``parse_miss`` for ``gate_runs_total``/``gate_runs_failed``/``full_gate_runs``/
+    ``last_full_gate_exit`` although its numbers come from the file that was never readable
+    (rubric-v2 § "The third state").
+    """
+    dim_id, text = _GATE_TEMPLATES[template]
+    for name, evidence in _evidence_variants(text):
+        dims = _dims_with(_EVENTS_ABSENT[absent], dim_id, evidence)
+        facts = compute_facts(dims)
+        misses = [m for m in facts["parse_misses"] if m["fact"] in _GATE_FACTS]
+        assert misses == [], name
+        # The only gate fact that survives is "nothing changed, so nothing is unverified".
+        ve = next(d for d in dims if d["id"] == "verification-evidence").get("evidence")
+        no_change = isinstance(ve, str) and p.read_verification_no_change(ve)
+        for key in _GATE_FACTS:
+            expected = False if key == "changes_unverified" and no_change else None
+            assert facts[key] is expected, (name, key)
+        assert facts["red_runs_then_green_finish"] is None, name
+        # Rule 1 still abstains where the seed says so: "0 quality_gate events in window" with
+        # files changed, read from a verification-evidence string that says exactly that.
+        unverified = isinstance(ve, str) and p.read_verification_unavailable(ve) is not None
+        third = [c for c in facts["contradictions"] if "events.jsonl absent or empty" in c]
+        assert len(third) == (1 if unverified else 0), name
+        # The facts of the other dimensions are read as before.
+        assert facts["completion_rate"] == 1 and facts["carryover"] == 0, name
+
+
+def test_third_state_with_a_cut_verification_string_reads_as_the_reference_does() -> None:
+    """The vectors' ``ps-events-file-absent:v2`` record with its verification evidence cut at
+    character 60 (the ``truncate`` mutation): no gate number, no parse miss, and no
+    contradiction either (the cut string no longer says "with files changed"), so the rule
+    judge abstains under rule 5 (both of rule 6's inputs unmeasured), never passes or fails."""
+    from evalkit.judge import apply_rules
+
+    dims = [
+        {
+            "id": "verification-evidence",
+            "status": "cannot-determine",
+            "evidence": ev.verification_unavailable(5)[:60],
+        },
+        {"id": "plan-fidelity", "status": "pass", "evidence": ev.plan_rate_present(1, 3, 0, 0)},
+        {"id": "gate-health", "status": "cannot-determine", "evidence": ev.gate_health_unknown(3)},
+        {
+            "id": "process-safety",
+            "status": "cannot-determine",
+            "evidence": ev.process_safety_unmeasurable(),
+        },
+        {
+            "id": "guard-friction",
+            "status": "not-applicable",
+            "evidence": ev.guard_friction_unmeasured(),
+        },
+    ]
+    facts = compute_facts(dims)
+    assert facts == ALL_NULL | {"completion_rate": 1, "carryover": 0, "window_contaminated": False}
+    assert apply_rules(facts).status == "cannot-determine"
+    assert apply_rules(facts).rule == 5
