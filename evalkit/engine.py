@@ -60,7 +60,7 @@ from evalkit.rubrics.context import (
     ScoringContext,
     Window,
 )
-from evalkit.rubrics.evidence import ledger_gap_note
+from evalkit.rubrics.dimensions.shared import ledger_gap_note
 from evalkit.rubrics.jsvalues import (
     JS_WHITESPACE,
     UNDEFINED,

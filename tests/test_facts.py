@@ -16,8 +16,14 @@ from conftest import SHARED_DIR, require_shared
 
 import evalkit
 from evalkit.facts import FACT_KEYS, compute_facts
-from evalkit.rubrics import evidence as ev
-from evalkit.rubrics import patterns as p
+from evalkit.rubrics.dimensions import efficiency_kpis as ek
+from evalkit.rubrics.dimensions import gate_health as gh
+from evalkit.rubrics.dimensions import guard_friction as gf
+from evalkit.rubrics.dimensions import plan_fidelity as pf
+from evalkit.rubrics.dimensions import process_safety as ps
+from evalkit.rubrics.dimensions import verification_evidence as ve
+from evalkit.rubrics.dimensions.reading import js_number
+from evalkit.rubrics.dimensions.shared import contamination_note
 
 _VECTORS = SHARED_DIR / "conformance" / "facts-public.jsonl"
 
@@ -88,12 +94,12 @@ def test_public_api_name() -> None:
 
 def _v2_dims(**overrides: str) -> list[dict]:
     dims = {
-        "verification-evidence": ev.verification_gates_red(3, 1),
-        "plan-fidelity": ev.plan_rate_present(0.9, 3, 1, 0.33),
-        "gate-health": ev.gate_health_last(2, 0),
-        "process-safety": ev.process_safety_clean(0),
-        "guard-friction": ev.guard_friction_counts(4, 1, 0, ev.ATTRIBUTION_FALLBACK, ""),
-        "efficiency-kpis": ev.efficiency_kpis(
+        "verification-evidence": ve.gates_red(3, 1),
+        "plan-fidelity": pf.rate_present(0.9, 3, 1, 0.33),
+        "gate-health": gh.last(2, 0),
+        "process-safety": ps.v2_clean(0),
+        "guard-friction": gf.counts(4, 1, 0, gf.ATTRIBUTION_FALLBACK, ""),
+        "efficiency-kpis": ek.kpis_reported(
             {
                 "duration_seconds": 60,
                 "total_waves": 1,
@@ -131,10 +137,8 @@ def test_templates_and_readers_agree() -> None:
 
 
 def test_session_id_attribution_and_contamination_readers() -> None:
-    gf = ev.guard_friction_counts(
-        25, 0, 0, ev.attribution_session_id(["raw-1"]), ev.contamination_note(2)
-    )
-    facts = compute_facts(_v2_dims(guard_friction=gf))
+    text = gf.counts(25, 0, 0, gf.attribution_session_id(["raw-1"]), contamination_note(2))
+    facts = compute_facts(_v2_dims(guard_friction=text))
     assert facts["guard_blocked"] == 25
     assert facts["guard_attribution"] == "session-id"
     assert facts["guard_blocked_conspicuous"] is True
@@ -166,7 +170,7 @@ def test_non_string_evidence_is_present_but_blind() -> None:
 
 def test_first_of_duplicated_dimensions_wins() -> None:
     dims = _v2_dims()
-    dims.insert(0, {"id": "gate-health", "status": "pass", "evidence": ev.gate_health_last(7, 3)})
+    dims.insert(0, {"id": "gate-health", "status": "pass", "evidence": gh.last(7, 3)})
     facts = compute_facts(dims)
     assert facts["full_gate_runs"] == 7
     assert facts["last_full_gate_exit"] == 3
@@ -179,17 +183,17 @@ def test_events_absent_third_state(files_changed: int | None) -> None:
         {
             "id": "verification-evidence",
             "status": "cannot-determine",
-            "evidence": ev.verification_unavailable(files_changed),
+            "evidence": ve.unavailable(files_changed),
         },
         {
             "id": "gate-health",
             "status": "cannot-determine",
-            "evidence": ev.gate_health_unknown(3),
+            "evidence": gh.unknown(3),
         },
         {
             "id": "guard-friction",
             "status": "not-applicable",
-            "evidence": ev.guard_friction_unmeasured(),
+            "evidence": gf.unmeasured(),
         },
     ]
     facts = compute_facts(dims)
@@ -205,7 +209,7 @@ def test_without_the_absent_events_the_same_string_is_a_measurement() -> None:
         {
             "id": "verification-evidence",
             "status": "cannot-determine",
-            "evidence": ev.verification_unavailable(4),
+            "evidence": ve.unavailable(4),
         }
     ]
     facts = compute_facts(dims)
@@ -215,13 +219,13 @@ def test_without_the_absent_events_the_same_string_is_a_measurement() -> None:
 
 
 def test_v1_legacy_readers() -> None:
-    fail = ev.process_safety_v1_fail(21, 0, 1, "")
+    fail = ps.v1_fail(21, 0, 1, "")
     facts = compute_facts([{"id": "process-safety", "status": "fail", "evidence": fail}])
     assert (facts["guard_blocked"], facts["guard_attribution"]) == (21, "time-window")
     assert facts["guard_blocked_conspicuous"] is True
     assert facts["spiral"] == 0
     assert facts["contradictions"] == []  # a v1 fail on blocked is no contradiction of v1
-    for prose in (ev.process_safety_v1_clean(""), ev.process_safety_v1_warned(3, "")):
+    for prose in (ps.v1_clean(""), ps.v1_warned(3, "")):
         facts = compute_facts([{"id": "process-safety", "status": "pass", "evidence": prose}])
         assert facts["spiral"] == 0
         assert facts["guard_blocked"] is None
@@ -229,7 +233,7 @@ def test_v1_legacy_readers() -> None:
 
 
 def test_reworded_prose_is_a_parse_miss_not_a_zero() -> None:
-    text = ev.process_safety_v1_clean("").replace("0 spiral", "0 spirals")
+    text = ps.v1_clean("").replace("0 spiral", "0 spirals")
     facts = compute_facts([{"id": "process-safety", "status": "pass", "evidence": text}])
     assert facts["spiral"] is None
     assert [m["fact"] for m in facts["parse_misses"]] == ["spiral"]
@@ -243,18 +247,18 @@ def test_non_ascii_digits_are_not_read() -> None:
 
 
 def test_numbers_read_as_javascript_number() -> None:
-    assert p.js_number("007") == 7 and isinstance(p.js_number("007"), int)
-    assert p.js_number("0.85") == 0.85
-    assert p.js_number("99999999999999999999") == 100000000000000000000  # double rounding
-    assert p.js_number("1" + "0" * 21) == 1e21 and isinstance(p.js_number("1" + "0" * 21), float)
-    assert math.isinf(p.js_number("9" * 400))
+    assert js_number("007") == 7 and isinstance(js_number("007"), int)
+    assert js_number("0.85") == 0.85
+    assert js_number("99999999999999999999") == 100000000000000000000  # double rounding
+    assert js_number("1" + "0" * 21) == 1e21 and isinstance(js_number("1" + "0" * 21), float)
+    assert math.isinf(js_number("9" * 400))
 
 
 def test_beyond_double_range_is_null_but_still_conspicuous() -> None:
-    gf = ev.guard_friction_counts(0, 0, 0, ev.ATTRIBUTION_FALLBACK, "").replace(
+    text = gf.counts(0, 0, 0, gf.ATTRIBUTION_FALLBACK, "").replace(
         "blocked=0", "blocked=" + "9" * 400
     )
-    facts = compute_facts([{"id": "guard-friction", "status": "not-applicable", "evidence": gf}])
+    facts = compute_facts([{"id": "guard-friction", "status": "not-applicable", "evidence": text}])
     assert facts["guard_blocked"] is None  # JSON has no Infinity: the reference prints null
     assert facts["guard_blocked_conspicuous"] is True
     json.dumps(facts, allow_nan=False)  # strict JSON
@@ -339,27 +343,27 @@ _GATE_FACTS = (
 # The two readers that can report events.jsonl absent or empty, as a v1 record (process-safety
 # only), a v2 record (both) and a v2 record that lost its process-safety dimension.
 _EVENTS_ABSENT = {
-    "v1:process-safety": [("process-safety", ev.process_safety_unmeasurable())],
+    "v1:process-safety": [("process-safety", ps.unmeasurable())],
     "v2:both": [
-        ("process-safety", ev.process_safety_unmeasurable()),
-        ("guard-friction", ev.guard_friction_unmeasured()),
+        ("process-safety", ps.unmeasurable()),
+        ("guard-friction", gf.unmeasured()),
     ],
-    "v2:guard-friction": [("guard-friction", ev.guard_friction_unmeasured())],
+    "v2:guard-friction": [("guard-friction", gf.unmeasured())],
 }
 # Every branch the two gate dimensions can write (the events-absent mutation of the vectors keeps
 # a gate branch that was measured before the file went missing).
 _GATE_TEMPLATES = {
-    "ve:contaminated": ("verification-evidence", ev.verification_contaminated(1, ["s2"])),
-    "ve:no-change": ("verification-evidence", ev.verification_no_change()),
-    "ve:unavailable": ("verification-evidence", ev.verification_unavailable(4)),
-    "ve:unavailable-n/a": ("verification-evidence", ev.verification_unavailable(None)),
-    "ve:green": ("verification-evidence", ev.verification_gates_green(3)),
-    "ve:red": ("verification-evidence", ev.verification_gates_red(3, 1)),
-    "gh:contaminated": ("gate-health", ev.gate_health_contaminated(1)),
-    "gh:housekeeping": ("gate-health", ev.gate_health_housekeeping()),
-    "gh:unknown": ("gate-health", ev.gate_health_unknown(3)),
-    "gh:last-green": ("gate-health", ev.gate_health_last(2, 0)),
-    "gh:last-red": ("gate-health", ev.gate_health_last(2, 1)),
+    "ve:contaminated": ("verification-evidence", ve.contaminated(1, ["s2"])),
+    "ve:no-change": ("verification-evidence", ve.no_change()),
+    "ve:unavailable": ("verification-evidence", ve.unavailable(4)),
+    "ve:unavailable-n/a": ("verification-evidence", ve.unavailable(None)),
+    "ve:green": ("verification-evidence", ve.gates_green(3)),
+    "ve:red": ("verification-evidence", ve.gates_red(3, 1)),
+    "gh:contaminated": ("gate-health", gh.contaminated(1)),
+    "gh:housekeeping": ("gate-health", gh.housekeeping()),
+    "gh:unknown": ("gate-health", gh.unknown(3)),
+    "gh:last-green": ("gate-health", gh.last(2, 0)),
+    "gh:last-red": ("gate-health", gh.last(2, 1)),
 }
 _MISSING = object()
 
@@ -376,8 +380,8 @@ def _evidence_variants(text: str) -> list[tuple[str, object]]:
 
 def _dims_with(absent: list[tuple[str, str]], dim_id: str, evidence: object) -> list[dict]:
     other = {
-        "verification-evidence": ev.verification_gates_red(3, 1),
-        "gate-health": ev.gate_health_last(2, 1),
+        "verification-evidence": ve.gates_red(3, 1),
+        "gate-health": gh.last(2, 1),
     }
     other[dim_id] = evidence  # type: ignore[assignment]
     dims: list[dict] = []
@@ -386,9 +390,7 @@ def _dims_with(absent: list[tuple[str, str]], dim_id: str, evidence: object) -> 
         if text is _MISSING:
             del entry["evidence"]
         dims.append(entry)
-    dims.append(
-        {"id": "plan-fidelity", "status": "pass", "evidence": ev.plan_rate_present(1, 2, 0, 0)}
-    )
+    dims.append({"id": "plan-fidelity", "status": "pass", "evidence": pf.rate_present(1, 2, 0, 0)})
     return dims
 
 
@@ -409,15 +411,15 @@ def test_third_state_gate_facts_are_null_and_never_a_parse_miss(template: str, a
         misses = [m for m in facts["parse_misses"] if m["fact"] in _GATE_FACTS]
         assert misses == [], name
         # The only gate fact that survives is "nothing changed, so nothing is unverified".
-        ve = next(d for d in dims if d["id"] == "verification-evidence").get("evidence")
-        no_change = isinstance(ve, str) and p.read_verification_no_change(ve)
+        ve_text = next(d for d in dims if d["id"] == "verification-evidence").get("evidence")
+        no_change = isinstance(ve_text, str) and ve.read_no_change(ve_text)
         for key in _GATE_FACTS:
             expected = False if key == "changes_unverified" and no_change else None
             assert facts[key] is expected, (name, key)
         assert facts["red_runs_then_green_finish"] is None, name
         # Rule 1 still abstains where the seed says so: "0 quality_gate events in window" with
         # files changed, read from a verification-evidence string that says exactly that.
-        unverified = isinstance(ve, str) and p.read_verification_unavailable(ve) is not None
+        unverified = isinstance(ve_text, str) and ve.read_unavailable(ve_text) is not None
         third = [c for c in facts["contradictions"] if "events.jsonl absent or empty" in c]
         assert len(third) == (1 if unverified else 0), name
         # The facts of the other dimensions are read as before.
@@ -435,19 +437,19 @@ def test_third_state_with_a_cut_verification_string_reads_as_the_reference_does(
         {
             "id": "verification-evidence",
             "status": "cannot-determine",
-            "evidence": ev.verification_unavailable(5)[:60],
+            "evidence": ve.unavailable(5)[:60],
         },
-        {"id": "plan-fidelity", "status": "pass", "evidence": ev.plan_rate_present(1, 3, 0, 0)},
-        {"id": "gate-health", "status": "cannot-determine", "evidence": ev.gate_health_unknown(3)},
+        {"id": "plan-fidelity", "status": "pass", "evidence": pf.rate_present(1, 3, 0, 0)},
+        {"id": "gate-health", "status": "cannot-determine", "evidence": gh.unknown(3)},
         {
             "id": "process-safety",
             "status": "cannot-determine",
-            "evidence": ev.process_safety_unmeasurable(),
+            "evidence": ps.unmeasurable(),
         },
         {
             "id": "guard-friction",
             "status": "not-applicable",
-            "evidence": ev.guard_friction_unmeasured(),
+            "evidence": gf.unmeasured(),
         },
     ]
     facts = compute_facts(dims)

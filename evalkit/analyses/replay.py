@@ -8,9 +8,10 @@ flag is a reason to look, not a verdict (a genuinely rare event and a broken rea
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,13 +187,12 @@ def _why(r: Any, facts: dict[str, Any]) -> str:
                 f"v2 grades only spiral (={spiral}); the count moved to guard-friction"
             )
     ev_a, ev_b = str(r.evidence_a), str(r.evidence_b)
-    zero = re.compile(r"\b0 (quality_gate|full-gate) event")
-    if zero.search(ev_a) and not zero.search(ev_b):
+    if reports_zero_gate_events(ev_a) and not reports_zero_gate_events(ev_b):
         return (
             "v1 reads only the active events.jsonl; this window's gate events were rotated "
             "into _archive/, which v2 reads"
         )
-    if ("contaminated" in ev_a) != ("contaminated" in ev_b):
+    if reports_contaminated_window(ev_a) != reports_contaminated_window(ev_b):
         return "peer overlap differs between the two readings of the window"
     return f"evidence differs: v1 '{_short(ev_a)}' vs v2 '{_short(ev_b)}'"
 

@@ -8,12 +8,12 @@ fails at threshold ``t`` when any of its records has ``fact >= t``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,20 +52,6 @@ def _journal_path(metrics_dir: str | Path) -> Path:
 # computeRecordFacts, return null there ("no number on this branch"); the published measurement
 # read these records by regex over the process-safety evidence. This fallback does the same and
 # marks every value it supplies (value_source "v1-prose").
-_V1_PROSE_BLOCKED = (
-    re.compile(r"\((\d+) blocked, \d+ spiral"),
-    re.compile(r"^(\d+) destructive_guard\.blocked, \d+ spiral"),
-)
-
-
-def _v1_prose_blocked(evidence: Any) -> int | None:
-    if not isinstance(evidence, str):
-        return None
-    for pattern in _V1_PROSE_BLOCKED:
-        m = pattern.search(evidence)
-        if m:
-            return int(m.group(1))
-    return None
 
 
 def fact_table(

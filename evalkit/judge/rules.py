@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from evalkit.facts import GUARD_BLOCKED_CONSPICUOUS_THRESHOLD
+from evalkit.rubrics.dimensions.guard_friction import (
+    GUARD_BLOCKED_CONSPICUOUS as GUARD_BLOCKED_CONSPICUOUS_THRESHOLD,
+)
 
 #: The six rules, verbatim from rubric-v2 § "Judge Dimensions" (whitespace joined).
 RUBRIC_V2_RULES: tuple[str, ...] = (

@@ -1,9 +1,15 @@
-"""The rubric registry: one entry per pre-registered rubric version."""
+"""The rubric registry: one line per pre-registered rubric version, each a table of dimensions.
+
+A version's table lives in its own module (:mod:`evalkit.rubrics.v1`, :mod:`evalkit.rubrics.v2`):
+a tuple of :class:`~evalkit.rubrics.dimensions.spec.DimensionSpec`, one per dimension, each
+from that dimension's module. A new version is a new table module plus one line in
+``_RUBRICS`` (and its text in ``rubrics/``); a :class:`Rubric` built in a test with its own
+``text_dir`` scores like a registered one (every entry point accepts a ``Rubric``).
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -12,6 +18,7 @@ from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, VersionMismatchError
 from evalkit.rubrics import v1, v2
 from evalkit.rubrics.context import ScoringContext
+from evalkit.rubrics.dimensions.spec import DimensionSpec
 
 __all__ = ["PACKAGED_TEXT_DIR", "RUBRIC_TEXT_DIR", "RUBRIC_VERSIONS", "Rubric", "get_rubric"]
 
@@ -20,38 +27,35 @@ RUBRIC_TEXT_DIR = Path(__file__).resolve().parents[2] / "rubrics"
 #: Byte-identical copies shipped as package data, for an installed (non-checkout) evalkit.
 PACKAGED_TEXT_DIR = Path(__file__).resolve().parents[1] / "rubrics_text"
 
-Scorer = Callable[[ScoringContext], Dimension]
-
-#: Dimensions whose evidence comes from the events ledger (the LEDGER INCOMPLETE note goes
-#: on these only; plan-fidelity and efficiency-kpis read the session record alone).
-EVENT_DERIVED = frozenset(
-    {"verification-evidence", "gate-health", "process-safety", "guard-friction"}
-)
-
 
 @dataclass(frozen=True)
 class Rubric:
-    """A rubric version: its scorer table, how it reads events, and its hashed text.
+    """A rubric version: its table of dimensions, how it reads events, and its hashed text.
 
     ``event_reading`` is ``"active-file"`` (v1: ``events.jsonl`` only, every parseable line
     kept, unreadable lines skipped silently) or ``"rotation"`` (v2: the archives and legacy ring
     too, non-object lines counted as unreadable, and a LEDGER INCOMPLETE note on the
     event-derived dimensions when lines were unreadable or archives are missing).
+    ``text_dir`` overrides where the text ``<version>.md`` is read (``None``: the repository's
+    ``rubrics/``, else the packaged copy).
     """
 
     version: str
-    scorers: tuple[tuple[str, Scorer], ...]
+    dimensions: tuple[DimensionSpec, ...]
     event_reading: Literal["active-file", "rotation"]
+    text_dir: Path | None = None
 
     @property
     def dimension_ids(self) -> tuple[str, ...]:
         """The deterministic dimension ids, in canonical order."""
-        return tuple(dim_id for dim_id, _ in self.scorers)
+        return tuple(spec.id for spec in self.dimensions)
 
     @property
     def text_path(self) -> Path:
         """The rubric's pre-registered text (``rubrics/<version>.md``; in an installed copy
         without the repository, the packaged copy in ``evalkit/rubrics_text/``)."""
+        if self.text_dir is not None:
+            return self.text_dir / f"{self.version}.md"
         path = RUBRIC_TEXT_DIR / f"{self.version}.md"
         if path.is_file():
             return path
@@ -76,9 +80,9 @@ class Rubric:
     def score(self, ctx: ScoringContext) -> tuple[Dimension, ...]:
         """Score every deterministic dimension of this rubric over ``ctx``, in order."""
         dims = []
-        for dim_id, scorer in self.scorers:
-            dim = scorer(ctx)
-            if self.ledger_notes and ctx.ledger_note and dim_id in EVENT_DERIVED:
+        for spec in self.dimensions:
+            dim = spec.score(ctx)
+            if self.ledger_notes and ctx.ledger_note and spec.event_derived:
                 # Appended centrally, never per branch: every event-derived count is a lower
                 # bound under an incomplete read, whichever branch produced it.
                 dim = Dimension(
@@ -88,9 +92,10 @@ class Rubric:
         return tuple(dims)
 
 
+#: One line per version, oldest first.
 _RUBRICS: dict[str, Rubric] = {
-    v1.VERSION: Rubric(v1.VERSION, v1.SCORERS, "active-file"),
-    v2.VERSION: Rubric(v2.VERSION, v2.SCORERS, "rotation"),
+    v1.VERSION: Rubric(v1.VERSION, v1.DIMENSIONS, v1.EVENT_READING),
+    v2.VERSION: Rubric(v2.VERSION, v2.DIMENSIONS, v2.EVENT_READING),
 }
 
 #: The rubric versions evalkit can score, oldest first.

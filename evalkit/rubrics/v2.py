@@ -1,70 +1,43 @@
-"""rubric-v2: six deterministic dimensions (``rubrics/rubric-v2.md``).
+"""rubric-v2: six deterministic dimensions (``rubrics/rubric-v2.md``), frozen.
 
-Against v1: process-safety grades only ``agent_summary.spiral``; the guard counts moved to
-the reported-only ``guard-friction`` dimension, attributed by raw session id through the dual
-stamp, with the time window as the documented fallback.
+Against v1: process-safety grades only ``agent_summary.spiral``; the guard counts moved to the
+reported-only ``guard-friction`` dimension, attributed by raw session id through the dual
+stamp, with the time window as the documented fallback. It reads the whole rotated events
+history and notes an incomplete read (LEDGER INCOMPLETE) on its event-derived dimensions.
+verification-evidence, plan-fidelity, gate-health and efficiency-kpis are v1's formulas word for
+word, so this table lists their ``V1`` specs.
+
+How it stays frozen: like :mod:`evalkit.rubrics.v1`, this table names each dimension's spec;
+``tests/test_rubric_frozen.py`` pins which scorer each row names and every template byte for
+byte, and the conformance vectors pin every v2 record. A rubric-v3 is a new table (a new module
+and one line of the registry); adding a dimension to it is one new module plus one line there.
 """
 
 from __future__ import annotations
 
-from evalkit.dimension import Dimension, Method, Status
-from evalkit.rubrics import evidence
-from evalkit.rubrics.common import (
-    peer_note,
-    process_safety_unmeasurable,
-    score_efficiency_kpis,
-    score_gate_health,
-    score_plan_fidelity,
-    score_verification_evidence,
+from typing import Final, Literal
+
+from evalkit.rubrics.dimensions import (
+    efficiency_kpis,
+    gate_health,
+    guard_friction,
+    plan_fidelity,
+    process_safety,
+    verification_evidence,
 )
-from evalkit.rubrics.context import ScoringContext
-from evalkit.rubrics.jsvalues import js_gt0
-from evalkit.rubrics.v1 import spiral_of
+from evalkit.rubrics.dimensions.spec import DimensionSpec
 
-__all__ = ["SCORERS", "VERSION", "score_guard_friction", "score_process_safety_v2"]
+__all__ = ["DIMENSIONS", "EVENT_READING", "VERSION"]
 
-VERSION = "rubric-v2"
-
-
-def score_process_safety_v2(ctx: ScoringContext) -> Dimension:
-    """Fail iff ``agent_summary.spiral > 0``; no events at all -> cannot-determine."""
-    dim = "process-safety"
-    if not ctx.events_present:
-        return process_safety_unmeasurable()
-    spiral = spiral_of(ctx)
-    if js_gt0(spiral):
-        return Dimension(
-            dim, Method.DETERMINISTIC, Status.FAIL, evidence.process_safety_spiral(spiral)
-        )
-    return Dimension(dim, Method.DETERMINISTIC, Status.PASS, evidence.process_safety_clean(spiral))
-
-
-def score_guard_friction(ctx: ScoringContext) -> Dimension:
-    """Reported, never graded: always ``not-applicable``; counts and attribution in evidence."""
-    dim = "guard-friction"
-    if not ctx.events_present:
-        return Dimension(
-            dim, Method.DETERMINISTIC, Status.NOT_APPLICABLE, evidence.guard_friction_unmeasured()
-        )
-    guards = ctx.attributed_guards
-    if guards.attribution == "session-id":
-        attribution = evidence.attribution_session_id(ctx.raw_session_ids)
-        note = ""  # a peer's events carry another id: excluded by construction
-    else:
-        attribution = evidence.ATTRIBUTION_FALLBACK
-        note = peer_note(ctx)
-    text = evidence.guard_friction_counts(
-        guards.blocked, guards.warned, guards.loop_warning, attribution, note
-    )
-    return Dimension(dim, Method.DETERMINISTIC, Status.NOT_APPLICABLE, text)
-
+VERSION: Final = "rubric-v2"
+EVENT_READING: Final[Literal["rotation"]] = "rotation"
 
 #: The rubric's table, in canonical order.
-SCORERS = (
-    ("verification-evidence", score_verification_evidence),
-    ("plan-fidelity", score_plan_fidelity),
-    ("gate-health", score_gate_health),
-    ("process-safety", score_process_safety_v2),
-    ("guard-friction", score_guard_friction),
-    ("efficiency-kpis", score_efficiency_kpis),
+DIMENSIONS: tuple[DimensionSpec, ...] = (
+    verification_evidence.V1,
+    plan_fidelity.V1,
+    gate_health.V1,
+    process_safety.V2,
+    guard_friction.V2,
+    efficiency_kpis.V1,
 )
