@@ -3,13 +3,17 @@
 A version's table lives in its own module (:mod:`evalkit.rubrics.v1`, :mod:`evalkit.rubrics.v2`):
 a tuple of :class:`~evalkit.rubrics.dimensions.spec.DimensionSpec`, one per dimension, each
 from that dimension's module. A new version is a new table module plus one line in
-``_RUBRICS`` (and its text in ``rubrics/``); a :class:`Rubric` built in a test with its own
-``text_dir`` scores like a registered one (every entry point accepts a ``Rubric``).
+``_RUBRICS`` (and its text in ``rubrics/``). A test extends the registry without editing a
+file: :func:`registered` makes a :class:`Rubric` built in the test (with its own ``text_dir``)
+known to :func:`get_rubric` for the duration of a ``with`` block; it never replaces a shipped
+version.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -20,7 +24,14 @@ from evalkit.rubrics import v1, v2
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.spec import DimensionSpec
 
-__all__ = ["PACKAGED_TEXT_DIR", "RUBRIC_TEXT_DIR", "RUBRIC_VERSIONS", "Rubric", "get_rubric"]
+__all__ = [
+    "PACKAGED_TEXT_DIR",
+    "RUBRIC_TEXT_DIR",
+    "RUBRIC_VERSIONS",
+    "Rubric",
+    "get_rubric",
+    "registered",
+]
 
 #: The project's own pre-registered rubric texts (repository root ``rubrics/``).
 RUBRIC_TEXT_DIR = Path(__file__).resolve().parents[2] / "rubrics"
@@ -98,8 +109,30 @@ _RUBRICS: dict[str, Rubric] = {
     v2.VERSION: Rubric(v2.VERSION, v2.DIMENSIONS, v2.EVENT_READING),
 }
 
-#: The rubric versions evalkit can score, oldest first.
+#: The rubric versions evalkit ships, oldest first.
 RUBRIC_VERSIONS: tuple[str, ...] = tuple(_RUBRICS)
+
+#: Versions made known by :func:`registered` (tests, experiments), never a shipped one.
+_REGISTERED: dict[str, Rubric] = {}
+
+
+@contextmanager
+def registered(*rubrics: Rubric) -> Iterator[tuple[Rubric, ...]]:
+    """Make ``rubrics`` known to :func:`get_rubric` by their version inside the ``with`` block.
+
+    For a rubric version that is not shipped (a test's made-up ``rubric-v3``): it extends the
+    registry without editing a file, and leaves :data:`RUBRIC_VERSIONS` (the shipped versions)
+    as it is. A version already known is refused: a frozen rubric is never replaced.
+    """
+    for rubric in rubrics:
+        if rubric.version in _RUBRICS or rubric.version in _REGISTERED:
+            raise EvalkitError(f"rubric: {rubric.version!r} is already registered")
+    _REGISTERED.update({rubric.version: rubric for rubric in rubrics})
+    try:
+        yield rubrics
+    finally:
+        for rubric in rubrics:
+            _REGISTERED.pop(rubric.version, None)
 
 
 def get_rubric(version: str | Rubric) -> Rubric:
@@ -110,7 +143,7 @@ def get_rubric(version: str | Rubric) -> Rubric:
     if isinstance(version, Rubric):
         return version
     try:
-        return _RUBRICS[version]
+        return _RUBRICS.get(version) or _REGISTERED[version]
     except (KeyError, TypeError):
         known = ", ".join(RUBRIC_VERSIONS)
         raise VersionMismatchError(
