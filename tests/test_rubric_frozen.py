@@ -16,12 +16,14 @@ table names, and then fails here:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import REPO_ROOT
 
-from evalkit.rubrics import get_rubric
+from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
 from evalkit.rubrics.dimensions import guard_friction as gf
@@ -307,3 +309,14 @@ def test_ledger_incomplete_note_is_pinned() -> None:
         " LEDGER INCOMPLETE: 3 gap(s) [missing-archive×2, rotated×1], 1 unreadable line(s) — "
         "counts above are LOWER BOUNDS and a zero here may be unmeasured rather than absent."
     )
+
+
+def test_the_executable_form_the_frozen_texts_name_exists() -> None:
+    """The locked texts point at their executable form (``rubrics/common.py``, ``evidence.py``,
+    ``v1.py``...); their bytes cannot change, so the files they name must stay."""
+    for version in RUBRIC_VERSIONS:
+        text = get_rubric(version).text_path.read_text(encoding="utf-8")
+        paths = re.findall(r"`(evalkit/[\w/]+\.py)`", text)
+        assert len(paths) >= 3, version
+        for path in paths:
+            assert (REPO_ROOT / path).is_file(), (version, path)

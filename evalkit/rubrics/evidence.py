@@ -1,9 +1,11 @@
 """The evidence templates under their former names, re-exported from the dimension modules.
 
 Each template now lives in its dimension's module (:mod:`evalkit.rubrics.dimensions`), beside
-its reader. These aliases are kept only for callers outside :mod:`evalkit.rubrics` that still
-import the old names (some tests); evalkit itself imports the dimension modules. Writers only:
-no reader of evidence lives here.
+its reader. This module stays because the pre-registered texts (``rubrics/rubric-v1.md``,
+``rubrics/rubric-v2.md``, hashed into every record and locked) name it as the home of the
+evidence wording, and because callers outside :mod:`evalkit.rubrics` (some tests) still import
+the old names; evalkit itself imports the dimension modules. Writers only: no reader of evidence
+lives here.
 """
 
 from __future__ import annotations
