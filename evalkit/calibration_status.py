@@ -9,10 +9,11 @@ bytes and the status is ``calibrated:<set>-v<N>:<first 8 hex of calibration_ref>
 A status is a claim anyone can re-check offline: the certificate names the hashes of the gold
 set, the decision rule and the judge's labels, and re-scoring those labels must graduate again.
 Which certificates verified is content, never configuration, so record validation takes it as
-an argument: :class:`AcceptedCalibrations` holds the ``(dimension_id, status, calibration_ref)``
-of verified certificates, and its default accepts ``"uncalibrated"`` only. A higher layer builds
-it (``evalkit.calibration.accepted_calibrations()``); nothing here reads a file, a global or an
-environment variable.
+an argument (:class:`CalibrationAcceptance`): :class:`AcceptedCalibrations` holds the
+``(dimension_id, status, calibration_ref)`` of verified certificates, and its default accepts
+``"uncalibrated"`` only. A higher layer builds it (``evalkit.calibration.accepted_calibrations()``,
+or ``RepositoryCalibrations``, which re-checks a certificate only when a record claims it);
+nothing here reads a file, a global or an environment variable.
 
 This module is imported by record validation, so it must not import pandas, scipy or any
 higher evalkit layer (:func:`is_accepted` with no ``accepted`` is the one documented exception:
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from evalkit.errors import EvalkitError
 
@@ -30,6 +32,7 @@ __all__ = [
     "ALLOWED_UNCALIBRATED",
     "MINTED_STATUS_PATTERN",
     "AcceptedCalibrations",
+    "CalibrationAcceptance",
     "is_accepted",
     "is_minted",
     "mint_status",
@@ -68,6 +71,18 @@ def _well_formed(status: object, reference: object) -> bool:
         return False
     assert isinstance(status, str)
     return status.endswith(":" + reference[:8])
+
+
+class CalibrationAcceptance(Protocol):
+    """What record validation asks about calibrations: may a dimension carry this status with
+    this reference, and if its certificate was refused, why. :class:`AcceptedCalibrations`
+    answers from a fixed set of verified certificates;
+    ``evalkit.calibration.RepositoryCalibrations`` re-checks a repository's certificate the
+    first time a record claims it."""
+
+    def accepts(self, dimension_id: str, status: object, reference: object) -> bool: ...
+
+    def why_refused(self, reference: object) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -118,7 +133,7 @@ def is_accepted(
     status: object,
     reference: object,
     *,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> bool:
     """May judge dimension ``dimension_id`` carry ``status`` with ``calibration_ref=reference``?
 

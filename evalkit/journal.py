@@ -27,7 +27,7 @@ from evalkit.file_errors import InputIsADirectoryError, InputNotFoundError, inpu
 from evalkit.record import normalize_record, validate_record
 
 if TYPE_CHECKING:
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "DiagnosticKind",
@@ -135,7 +135,7 @@ def append(
     path: str | os.PathLike[str],
     record: dict[str, Any],
     *,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> dict[str, Any]:
     """Validate ``record`` and append it to the journal at ``path`` as one line; return it.
 
@@ -181,7 +181,7 @@ def _reject_constant(token: str) -> Any:
 
 
 def read(
-    path: str | os.PathLike[str], *, accepted: AcceptedCalibrations | None = None
+    path: str | os.PathLike[str], *, accepted: CalibrationAcceptance | None = None
 ) -> JournalRead:
     """Read every line of the journal at ``path``; never stops at a bad line.
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from evalkit.calibration_status import AcceptedCalibrations
+from evalkit.calibration_status import AcceptedCalibrations, CalibrationAcceptance
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
 from evalkit.rubrics.context import KPI_KEYS  # the record carries the scorer's KPI block
@@ -208,7 +208,7 @@ def _validate_kpis(kpis: Mapping[str, Any]) -> None:
 
 
 def _validate_dimension(
-    index: int, dim: Any, seen: set[str], accepted: AcceptedCalibrations
+    index: int, dim: Any, seen: set[str], accepted: CalibrationAcceptance
 ) -> None:
     where = f"dimensions[{index}]"
     if not isinstance(dim, Mapping):
@@ -358,7 +358,7 @@ REQUIRED_TOP_LEVEL_KEYS: tuple[str, ...] = (
 )
 
 
-def validate_record(d: Any, *, accepted: AcceptedCalibrations | None = None) -> dict[str, Any]:
+def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) -> dict[str, Any]:
     """Validate a record against SPEC section 2; return its validated copy.
 
     Raises ``ValidationError`` naming the field and the broken rule, e.g.
@@ -435,7 +435,7 @@ def validate_record(d: Any, *, accepted: AcceptedCalibrations | None = None) -> 
 
 
 def project_submission(
-    record: Mapping[str, Any], *, accepted: AcceptedCalibrations | None = None
+    record: Mapping[str, Any], *, accepted: CalibrationAcceptance | None = None
 ) -> dict[str, Any]:
     """Return the fixed-whitelist projection of a record for submission (SPEC section 2).
 

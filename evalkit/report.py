@@ -20,7 +20,7 @@ from evalkit.record import KPI_KEYS, UNCALIBRATED, Method, normalize_record, val
 from evalkit.text_escape import html_text
 
 if TYPE_CHECKING:
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = ["render_report", "write_report"]
 
@@ -194,7 +194,7 @@ def render_report(
     record: Mapping[str, Any],
     *,
     metrics_dir: str | os.PathLike[str] | None = None,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> str:
     """Render one record as a self-contained HTML document (a string).
 
@@ -273,7 +273,7 @@ def write_report(
     out: str | os.PathLike[str],
     *,
     metrics_dir: str | os.PathLike[str] | None = None,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> Path:
     """Render ``record`` and write it to ``out`` (UTF-8); return the path."""
     path = Path(out)

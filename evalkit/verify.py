@@ -31,7 +31,7 @@ from evalkit.facts import compute_facts
 from evalkit.record import KPI_KEYS, Method, make_run_id, normalize_record, validate_record
 
 if TYPE_CHECKING:
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "FieldDrift",
@@ -181,7 +181,7 @@ def find_record(
     run_id: str,
     journal_path: str | os.PathLike[str],
     *,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Return the stored record with ``run_id`` (its last copy) and notes about its copies.
 
@@ -282,7 +282,7 @@ def verify_record(
     metrics_dir: str | os.PathLike[str],
     journal_path: str | os.PathLike[str] | None = None,
     *,
-    accepted: AcceptedCalibrations | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> VerifyResult:
     """Re-score a stored record from ``metrics_dir`` and compare it dimension by dimension.
 

@@ -555,3 +555,90 @@ def test_a_certificate_cannot_ask_for_an_unbounded_re_check(
     path = _plant(repo_with_cert, body)
     with pytest.raises(CertificateError, match=message):
         verify_certificate(path, root=repo_with_cert)
+
+
+# --------------------------------------------------------------------------- re-checked on demand
+
+
+def test_repository_calibrations_agree_with_the_verified_set(repo_with_cert: Path) -> None:
+    from evalkit.calibration import RepositoryCalibrations
+
+    eager = accepted_calibrations(repo_with_cert)
+    lazy = RepositoryCalibrations(repo_with_cert)
+    [(dim, status, ref)] = eager.entries
+    claims = [
+        (dim, status, ref), (dim, "uncalibrated", None), ("report-quality", status, ref),
+        (dim, status, ref[:8]), (dim, status, "0" * 64), (dim, status, None),
+        (dim, f"calibrated:{SET}-v1:{ref[:8]}", ref), (dim, "calibrated", ref),
+    ]  # fmt: skip
+    assert [lazy.accepts(*c) for c in claims] == [eager.accepts(*c) for c in claims]
+    assert [lazy.accepts(*c) for c in claims][:2] == [True, True]
+    path = _cert_path(repo_with_cert)
+    path.write_bytes(path.read_bytes().replace(b'"n": 199', b'"n": 198', 1))
+    seen: list[str] = []
+    fresh = RepositoryCalibrations(repo_with_cert, on_refused=seen.append)
+    assert not fresh.accepts(dim, status, ref)
+    assert "its name is not the sha256 of its bytes" in (fresh.why_refused(ref) or "")
+    assert len(seen) == 1  # told once, however often it is asked
+    assert fresh.why_refused(ref) == accepted_calibrations(repo_with_cert).why_refused(ref)
+
+
+def test_a_claimed_certificate_is_re_checked_once_per_reader(
+    repo_with_cert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.calibration import RepositoryCalibrations
+
+    [(_dim, status, ref)] = accepted_calibrations(repo_with_cert).entries
+    calls: list[Path] = []
+    real = certificate_module.verify_certificate
+
+    def counting(path: Any, **kwargs: Any) -> Any:
+        calls.append(path)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(certificate_module, "verify_certificate", counting)
+    path = tmp_path / "eval.jsonl"
+    lines = []
+    for k in range(50):
+        rec = _judge_record(status, ref)
+        rec["session_id"] = f"s-{k}"
+        rec["run_id"] = f"s-{k}-eval-20261001T000000000Z"
+        lines.append(json.dumps(rec) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    read = journal.read(path, accepted=RepositoryCalibrations(repo_with_cert))
+    assert len(read.records) == 50 and len(calls) == 1
+
+
+_COST = """
+import json, sys
+from pathlib import Path
+from evalkit import journal
+from evalkit.calibration import RepositoryCalibrations
+read = journal.read(Path(sys.argv[1]), accepted=RepositoryCalibrations(Path(sys.argv[2])))
+print(json.dumps([len(read.records), "scipy" in sys.modules]))
+"""
+
+
+def test_a_journal_of_uncalibrated_judges_never_loads_a_certificate(
+    repo_with_cert: Path, tmp_path: Path
+) -> None:
+    """With certificates in the repository, a journal that claims none of them is validated
+    without re-scoring anything (no scipy import); one that claims one re-checks it."""
+    import subprocess
+    import sys
+
+    from repo_layout import clean_env
+
+    [(_dim, status, ref)] = accepted_calibrations(repo_with_cert).entries
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps(make_record()) + "\n", encoding="utf-8")
+    claimed = tmp_path / "claimed.jsonl"
+    claimed.write_text(json.dumps(_judge_record(status, ref)) + "\n", encoding="utf-8")
+
+    def child(path: Path) -> list[Any]:
+        code = [sys.executable, "-c", _COST, str(path), str(repo_with_cert)]
+        out = subprocess.run(code, capture_output=True, text=True, env=clean_env(), check=True)
+        return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+    assert child(plain) == [1, False]
+    assert child(claimed) == [1, True]

@@ -241,6 +241,10 @@ def test_the_summary_says_which_interval_is_which(
         f"(95% BCa, 2000 resamples, seed 0): lower bound {decision['ci']['low']:.3f}" in err
     )
     assert "graduates: pre-registered kappa CI lower bound" in err
+    assert (
+        f"status uncalibrated until registered (--register mints {result['calibration_status']})"
+        in err
+    )
     assert f"lower bound {shown['ci']['low']:.3f} >=" not in err  # the shown one decides nothing
     assert main([*argv[:-4], "--out", str(tmp_path / "r2.json")]) == 0
     err = capsys.readouterr().err

@@ -31,8 +31,10 @@ otherwise it is computed and shown, and ``mint_reason`` says why it cannot be mi
 certificate ``calibrations/<calibration_ref>.json`` (:mod:`evalkit.calibration.certificate`),
 whose sha256 is the ``calibration_ref`` of the status ``calibrated:<set>-v<N>:<ref[:8]>``.
 Record validation accepts that status only with a certificate that re-checks offline
-(:func:`accepted_calibrations`, :func:`verify_certificate`); nothing is remembered in process
-and no environment variable is consulted.
+(:func:`accepted_calibrations`, :func:`verify_certificate`; the command line passes
+:class:`RepositoryCalibrations`, which re-checks a certificate the first time a record claims
+it); nothing is remembered in process but verified outcomes keyed by the sha256 of their
+inputs, and no environment variable is consulted.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
     from evalkit.calibration._result import DEFAULT_WIDTHS, CalibrationResult, Estimate
     from evalkit.calibration.certificate import (
         CertificateError,
+        RepositoryCalibrations,
         VerifiedCertificate,
         accepted_calibrations,
         certificate_bytes,
@@ -73,6 +76,7 @@ _LAZY: dict[str, str] = {
     "CalibrationResult": "evalkit.calibration._result",
     "Estimate": "evalkit.calibration._result",
     "CertificateError": "evalkit.calibration.certificate",
+    "RepositoryCalibrations": "evalkit.calibration.certificate",
     "VerifiedCertificate": "evalkit.calibration.certificate",
     "accepted_calibrations": "evalkit.calibration.certificate",
     "certificate_bytes": "evalkit.calibration.certificate",
@@ -88,6 +92,7 @@ __all__ = [
     "CalibrationResult",
     "CertificateError",
     "Estimate",
+    "RepositoryCalibrations",
     "VerifiedCertificate",
     "accepted_calibrations",
     "calibrate",

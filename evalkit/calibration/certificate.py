@@ -31,12 +31,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalkit.calibration_status import AcceptedCalibrations, mint_status
+from evalkit.calibration_status import ALLOWED_UNCALIBRATED, AcceptedCalibrations, mint_status
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.input_files import JsonInputError, parse_json, read_bytes
@@ -48,6 +48,7 @@ __all__ = [
     "CALIBRATIONS_DIR",
     "CERTIFICATE_KIND",
     "CertificateError",
+    "RepositoryCalibrations",
     "VerifiedCertificate",
     "accepted_calibrations",
     "certificate_bytes",
@@ -394,6 +395,56 @@ def accepted_calibrations(root: str | os.PathLike[str] | None = None) -> Accepte
         except (EvalkitError, OSError) as exc:
             refused.append((name, str(exc)))
     return AcceptedCalibrations(frozenset(entries), tuple(refused))
+
+
+@dataclass(frozen=True)
+class RepositoryCalibrations:
+    """The calibrations a repository's certificates support, re-checked when first claimed.
+
+    Gives the same answer as :func:`accepted_calibrations` for every claim (both re-check
+    ``<root>/calibrations/<calibration_ref>.json`` with :func:`verify_certificate`), but reads
+    and re-scores a certificate only when a record claims its reference, once per instance: a
+    journal whose judges are all ``uncalibrated`` costs nothing to validate. What the command
+    line passes to record validation. ``on_refused`` is told each refusal reason once.
+    """
+
+    root: Path
+    on_refused: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    _outcomes: dict[str, VerifiedCertificate | str | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def certificate(self, reference: object) -> VerifiedCertificate | str | None:
+        """The verified certificate named by ``reference``, the reason it was refused, or None
+        when there is no such certificate."""
+        if not isinstance(reference, str) or not _HEX64.match(reference):
+            return None
+        if reference not in self._outcomes:
+            path = self.root / CALIBRATIONS_DIR / f"{reference}.json"
+            outcome: VerifiedCertificate | str | None = None
+            if path.exists() or path.is_symlink():
+                try:
+                    outcome = verify_certificate(path, root=self.root)
+                except (EvalkitError, OSError) as exc:
+                    outcome = str(exc)
+                    if self.on_refused is not None:
+                        self.on_refused(outcome)
+            self._outcomes[reference] = outcome
+        return self._outcomes[reference]
+
+    def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
+        if status in ALLOWED_UNCALIBRATED:
+            return True
+        cert = self.certificate(reference)
+        return isinstance(cert, VerifiedCertificate) and cert.entry == (
+            dimension_id,
+            status,
+            reference,
+        )
+
+    def why_refused(self, reference: object) -> str | None:
+        cert = self.certificate(reference)
+        return cert if isinstance(cert, str) else None
 
 
 def is_registered(result: CalibrationResult) -> bool:

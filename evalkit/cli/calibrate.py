@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    print(summary(result), file=sys.stderr)
+    print(summary(result, registering=args.register), file=sys.stderr)
     if args.register:
         cert = register(result)
         print(
@@ -103,8 +103,9 @@ def _interval(level: float, n_resamples: Any, rng: Any) -> str:
     return f"{100 * level:g}% BCa, {n_resamples} resamples, seed {rng}"
 
 
-def summary(result: Any) -> str:
-    """The one-line summary: which interval is displayed, which one graduation is judged on."""
+def summary(result: Any, *, registering: bool = False) -> str:
+    """The one-line summary: which interval is displayed, which one graduation is judged on,
+    and what status a record may carry (a graduating result only once it is registered)."""
     shown = _interval(result.level, result.n_resamples, result.rng)
     decision = result.decision_kappa_ci
     rule_ci = result.decision_rule.get("ci", {})
@@ -124,6 +125,10 @@ def summary(result: Any) -> str:
     status = f"status {result.calibration_status}"
     if result.graduates and not result.mintable:
         status += f" (never minted: {result.mint_reason})"
+    elif result.graduates and not registering:
+        status = (
+            f"status uncalibrated until registered (--register mints {result.calibration_status})"
+        )
     return (
         f"{kappa}; n={result.n} missing={result.n_missing} "
         f"disagreements={len(result.disagreements)}; {result.graduation_reason}; {status}; "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.calibration_status import CalibrationAcceptance
     from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
@@ -50,20 +50,17 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / JOURNAL_NAME
 
 
-def accepted_calibrations() -> AcceptedCalibrations:
-    """The calibrations a record may claim: the repository's verified certificates. A
-    certificate that does not verify is named on stderr with the reason (once per process)."""
-    from evalkit.calibration.certificate import accepted_calibrations as verified
+def accepted_calibrations() -> CalibrationAcceptance:
+    """The calibrations a record may claim: the repository's certificates, each re-checked the
+    first time a record claims it; a refused one is named on stderr with the reason."""
+    from evalkit.calibration._repo import repo_root
+    from evalkit.calibration.certificate import RepositoryCalibrations
 
-    accepted = verified()
-    for name, reason in accepted.refused:
-        if name not in _SAID_REFUSED:
-            _SAID_REFUSED.add(name)
-            print(f"evalkit: {reason}", file=sys.stderr)
-    return accepted
+    return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
 
 
-_SAID_REFUSED: set[str] = set()
+def _note_refused(reason: str) -> None:
+    print(f"evalkit: {reason}", file=sys.stderr)
 
 
 def read_journal(path: Path) -> JournalRead:
