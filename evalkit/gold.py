@@ -25,10 +25,20 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from evalkit._lazy import lazy_attributes
 from evalkit.errors import EvalkitError
+from evalkit.input_files import (
+    JsonInputError,
+    open_regular,
+    parse_json,
+    read_bytes,
+    split_lines,
+)
 
 if TYPE_CHECKING:  # pandas loads only when a set is loaded
     import pandas as pd
+
+    from evalkit.gold_verify import VerifyResult, verify_all
 
 __all__ = [
     "LABELS",
@@ -39,6 +49,7 @@ __all__ = [
     "load",
     "resolve",
     "set_sha256",
+    "sha256_file",
     "verify_all",
 ]
 
@@ -51,6 +62,7 @@ LABELS = ("pass", "fail", "cannot-determine")
 RULES = (1, 2, 3, 4, 5, 6)
 _VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
 _REPO_ROOT = Path(__file__).resolve().parents[1]
+_MAX_MANIFEST_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------- hashing
@@ -61,11 +73,16 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path, what: str = "gold set file") -> str:
+    """sha256 of a regular file, streamed; a FIFO, device or directory is refused (an
+    ``EvalkitError`` naming it), never waited on."""
     h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 16), b""):
+    fd = open_regular(path, what)
+    try:
+        while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
+    finally:
+        os.close(fd)
     return h.hexdigest()
 
 
@@ -73,6 +90,15 @@ def set_sha256(files: Mapping[str, str]) -> str:
     """The sha256 of a whole set: over ``"<name>\\t<sha256>\\n"`` lines sorted by file name."""
     lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
     return sha256_hex(lines.encode("utf-8"))
+
+
+def _refuse_symlink(path: Path) -> None:
+    """A frozen gold set holds its own bytes: a symlink (to a copy anywhere) is refused."""
+    if path.is_symlink():
+        raise EvalkitError(
+            f"{path}: is a symlink; a frozen gold set holds its own files, never a link to "
+            "bytes elsewhere"
+        )
 
 
 def _canonical_manifest(obj: Mapping[str, Any]) -> bytes:
@@ -127,30 +153,6 @@ class GoldSet:
         return self.n_items
 
 
-@dataclass(frozen=True)
-class VerifyResult:
-    """The outcome of verifying one gold set version (``ok`` False names the problem)."""
-
-    name: str
-    version: int | None
-    path: Path
-    ok: bool
-    sha256: str | None
-    n_items: int | None
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "path": str(self.path),
-            "ok": self.ok,
-            "sha256": self.sha256,
-            "n_items": self.n_items,
-            "message": self.message,
-        }
-
-
 # --------------------------------------------------------------------------- reading
 
 
@@ -194,12 +196,13 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 
 def _read_manifest(vdir: Path) -> dict[str, Any]:
     mpath = vdir / MANIFEST_NAME
-    if not mpath.is_file():
+    if not mpath.exists() and not mpath.is_symlink():
         raise EvalkitError(f"{mpath}: manifest missing; a gold set without one cannot be verified")
-    raw = mpath.read_bytes()
+    _refuse_symlink(mpath)
+    raw = read_bytes(mpath, "gold set manifest", max_bytes=_MAX_MANIFEST_BYTES)
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        obj = parse_json(raw)
+    except JsonInputError as exc:
         raise EvalkitError(f"{mpath}: bytes changed (not valid JSON: {exc})") from None
     if not isinstance(obj, dict):
         raise EvalkitError(f"{mpath}: bytes changed (not a JSON object)")
@@ -225,9 +228,10 @@ def _check_files(vdir: Path, manifest: Mapping[str, Any]) -> None:
         )
     for name in sorted(files):
         fpath = vdir / name
-        if not fpath.is_file():
+        if not fpath.exists() and not fpath.is_symlink():
             raise EvalkitError(f"{fpath}: listed in the manifest but missing")
-        actual = _sha256_file(fpath)
+        _refuse_symlink(fpath)
+        actual = sha256_file(fpath)
         if actual != files[name]:
             raise EvalkitError(
                 f"{fpath}: bytes changed since the set was frozen (sha256 {actual[:12]}..., "
@@ -236,21 +240,26 @@ def _check_files(vdir: Path, manifest: Mapping[str, Any]) -> None:
             )
 
 
-def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file (blank lines skipped); a bad line is an
-    ``EvalkitError`` naming ``path:line``."""
+def read_jsonl_objects(path: Path, what: str = "gold set file") -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file (blank lines skipped).
+
+    Read through :mod:`evalkit.input_files`: a regular file only (a FIFO or device is refused,
+    never waited on), bounded; invalid UTF-8, deep nesting, a line over the line cap or a line
+    that is not a JSON object is an ``EvalkitError`` naming ``path:line``.
+    """
     rows: list[dict[str, Any]] = []
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalkitError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise EvalkitError(f"{path}:{lineno}: a line must be a JSON object")
-            rows.append(row)
+    for line in split_lines(read_bytes(path, what)):
+        if line.data is None:
+            raise EvalkitError(f"{path}:{line.number}: line of {line.length} bytes is too long")
+        if not line.data.strip():
+            continue
+        try:
+            row = parse_json(line.data)
+        except JsonInputError as exc:
+            raise EvalkitError(f"{path}:{line.number}: not valid JSON ({exc})") from None
+        if not isinstance(row, dict):
+            raise EvalkitError(f"{path}:{line.number}: a line must be a JSON object")
+        rows.append(row)
     return rows
 
 
@@ -353,7 +362,10 @@ def _check_decision_rules(vdir: Path, manifest: Mapping[str, Any]) -> None:
         raise EvalkitError(f"{vdir / MANIFEST_NAME}: field 'decision_rules' must be an object")
     for name, digest in sorted(bound.items()):
         rule = vdir.parent / name
-        if rule.is_file() and _sha256_file(rule) != digest:
+        if not rule.exists() and not rule.is_symlink():
+            continue  # a lone version copy; verify_all requires the set's rules
+        _refuse_symlink(rule)
+        if sha256_file(rule, "decision rule") != digest:
             raise EvalkitError(
                 f"{rule}: bytes changed since {vdir.name} was frozen with it; a pre-registered "
                 "decision rule is never edited — write a new rule file and mint a new version"
@@ -390,28 +402,21 @@ def _load_version(vdir: Path) -> GoldSet:
     )
 
 
-def verify_all(root: str | os.PathLike[str] = "gold") -> list[VerifyResult]:
-    """Verify every version of every gold set under ``root`` (never raises for a bad set)."""
-    base = _existing(root)
-    if not base.is_dir():
-        raise EvalkitError(f"gold root {str(root)!r}: no such directory")
-    results: list[VerifyResult] = []
-    for set_dir in sorted(p for p in base.iterdir() if p.is_dir()):
-        for version, vdir in _versions(set_dir):
-            try:
-                gs = load(vdir)
-            except EvalkitError as exc:
-                results.append(
-                    VerifyResult(set_dir.name, version, vdir, False, None, None, str(exc))
-                )
-            else:
-                results.append(
-                    VerifyResult(gs.name, gs.version, vdir, True, gs.sha256, gs.n_items, "ok")
-                )
-    return results
-
-
 # --------------------------------------------------------------------------- freezing
+
+
+def _check_date(date: object) -> None:
+    """A manifest date is a real calendar date written ``YYYY-MM-DD``; anything else is refused."""
+    ok = isinstance(date, str) and re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date) is not None
+    if ok:
+        try:
+            _dt.date.fromisoformat(str(date))
+        except ValueError:
+            ok = False
+    if not ok:
+        raise EvalkitError(
+            f"date {date!r}: not a calendar date written YYYY-MM-DD (e.g. 2026-12-01)"
+        )
 
 
 def freeze(
@@ -431,6 +436,8 @@ def freeze(
     """
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
         raise EvalkitError(f"gold set name {name!r}: use lower-case letters, digits, '.', '_', '-'")
+    if date is not None:
+        _check_date(date)
     src = Path(source_dir)
     if not src.is_dir():
         raise EvalkitError(f"{src}: source directory not found")
@@ -444,7 +451,7 @@ def freeze(
     rows = _validate_content(
         read_jsonl_objects(src / ITEMS_NAME), read_jsonl_objects(src / LABELS_NAME), src
     )
-    hashes = {p.name: _sha256_file(p) for p in files}
+    hashes = {p.name: sha256_file(p) for p in files}
     digest = set_sha256(hashes)
 
     base = _existing(root)
@@ -471,12 +478,19 @@ def freeze(
         **_summary(rows),
         # the pre-registered decision rules in force when this version was frozen
         "decision_rules": {
-            p.name: _sha256_file(p) for p in sorted(set_dir.glob("DECISION_RULE*.json"))
+            p.name: sha256_file(p) for p in sorted(set_dir.glob("DECISION_RULE*.json"))
         },
         "note": "frozen: never edit in place; `evalkit gold freeze` mints the next version",
     }
     manifest["manifest_sha256"] = _manifest_self_hash(manifest)
 
+    return load(_write_version(set_dir, version, files, manifest))
+
+
+def _write_version(
+    set_dir: Path, version: int, files: list[Path], manifest: Mapping[str, Any]
+) -> Path:
+    """Copy ``files`` and the manifest into ``set_dir/v<version>``, which appears atomically."""
     staging = set_dir / f".staging-v{version}-{os.getpid()}"
     if staging.exists():
         shutil.rmtree(staging)
@@ -492,4 +506,10 @@ def freeze(
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    return load(target)
+    return target
+
+
+# verify_all checks the gold folder as a whole (history, rules, lock): evalkit.gold_verify
+__getattr__, __dir__ = lazy_attributes(
+    globals(), {"VerifyResult": "evalkit.gold_verify", "verify_all": "evalkit.gold_verify"}
+)

@@ -20,11 +20,14 @@ import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import InputIsADirectoryError, InputNotFoundError, input_file_error
 from evalkit.record import normalize_record, validate_record
+
+if TYPE_CHECKING:
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "DiagnosticKind",
@@ -128,16 +131,22 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, Any]:
+def append(
+    path: str | os.PathLike[str],
+    record: dict[str, Any],
+    *,
+    accepted: CalibrationAcceptance | None = None,
+) -> dict[str, Any]:
     """Validate ``record`` and append it to the journal at ``path`` as one line; return it.
 
     Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
     fsynced before the lock is released. Nothing already in the file is rewritten. Missing
     parent directories are created. Raises ``ValidationError`` (nothing written) for an invalid
     record, :class:`JournalIsADirectoryError` (also an ``EvalkitError``) when ``path`` is a
-    directory, and ``OSError`` when the file cannot be written.
+    directory, and ``OSError`` when the file cannot be written. ``accepted``: the verified
+    calibration certificates a judge dimension may claim (see ``validate_record``).
     """
-    validated = validate_record(record)
+    validated = validate_record(record, accepted=accepted)
     payload = (dumps_record(validated) + "\n").encode("utf-8")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -171,13 +180,17 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
-def read(path: str | os.PathLike[str]) -> JournalRead:
+def read(
+    path: str | os.PathLike[str], *, accepted: CalibrationAcceptance | None = None
+) -> JournalRead:
     """Read every line of the journal at ``path``; never stops at a bad line.
 
     Raises :class:`JournalNotFoundError` when there is no journal and
     :class:`JournalIsADirectoryError` when ``path`` is a directory; both are ``EvalkitError``
     and the matching ``OSError`` subclass, and name the file. Blank lines are ignored; a UTF-8
-    BOM on the first line and a CR before the newline are tolerated.
+    BOM on the first line and a CR before the newline are tolerated. ``accepted``: the verified
+    calibration certificates a judge dimension may claim (``validate_record``; the default
+    accepts ``uncalibrated`` only), so a record's validity is a function of content alone.
     """
     target = Path(path)
     try:
@@ -221,7 +234,7 @@ def read(path: str | os.PathLike[str]) -> JournalRead:
             )
             continue
         try:
-            rec = validate_record(normalize_record(value))
+            rec = validate_record(normalize_record(value), accepted=accepted)
         except EvalkitError as exc:
             result.diagnostics.append(JournalDiagnostic(number, DiagnosticKind.INVALID, str(exc)))
             continue

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from evalkit.calibration_status import is_accepted
+from evalkit.calibration_status import AcceptedCalibrations, CalibrationAcceptance
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
 from evalkit.rubrics.context import KPI_KEYS  # the record carries the scorer's KPI block
@@ -207,7 +207,9 @@ def _validate_kpis(kpis: Mapping[str, Any]) -> None:
             raise _fail(field, f"must be non-negative, got {value!r}")
 
 
-def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
+def _validate_dimension(
+    index: int, dim: Any, seen: set[str], accepted: CalibrationAcceptance
+) -> None:
     where = f"dimensions[{index}]"
     if not isinstance(dim, Mapping):
         raise _fail(where, f"must be an object, got {type(dim).__name__}")
@@ -264,13 +266,16 @@ def _validate_dimension(index: int, dim: Any, seen: set[str]) -> None:
         )
     cal = dim["calibration_status"]
     reference = dim.get("calibration_ref")
-    # A minted status needs a graduated calibration with this exact reference: one registered
-    # persistently, or one calibrate() graduated earlier in this process.
-    if not isinstance(cal, str) or not is_accepted(dim_id, cal, reference, include_in_process=True):
+    # A minted status needs a verified certificate holding exactly this dimension, status and
+    # reference; which certificates verified is passed in, never looked up here.
+    if not isinstance(cal, str) or not accepted.accepts(dim_id, cal, reference):
+        refused = accepted.why_refused(reference)
+        why = f"; its certificate was refused: {refused}" if refused else ""
         raise _fail(
             f"{where}.calibration_status",
-            f"{cal!r} is not an accepted calibration status for this dimension "
-            f"(only {UNCALIBRATED!r} until a calibration is recorded; calibration_ref={reference!r})",
+            f"{cal!r} is not an accepted calibration status for this dimension (only "
+            f"{UNCALIBRATED!r} unless a verified calibration certificate "
+            f"calibrations/<calibration_ref>.json holds it; calibration_ref={reference!r}){why}",
         )
 
 
@@ -287,6 +292,53 @@ def validate_timestamp(value: Any, field: str = "timestamp") -> str:
     if parse_timestamp(value) is None:
         raise _fail(field, f"must be ISO-8601 (a date-time Date.parse accepts), got {value!r}")
     return value
+
+
+def _validate_provenance_and_model(rec: Mapping[str, Any]) -> None:
+    provenance = _require_object(rec, "provenance")
+    _require_str(provenance, "rubric_sha256", "provenance.rubric_sha256")
+    _require_str(provenance, "engine_commit", "provenance.engine_commit", nullable=True)
+
+    model = _require_object(rec, "model")
+    _require_str(model, "id", "model.id")
+    if model.get("source") not in _MODEL_SOURCES:
+        raise _fail(
+            "model.source", f"must be one of {sorted(_MODEL_SOURCES)}, got {model.get('source')!r}"
+        )
+
+
+def _validate_harness(rec: Mapping[str, Any]) -> None:
+    harness = _require_object(rec, "harness")
+    if "hostname" in harness:
+        raise _fail("harness.hostname", "a clear hostname is never recorded (use hostname_hash)")
+    # Tolerated as null: a writer that could not read its own version or platform says so.
+    _require_str(harness, "plugin_version", "harness.plugin_version", nullable=True)
+    _require_str(harness, "platform", "harness.platform", nullable=True)
+    _require_str(harness, "host_class", "harness.host_class", nullable=True)
+    if "hostname_hash" not in harness:
+        raise _fail("harness.hostname_hash", "required field is missing (null when unknown)")
+    hostname_hash = harness["hostname_hash"]
+    if hostname_hash is not None and (
+        not isinstance(hostname_hash, str) or not HOSTNAME_HASH_PATTERN.fullmatch(hostname_hash)
+    ):
+        raise _fail(
+            "harness.hostname_hash",
+            "must be null or lowercase hex of at least 8 characters; "
+            f"a clear hostname is never recorded, got {hostname_hash!r}",
+        )
+
+
+def _validate_kpi_block(rec: Mapping[str, Any]) -> None:
+    kpis = rec["kpis"]
+    if kpis is None:
+        raise _fail(
+            "kpis",
+            "must be an object with the six KPI keys, got null (write each KPI as null "
+            "when it was not recorded, never the whole block)",
+        )
+    if not isinstance(kpis, Mapping):
+        raise _fail("kpis", f"must be an object, got {type(kpis).__name__}")
+    _validate_kpis(kpis)
 
 
 #: Top-level fields a record must carry on the write path, in SPEC order. ``schema_version``
@@ -306,7 +358,7 @@ REQUIRED_TOP_LEVEL_KEYS: tuple[str, ...] = (
 )
 
 
-def validate_record(d: Any) -> dict[str, Any]:
+def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) -> dict[str, Any]:
     """Validate a record against SPEC section 2; return its validated copy.
 
     Raises ``ValidationError`` naming the field and the broken rule, e.g.
@@ -319,7 +371,13 @@ def validate_record(d: Any) -> dict[str, Any]:
     dimension; a record that omits one is refused, never completed. Records read from a
     journal go through ``normalize_record`` first (the read path fills those defaults and turns
     non-finite numbers into null); here non-finite numbers are refused.
+
+    ``accepted``: the verified calibration certificates a judge dimension may claim
+    (``evalkit.calibration.accepted_calibrations()``); the default accepts ``"uncalibrated"``
+    only. Validation is pure: it reads no file, no global and no environment variable, so the
+    same record and the same ``accepted`` always give the same answer.
     """
+    accepted = AcceptedCalibrations() if accepted is None else accepted
     if not isinstance(d, Mapping):
         raise ValidationError(f"record: must be a JSON object, got {type(d).__name__}")
     for key in FORBIDDEN_TOP_LEVEL_KEYS:
@@ -351,46 +409,9 @@ def validate_record(d: Any) -> dict[str, Any]:
         )
     _require_str(rec, "rubric_version", "rubric_version")
 
-    provenance = _require_object(rec, "provenance")
-    _require_str(provenance, "rubric_sha256", "provenance.rubric_sha256")
-    _require_str(provenance, "engine_commit", "provenance.engine_commit", nullable=True)
-
-    model = _require_object(rec, "model")
-    _require_str(model, "id", "model.id")
-    if model.get("source") not in _MODEL_SOURCES:
-        raise _fail(
-            "model.source", f"must be one of {sorted(_MODEL_SOURCES)}, got {model.get('source')!r}"
-        )
-
-    harness = _require_object(rec, "harness")
-    if "hostname" in harness:
-        raise _fail("harness.hostname", "a clear hostname is never recorded (use hostname_hash)")
-    # Tolerated as null: a writer that could not read its own version or platform says so.
-    _require_str(harness, "plugin_version", "harness.plugin_version", nullable=True)
-    _require_str(harness, "platform", "harness.platform", nullable=True)
-    _require_str(harness, "host_class", "harness.host_class", nullable=True)
-    if "hostname_hash" not in harness:
-        raise _fail("harness.hostname_hash", "required field is missing (null when unknown)")
-    hostname_hash = harness["hostname_hash"]
-    if hostname_hash is not None and (
-        not isinstance(hostname_hash, str) or not HOSTNAME_HASH_PATTERN.fullmatch(hostname_hash)
-    ):
-        raise _fail(
-            "harness.hostname_hash",
-            "must be null or lowercase hex of at least 8 characters; "
-            f"a clear hostname is never recorded, got {hostname_hash!r}",
-        )
-
-    kpis = rec["kpis"]
-    if kpis is None:
-        raise _fail(
-            "kpis",
-            "must be an object with the six KPI keys, got null (write each KPI as null "
-            "when it was not recorded, never the whole block)",
-        )
-    if not isinstance(kpis, Mapping):
-        raise _fail("kpis", f"must be an object, got {type(kpis).__name__}")
-    _validate_kpis(kpis)
+    _validate_provenance_and_model(rec)
+    _validate_harness(rec)
+    _validate_kpi_block(rec)
 
     dimensions = rec.get("dimensions")
     if not isinstance(dimensions, list):
@@ -399,7 +420,7 @@ def validate_record(d: Any) -> dict[str, Any]:
         raise _fail("dimensions", "must hold at least one dimension")
     seen: set[str] = set()
     for index, dim in enumerate(dimensions):
-        _validate_dimension(index, dim, seen)
+        _validate_dimension(index, dim, seen, accepted)
 
     handle = rec["handle"]
     if handle is not None and (not isinstance(handle, str) or not handle):
@@ -413,15 +434,18 @@ def validate_record(d: Any) -> dict[str, Any]:
 # submission projection
 
 
-def project_submission(record: Mapping[str, Any]) -> dict[str, Any]:
+def project_submission(
+    record: Mapping[str, Any], *, accepted: CalibrationAcceptance | None = None
+) -> dict[str, Any]:
     """Return the fixed-whitelist projection of a record for submission (SPEC section 2).
 
     Keeps identity and version fields, provenance, model, harness (hostname only as its hash),
     numeric KPIs, and per dimension ``id, method, status, score`` plus ``advisory`` and
     ``calibration_status`` on judge dimensions. Never evidence, paths, prompts, a clear
-    hostname or any key not on the whitelist. The record is validated first.
+    hostname or any key not on the whitelist. The record is validated first (``accepted`` as
+    for :func:`validate_record`).
     """
-    rec = validate_record(record)
+    rec = validate_record(record, accepted=accepted)
     dims = []
     for dim in rec["dimensions"]:
         out = {

@@ -14,9 +14,13 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.record import KPI_KEYS, UNCALIBRATED, Method, normalize_record, validate_record
+from evalkit.text_escape import html_text
+
+if TYPE_CHECKING:
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = ["render_report", "write_report"]
 
@@ -47,6 +51,7 @@ pre { background: #f1f4f8; padding: 0.6rem; overflow-x: auto; white-space: pre-w
 section.judge { border: 2px dashed #b08900; background: #fffbea; padding: 0 1rem 1rem;
                 margin-top: 2rem; }
 section.judge h2 { border-bottom-color: #e0c36a; }
+.certificate { font-size: 0.85em; color: #4a5568; }
 .label { font-weight: 700; color: #7a5b00; text-transform: uppercase; letter-spacing: 0.04em; }
 section.limits { background: #f7f7fb; padding: 0 1rem 1rem; margin-top: 2rem; }
 """
@@ -83,11 +88,23 @@ def _score(dim: Mapping[str, Any]) -> str:
     return _value(dim["score"])
 
 
+def _calibration(dim: Mapping[str, Any]) -> str:
+    """The calibration cell of a judge dimension. A status other than ``uncalibrated`` only
+    reaches here after validation against verified certificates, so it names its certificate."""
+    status = dim.get("calibration_status")
+    if status == UNCALIBRATED:
+        return html_text(status)
+    return (
+        f'{html_text(status)}<br><span class="certificate">verified calibration certificate '
+        f"<code>calibrations/{html_text(dim.get('calibration_ref'))}.json</code></span>"
+    )
+
+
 def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool) -> str:
     extra_head = "<th>calibration</th>" if judge else ""
     rows = []
     for dim in dims:
-        extra = f"<td>{_e(dim.get('calibration_status'))}</td>" if judge else ""
+        extra = f"<td>{_calibration(dim)}</td>" if judge else ""
         rows.append(
             f"<tr><td><code>{_e(dim.get('id'))}</code></td><td>{_status(dim.get('status'))}</td>"
             f"<td>{_score(dim)}</td>{extra}"
@@ -106,21 +123,10 @@ def _verify_command(run_id: str, metrics_dir: str | os.PathLike[str] | None) -> 
     return f"evalkit verify {shlex.quote(run_id)} --metrics-dir {shlex.quote(directory)}"
 
 
-def render_report(
-    record: Mapping[str, Any], *, metrics_dir: str | os.PathLike[str] | None = None
-) -> str:
-    """Render one record as a self-contained HTML document (a string).
-
-    The record is normalized and validated first (``ValidationError`` when it breaks the
-    contract). ``metrics_dir`` only appears in the re-verify command.
-    """
-    rec = validate_record(normalize_record(record))
-    dims = rec["dimensions"]
-    deterministic = [d for d in dims if d["method"] == Method.DETERMINISTIC]
-    judges = [d for d in dims if d["method"] == Method.JUDGE]
+def _provenance_rows(rec: Mapping[str, Any]) -> str:
+    """Identity, versions, provenance, model and harness of the record, as table rows."""
     prov, model, harness = rec["provenance"], rec["model"], rec["harness"]
-
-    provenance_rows = _rows(
+    return _rows(
         [
             ("run_id", rec["run_id"]),
             ("session_id", rec["session_id"]),
@@ -140,10 +146,10 @@ def render_report(
             ("anonymized", rec["anonymized"]),
         ]
     )
-    kpi_rows = _rows([(key, rec["kpis"][key]) for key in KPI_KEYS])
 
-    all_uncalibrated = all(d.get("calibration_status") == UNCALIBRATED for d in judges)
-    calibration_label = "uncalibrated" if all_uncalibrated else "calibration per dimension"
+
+def _judge_body(judges: list[Mapping[str, Any]], calibration_label: str) -> str:
+    """The advisory judge section: its label, why it carries no weight, its table."""
     if judges:
         judge_body = (
             f'<p><span class="label">advisory · {_e(calibration_label)}</span> '
@@ -157,8 +163,12 @@ def render_report(
             '<p><span class="label">advisory · uncalibrated</span> '
             "This record carries no judge dimension.</p>"
         )
+    return judge_body
 
-    limits = [
+
+def _limits(all_uncalibrated: bool, model_source: Any) -> list[str]:
+    """What this report does not prove, as HTML list items."""
+    return [
         "<strong>n = 1, no confidence interval.</strong> This is one session scored once. It "
         "says nothing about how often this outcome occurs across sessions; no rate or "
         "comparison can be read from it.",
@@ -167,9 +177,10 @@ def render_report(
         if all_uncalibrated
         else "<strong>The judge is advisory.</strong> A calibration against a frozen gold set "
         "bounds its agreement on that set only, with the uncertainty of that study; it does "
-        "not make a single verdict here correct.",
+        "not make a single verdict here correct. Its certificate was re-checked offline (gold "
+        "set, decision rule and labels by sha256, the labels re-scored under the rule).",
         "<strong>Self-evaluation.</strong> The session's own harness wrote the ledger this "
-        f"record is scored from, and the model id was taken from <code>{_e(model['source'])}"
+        f"record is scored from, and the model id was taken from <code>{_e(model_source)}"
         "</code>. No independent observer checked either.",
         "<strong>Replay is not deterministic model output.</strong> Re-verifying recomputes the "
         "verdicts from the stored ledger; it does not re-run the model, and re-running the "
@@ -177,6 +188,32 @@ def render_report(
         "<strong>No global score.</strong> Each dimension is a separate verdict; they are not "
         "meant to be added or averaged.",
     ]
+
+
+def render_report(
+    record: Mapping[str, Any],
+    *,
+    metrics_dir: str | os.PathLike[str] | None = None,
+    accepted: CalibrationAcceptance | None = None,
+) -> str:
+    """Render one record as a self-contained HTML document (a string).
+
+    The record is normalized and validated first (``ValidationError`` when it breaks the
+    contract), against ``accepted`` (the verified calibration certificates; default:
+    ``uncalibrated`` only), so a judge is shown as calibrated only when a verified certificate
+    holds its status and reference. ``metrics_dir`` only appears in the re-verify command.
+    """
+    rec = validate_record(normalize_record(record), accepted=accepted)
+    dims = rec["dimensions"]
+    deterministic = [d for d in dims if d["method"] == Method.DETERMINISTIC]
+    judges = [d for d in dims if d["method"] == Method.JUDGE]
+    provenance_rows = _provenance_rows(rec)
+    kpi_rows = _rows([(key, rec["kpis"][key]) for key in KPI_KEYS])
+
+    all_uncalibrated = all(d.get("calibration_status") == UNCALIBRATED for d in judges)
+    calibration_label = "uncalibrated" if all_uncalibrated else "calibration per dimension"
+    judge_body = _judge_body(judges, calibration_label)
+    limits = _limits(all_uncalibrated, rec["model"]["source"])
     limit_items = "\n".join(f"<li>{item}</li>" for item in limits)
 
     return f"""<!DOCTYPE html>
@@ -236,8 +273,10 @@ def write_report(
     out: str | os.PathLike[str],
     *,
     metrics_dir: str | os.PathLike[str] | None = None,
+    accepted: CalibrationAcceptance | None = None,
 ) -> Path:
     """Render ``record`` and write it to ``out`` (UTF-8); return the path."""
     path = Path(out)
-    path.write_text(render_report(record, metrics_dir=metrics_dir), encoding="utf-8")
+    page = render_report(record, metrics_dir=metrics_dir, accepted=accepted)
+    path.write_text(page, encoding="utf-8")
     return path

@@ -24,11 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
 from evalkit.record import KPI_KEYS, Method, make_run_id, normalize_record, validate_record
+
+if TYPE_CHECKING:
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "FieldDrift",
@@ -175,17 +178,21 @@ def evidence_tokens(evidence: str) -> list[str]:
 
 
 def find_record(
-    run_id: str, journal_path: str | os.PathLike[str]
+    run_id: str,
+    journal_path: str | os.PathLike[str],
+    *,
+    accepted: CalibrationAcceptance | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Return the stored record with ``run_id`` (its last copy) and notes about its copies.
 
     Raises ``EvalkitError`` when the journal does not exist or holds no such run id.
+    ``accepted``: the verified calibration certificates a judge dimension may claim.
     """
     from evalkit import journal
 
     path = Path(journal_path)
     try:
-        read = journal.read(path)
+        read = journal.read(path, accepted=accepted)
     except FileNotFoundError:
         raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
     copies = read.find(run_id)
@@ -274,24 +281,28 @@ def verify_record(
     record_or_run_id: str | Mapping[str, Any],
     metrics_dir: str | os.PathLike[str],
     journal_path: str | os.PathLike[str] | None = None,
+    *,
+    accepted: CalibrationAcceptance | None = None,
 ) -> VerifyResult:
     """Re-score a stored record from ``metrics_dir`` and compare it dimension by dimension.
 
     ``record_or_run_id`` is a record (dict) or a run id looked up in ``journal_path`` (default
     ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult``; raises ``EvalkitError`` for an
     unknown run id, an invalid stored record, or a session the ledger no longer resolves.
+    ``accepted``: the verified calibration certificates a judge dimension may claim
+    (``validate_record``; default: ``uncalibrated`` only).
     """
     notes: list[str] = []
     if isinstance(record_or_run_id, str):
         journal = Path(journal_path) if journal_path else Path(metrics_dir) / DEFAULT_JOURNAL_NAME
-        raw, notes = find_record(record_or_run_id, journal)
+        raw, notes = find_record(record_or_run_id, journal, accepted=accepted)
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    stored = validate_record(normalize_record(raw))
+    stored = validate_record(normalize_record(raw), accepted=accepted)
     run_id = stored["run_id"]
     expected_run_id = make_run_id(stored["session_id"], stored["timestamp"])
     if run_id != expected_run_id:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -301,3 +303,194 @@ def test_load_of_a_non_path_argument_is_an_evalkit_error_naming_the_argument(bad
     with pytest.raises(EvalkitError, match=rf"gold set argument 'path': must be a str or "
                        rf"os\.PathLike .*got {type(bad).__name__}"):  # fmt: skip
         load(bad)
+
+
+# --------------------------------------------------------------------------- history & links
+# Finding 17: `gold verify` accepted a file replaced by a symlink, a deleted decision rule, a
+# deleted earlier version; `gold freeze --date` took any text.
+
+
+def _verify_cli(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["gold", "verify", "--root", str(root)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.mark.parametrize("target", ["outside", "inside"])
+def test_a_gold_file_replaced_by_a_symlink_is_refused(
+    set_copy: Path, tmp_path: Path, target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = set_copy / "v1" / "items.jsonl"
+    if target == "outside":  # a byte-identical copy outside the set
+        dest = tmp_path / "elsewhere" / "items.jsonl"
+        dest.parent.mkdir()
+    else:  # a byte-identical copy inside the set folder
+        dest = set_copy / "items-copy.jsonl"
+    shutil.copy(items, dest)
+    items.unlink()
+    items.symlink_to(dest)
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1 and "items.jsonl: is a symlink" in out
+    with pytest.raises(EvalkitError, match=r"items\.jsonl: is a symlink"):
+        load(set_copy / "v1")
+
+
+def test_a_symlinked_version_folder_or_rule_is_refused(
+    set_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.move(set_copy / "v1", tmp_path / "v1")
+    (set_copy / "v1").symlink_to(tmp_path / "v1")
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1 and "v1: is a symlink" in out
+    (set_copy / "v1").unlink()
+    shutil.move(tmp_path / "v1", set_copy / "v1")
+    rule = set_copy / "DECISION_RULE.json"
+    shutil.move(rule, tmp_path / rule.name)
+    rule.symlink_to(tmp_path / rule.name)
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1 and "DECISION_RULE.json: is a symlink" in out
+
+
+def test_a_deleted_decision_rule_is_refused(
+    set_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _verify_cli(set_copy.parent, capsys)[0] == 0
+    (set_copy / "DECISION_RULE.json").unlink()
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1
+    assert "DECISION_RULE.json: missing, but v2 was frozen with it" in out
+    assert not all(r.ok for r in verify_all(set_copy.parent))
+
+
+def test_a_deleted_decision_rule_the_lock_holds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """v1 was frozen before the rule (its manifest binds none): the lock still holds it."""
+    from repo_layout import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    shutil.rmtree(repo / "gold" / "instruction-adherence" / "v2")
+    (repo / "gold" / "instruction-adherence" / "DECISION_RULE.json").unlink()
+    code, out = _verify_cli(repo / "gold", capsys)
+    assert code == 1
+    assert "DECISION_RULE.json: missing, but the pre-registration lock holds it" in out
+    assert "v2: missing, but the pre-registration lock holds it" in out
+
+
+def test_a_deleted_earlier_version_is_refused(
+    set_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.rmtree(set_copy / "v1")
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1 and "v1: missing; versions are minted v1, v2, ..." in out
+    # the newest version deleted: only the lock knows it existed
+    from repo_layout import make_repo
+
+    repo = make_repo(set_copy.parents[2] / "repo")
+    shutil.rmtree(repo / "gold" / "instruction-adherence" / "v2")
+    code, out = _verify_cli(repo / "gold", capsys)
+    assert code == 1 and "v2: missing, but the pre-registration lock holds it" in out
+
+
+def test_a_version_re_frozen_in_place_differs_from_the_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Relabelled in place with a recomputed manifest: the set verifies alone, not vs the lock."""
+    from repo_layout import make_repo, relabelled_freeze
+
+    repo = make_repo(tmp_path / "repo")
+    set_dir = repo / "gold" / "instruction-adherence"
+    scratch = tmp_path / "scratch"
+    (scratch / "instruction-adherence").mkdir(parents=True)
+    new = relabelled_freeze(set_dir / "v2", tmp_path / "src", scratch)
+    shutil.rmtree(set_dir / "v2")
+    shutil.copytree(new, set_dir / "v2")
+    manifest = json.loads((set_dir / "v2" / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert manifest["version"] == 1  # re-number it as v2, recomputing the manifest's self-hash
+    from evalkit.gold import _canonical_manifest, _manifest_self_hash
+
+    manifest["version"] = 2
+    manifest["manifest_sha256"] = _manifest_self_hash(manifest)
+    (set_dir / "v2" / MANIFEST_NAME).write_bytes(_canonical_manifest(manifest))
+    load(set_dir / "v2")  # it verifies on its own
+    code, out = _verify_cli(repo / "gold", capsys)
+    assert code == 1 and "differs from the pre-registration lock" in out
+
+
+@pytest.mark.parametrize(
+    "date", ["yesterday", "2026-02-30", "2026-12-1", "2026-12-01T00:00:00", "", "٢٠٢٦-12-01",
+             "<script>", "2026-13-01"],
+)  # fmt: skip
+def test_freeze_date_takes_only_an_iso_calendar_date(
+    gold_copy: Path, tmp_path: Path, date: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _source_from(gold_copy / "instruction-adherence" / "v1", tmp_path / "src")
+    (src / "DATA_CARD.md").write_text("# another card\n", encoding="utf-8")
+    argv = ["gold", "freeze", "--name", "instruction-adherence", "--from", str(src),
+            "--root", str(gold_copy), "--date", date]  # fmt: skip
+    assert main(argv) == 1
+    assert "not a calendar date written YYYY-MM-DD" in capsys.readouterr().err
+    assert not (gold_copy / "instruction-adherence" / "v2").exists()
+    assert main([*argv[:-1], "2026-12-01"]) == 0
+    manifest = json.loads(
+        (gold_copy / "instruction-adherence" / "v2" / MANIFEST_NAME).read_text("utf-8")
+    )
+    assert manifest["date"] == "2026-12-01"
+
+
+# --------------------------------------------------------------------------- hostile files
+
+
+@pytest.fixture
+def alarm() -> Any:
+    """Fail instead of hanging: a read that blocks (a FIFO) raises after 30 s."""
+    import signal
+
+    def timeout(*_: object) -> None:
+        raise TimeoutError("blocked on a read: the reader waited on a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(30)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("name", ["items.jsonl", "MANIFEST.json"])
+def test_a_fifo_as_a_gold_file_is_refused_never_waited_on(
+    gold_copy: Path, name: str, alarm: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vdir = gold_copy / "instruction-adherence" / "v1"
+    (vdir / name).unlink()
+    os.mkfifo(vdir / name)
+    with pytest.raises(EvalkitError, match=rf"{name}'?: is a named pipe \(FIFO\)"):
+        load(vdir)
+    code, out = _verify_cli(gold_copy, capsys)
+    assert code == 1 and "named pipe" in out
+
+
+def test_a_fifo_as_a_decision_rule_is_refused(
+    set_copy: Path, alarm: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (set_copy / "DECISION_RULE.json").unlink()
+    os.mkfifo(set_copy / "DECISION_RULE.json")
+    code, out = _verify_cli(set_copy.parent, capsys)
+    assert code == 1 and "named pipe" in out
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "message"),
+    [
+        ("items.jsonl", b"[" * 100_000 + b"\n", r"items\.jsonl:1: not valid JSON .*nested"),
+        ("labels.jsonl", b'{"item_id": "\xff"}\n', r"labels\.jsonl:1: .*invalid UTF-8"),
+        ("items.jsonl", b'{"item_id": "a"}\n{"item_id": NaN}\n', r"items\.jsonl:2: not valid"),
+    ],
+)
+def test_hostile_gold_source_files_are_clear_errors(
+    gold_copy: Path, tmp_path: Path, file: str, content: bytes, message: str
+) -> None:
+    src = _source_from(gold_copy / "instruction-adherence" / "v1", tmp_path / "src")
+    (src / file).write_bytes(content)
+    with pytest.raises(EvalkitError, match=message):
+        freeze(src, gold_copy, "instruction-adherence")
+    assert not (gold_copy / "instruction-adherence" / "v2").exists()

@@ -467,30 +467,66 @@ def test_submission_projection_keeps_judge_firewall_fields() -> None:
     ]
 
 
-def test_registered_graduated_calibration_is_accepted_only_with_its_reference(
-    tmp_path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The firewall asks GOLD's registry: a minted status needs a matching graduated entry."""
-    from evalkit.calibration_status import REGISTRY_ENV
+REFERENCE = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+MINTED = f"calibrated:gold-ia-v1:{REFERENCE[:8]}"
 
-    reference = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-    status = f"calibrated:gold-ia-v1:{reference[:8]}"
-    registry = tmp_path / "registry.jsonl"
-    entry = {
-        "dimension_id": "instruction-adherence",
-        "calibration_status": status,
-        "calibration_ref": reference,
-        "graduated": True,
-    }
-    registry.write_text(json.dumps(entry) + "\n", encoding="utf-8")
-    monkeypatch.setenv(REGISTRY_ENV, str(registry))
 
+def test_a_minted_status_is_accepted_only_with_its_verified_reference() -> None:
+    """validate_record is pure: a minted status needs exactly (dimension, status, reference)
+    among the verified certificates passed in; the default accepts 'uncalibrated' only."""
+    from evalkit.calibration_status import AcceptedCalibrations
+
+    accepted = AcceptedCalibrations(frozenset({("instruction-adherence", MINTED, REFERENCE)}))
     rec = make_record()
-    rec["dimensions"][-1]["calibration_status"] = status
+    rec["dimensions"][-1]["calibration_status"] = MINTED
     with pytest.raises(ValidationError, match=r"calibration_status: .*calibration_ref=None"):
-        validate_record(rec)  # no reference: refused even though the status is registered
-    rec["dimensions"][-1]["calibration_ref"] = reference
-    assert validate_record(rec)["dimensions"][-1]["calibration_status"] == status
-    rec["dimensions"][-1]["id"] = "report-quality"  # registered for another dimension only
+        validate_record(rec, accepted=accepted)  # no reference: refused
+    rec["dimensions"][-1]["calibration_ref"] = REFERENCE
+    assert validate_record(rec, accepted=accepted)["dimensions"][-1]["calibration_status"] == MINTED
+    with pytest.raises(ValidationError, match=r"is not an accepted calibration status"):
+        validate_record(rec)  # nothing verified was passed in
+    for forged in (REFERENCE[:8], REFERENCE[:8] + "0" * 56, REFERENCE.upper()):
+        other = copy.deepcopy(rec)
+        other["dimensions"][-1]["calibration_ref"] = forged
+        with pytest.raises(ValidationError, match=r"calibration_status"):
+            validate_record(other, accepted=accepted)
+    rec["dimensions"][-1]["id"] = "report-quality"  # verified for another dimension only
     with pytest.raises(ValidationError, match=r"\(report-quality\)\.calibration_status"):
+        validate_record(rec, accepted=accepted)
+
+
+def test_a_refused_certificate_is_named_with_its_reason() -> None:
+    from evalkit.calibration_status import AcceptedCalibrations
+
+    reason = "calibration certificate x.json: refused: its labels do not graduate"
+    accepted = AcceptedCalibrations(refused=((f"{REFERENCE}.json", reason),))
+    rec = make_record()
+    rec["dimensions"][-1].update(calibration_status=MINTED, calibration_ref=REFERENCE)
+    with pytest.raises(ValidationError, match=r"its certificate was refused: .*do not graduate"):
+        validate_record(rec, accepted=accepted)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [("instruction-adherence", MINTED, REFERENCE[:8]), ("instruction-adherence", "pass", REFERENCE),
+     ("instruction-adherence", MINTED, "f" * 64), ("instruction-adherence", MINTED)],
+)  # fmt: skip
+def test_accepted_calibrations_hold_only_well_formed_entries(entry: tuple) -> None:
+    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(EvalkitError, match="accepted calibration"):
+        AcceptedCalibrations(frozenset({entry}))
+
+
+def test_validation_reads_no_environment(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A registry file named by the old environment variable has no effect (finding 3)."""
+    registry = tmp_path / "registry.jsonl"
+    entry = {"dimension_id": "instruction-adherence", "calibration_status": MINTED,
+             "calibration_ref": REFERENCE, "graduated": True}  # fmt: skip
+    registry.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    monkeypatch.setenv("EVALKIT_CALIBRATION_REGISTRY", str(registry))
+    rec = make_record()
+    rec["dimensions"][-1].update(calibration_status=MINTED, calibration_ref=REFERENCE)
+    with pytest.raises(ValidationError, match=r"is not an accepted calibration status"):
         validate_record(rec)

@@ -326,30 +326,22 @@ def test_browser_screenshot_is_not_blank(browser_page: dict[str, Any]) -> None:
     assert len(colours) > 10  # text, badges and the judge box, not one flat colour
 
 
-def test_calibrated_judge_is_still_advisory_and_not_called_uncalibrated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from evalkit.calibration_status import REGISTRY_ENV
+def test_calibrated_judge_is_still_advisory_and_not_called_uncalibrated() -> None:
+    """A judge shows as calibrated only for a status validated against verified certificates
+    (passed in); the page names the certificate. Without them the record is refused."""
+    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.errors import ValidationError
 
     reference = "ab" * 32
     status = f"calibrated:gold-ia-v1:{reference[:8]}"
-    registry = tmp_path / "registry.jsonl"
-    registry.write_text(
-        json.dumps(
-            {
-                "dimension_id": "instruction-adherence",
-                "calibration_status": status,
-                "calibration_ref": reference,
-                "graduated": True,
-            }
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    monkeypatch.setenv(REGISTRY_ENV, str(registry))
+    accepted = AcceptedCalibrations(frozenset({("instruction-adherence", status, reference)}))
     rec = make_record()
     rec["dimensions"][-1].update(calibration_status=status, calibration_ref=reference)
-    page = render_report(rec)
+    page = render_report(rec, accepted=accepted)
     judge = page[page.index('id="judge"') : page.index('id="verify"')]
     assert "Judge dimensions (advisory, calibration per dimension)" in judge
-    assert f"<td>{status}</td>" in judge
+    assert f"<td>{status}<br>" in judge
+    assert f"<code>calibrations/{reference}.json</code>" in judge
+    assert "uncalibrated" not in judge
+    with pytest.raises(ValidationError, match="is not an accepted calibration status"):
+        render_report(rec)  # no verified certificate passed in: never shown as calibrated

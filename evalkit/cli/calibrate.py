@@ -1,10 +1,24 @@
 """``evalkit calibrate``: a judge's labels against a frozen gold set, written as JSON.
 
-The JSON result goes to stdout (or ``--out``); a one-line summary goes to stderr, with kappa
-and its CI, or ``undefined (reason)`` where kappa or its interval is undefined on these labels
-(e.g. gold and judge use one label only). Exit 0 when the result was written, whether the judge
+The JSON result goes to stdout (or ``--out``); a one-line summary goes to stderr: kappa with
+the interval this run displays (its level, resamples and seed), then the pre-registered
+interval graduation is judged on, the verdict and the status (``undefined (reason)`` where
+kappa or its interval is undefined).
+
+The run needs the pre-registration lock (``evalkit preregister``) and refuses when the locked
+gold set or decision rule changed. ``--no-lock`` runs without one: the result then says
+``"preregistration": "none (--no-lock)"`` and can never be registered.
+
+``--register`` mints a graduating calibration: it writes the calibration certificate
+``calibrations/<calibration_ref>.json`` into this repository (never anywhere else), re-checks
+it, and only then may records carry its ``calibrated:`` status. A calibration against a gold
+set outside the repository, or not as the lock holds it, is computed and shown, never minted:
+``mintable`` is false and ``mintable_reason`` says why.
+
+Exit 0 when the result was written (and registered, with ``--register``), whether the judge
 graduates or not; exit 1 on bad input (unreadable labels, a gold set whose bytes changed, a
-changed pre-registered input) and on ``--register`` of a judge that did not graduate.
+changed pre-registered input, no lock without ``--no-lock``) and on ``--register`` of a
+calibration that did not graduate or cannot be minted (the result is still written).
 """
 
 from __future__ import annotations
@@ -38,9 +52,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples")
     parser.add_argument("--rng", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument(
-        "--register", action="store_true", help="record a graduated calibration in the registry"
+        "--register",
+        action="store_true",
+        help="mint a graduated calibration: write its certificate into calibrations/",
     )
-    parser.add_argument("--registry", default=None, help="registry file (default calibrations/)")
+    parser.add_argument(
+        "--no-lock",
+        action="store_true",
+        help="run without a pre-registration lock (stated in the result; never registrable)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -60,25 +80,60 @@ def _run(args: argparse.Namespace) -> int:
         judge=judge,
         n_resamples=args.n_resamples,
         rng=args.rng,
+        no_lock=args.no_lock,
     )
     text = result.to_json() + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    print(
-        f"kappa {describe_kappa(result)} n={result.n} "
-        f"missing={result.n_missing} disagreements={len(result.disagreements)}; "
-        f"{result.graduation_reason}; status {result.calibration_status}",
-        file=sys.stderr,
-    )
+    print(summary(result, registering=args.register), file=sys.stderr)
     if args.register:
-        entry = register(result, args.registry)
+        cert = register(result)
         print(
-            f"registered {entry['calibration_status']} ({entry['calibration_ref']})",
+            f"registered calibrations/{cert.calibration_ref}.json (verified): records of "
+            f"{cert.dimension_id!r} may carry calibration_status {cert.calibration_status} "
+            f"with calibration_ref {cert.calibration_ref}",
             file=sys.stderr,
         )
     return 0
+
+
+def _interval(level: float, n_resamples: Any, rng: Any) -> str:
+    return f"{100 * level:g}% BCa, {n_resamples} resamples, seed {rng}"
+
+
+def summary(result: Any, *, registering: bool = False) -> str:
+    """The one-line summary: which interval is displayed, which one graduation is judged on,
+    and what status a record may carry (a graduating result only once it is registered)."""
+    shown = _interval(result.level, result.n_resamples, result.rng)
+    decision = result.decision_kappa_ci
+    rule_ci = result.decision_rule.get("ci", {})
+    pre = _interval(
+        float(rule_ci.get("level", result.level)),
+        rule_ci.get("n_resamples"),
+        rule_ci.get("rng", result.rng),
+    )
+    if pre == shown:
+        kappa = f"kappa {describe_kappa(result)} ({shown}: the pre-registered interval)"
+    else:
+        low = "undefined" if decision is None or decision.low is None else f"{decision.low:.3f}"
+        kappa = (
+            f"kappa {describe_kappa(result)} ({shown}); graduation judged on the "
+            f"pre-registered interval ({pre}): lower bound {low}"
+        )
+    status = f"status {result.calibration_status}"
+    if result.graduates and not result.mintable:
+        status += f" (never minted: {result.mint_reason})"
+    elif result.graduates and not registering:
+        status = (
+            f"status uncalibrated until registered (--register mints {result.calibration_status})"
+        )
+    return (
+        f"{kappa}; n={result.n} missing={result.n_missing} "
+        f"disagreements={len(result.disagreements)}; {result.graduation_reason}; {status}; "
+        f"preregistration {result.preregistration}"
+    )
 
 
 def describe_kappa(result: Any) -> str:

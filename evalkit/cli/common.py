@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
+    from evalkit.calibration_status import CalibrationAcceptance
     from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
@@ -49,14 +50,27 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / JOURNAL_NAME
 
 
+def accepted_calibrations() -> CalibrationAcceptance:
+    """The calibrations a record may claim: the repository's certificates, each re-checked the
+    first time a record claims it; a refused one is named on stderr with the reason."""
+    from evalkit.calibration._repo import repo_root
+    from evalkit.calibration.certificate import RepositoryCalibrations
+
+    return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
+
+
+def _note_refused(reason: str) -> None:
+    print(f"evalkit: {reason}", file=sys.stderr)
+
+
 def read_journal(path: Path) -> JournalRead:
-    """The journal at ``path`` (``EvalkitError`` when there is none); skipped lines are
-    reported on stderr."""
+    """The journal at ``path`` (``EvalkitError`` when there is none), validated against the
+    repository's verified calibration certificates; skipped lines are reported on stderr."""
     from evalkit import journal
 
     if not path.is_file():
         raise EvalkitError(f"{path}: no journal file there")
-    result = journal.read(path)
+    result = journal.read(path, accepted=accepted_calibrations())
     for diag in result.diagnostics:
         print(f"evalkit: {path}: {diag}", file=sys.stderr)
     return result

@@ -13,7 +13,11 @@ def register(subparsers: Any) -> None:
         "gold", help="verify frozen gold sets or freeze a new version", description=__doc__
     )
     sub = parser.add_subparsers(dest="gold_command", metavar="ACTION")
-    verify = sub.add_parser("verify", help="verify every version of every set (exit 1 on change)")
+    verify = sub.add_parser(
+        "verify",
+        help="verify every version of every set, its history, its rules and the lock (exit 1 "
+        "on any change)",
+    )
     verify.add_argument(
         "--root", default="gold", help="folder holding the gold sets (default gold)"
     )
@@ -25,7 +29,9 @@ def register(subparsers: Any) -> None:
     freeze.add_argument(
         "--root", default="gold", help="folder holding the gold sets (default gold)"
     )
-    freeze.add_argument("--date", default=None, help="manifest date (default: today, UTC)")
+    freeze.add_argument(
+        "--date", default=None, help="manifest date, YYYY-MM-DD (default: today, UTC)"
+    )
     freeze.set_defaults(func=_freeze)
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 1)[1])
 
@@ -43,7 +49,8 @@ def _verify(args: argparse.Namespace) -> int:
         elif r.ok:
             print(f"ok      {r.name} v{r.version}  {r.n_items} items  sha256 {r.sha256}")
         else:
-            print(f"CHANGED {r.name} v{r.version}: {r.message}")
+            what = f"v{r.version}" if r.version is not None else r.path.name
+            print(f"CHANGED {r.name} {what}: {r.message}")
     bad = [r for r in results if not r.ok]
     for r in bad:
         print(f"evalkit gold verify: {r.path}: {r.message}", file=sys.stderr)

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from evalkit.cli.common import add_journal_source, journal_path
+from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
 from evalkit.errors import EvalkitError
 
 _SHORT = {"pass": "pass", "fail": "fail", "not-applicable": "n/a", "cannot-determine": "cd"}
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     path = journal_path(args)
     try:
-        read = journal.read(path)
+        read = journal.read(path, accepted=accepted_calibrations())
     except FileNotFoundError:
         raise EvalkitError(f"{path}: no journal file there") from None
     summary = summarize(read)

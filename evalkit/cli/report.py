@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal, add_metrics_dir, journal_path
+from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
 
 
 def register(subparsers: Any) -> None:
@@ -30,10 +30,11 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.report import render_report
     from evalkit.verify import find_record
 
-    record, notes = find_record(args.run_id, journal_path(args))
+    accepted = accepted_calibrations()
+    record, notes = find_record(args.run_id, journal_path(args), accepted=accepted)
     for note in notes:
         print(f"evalkit report: note: {note}", file=sys.stderr)
-    page = render_report(record, metrics_dir=args.metrics_dir)
+    page = render_report(record, metrics_dir=args.metrics_dir, accepted=accepted)
     if args.out is None:
         sys.stdout.write(page)
     else:

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from evalkit.cli.common import add_journal, add_metrics_dir
+from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +34,12 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from evalkit.verify import verify_record
 
-    result = verify_record(args.run_id, args.metrics_dir, journal_path=args.journal)
+    result = verify_record(
+        args.run_id,
+        args.metrics_dir,
+        journal_path=args.journal,
+        accepted=accepted_calibrations(),
+    )
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:

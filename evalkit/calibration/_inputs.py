@@ -1,0 +1,158 @@
+"""What a calibration reads: the decision rule, a judge's labels, the rule judge's labels.
+
+Every file is read through :mod:`evalkit.input_files`: regular files only (a FIFO or a device is
+refused, never waited on), bounded, strict UTF-8 and JSON, each problem an ``EvalkitError``
+naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit.calibration._repo import repo_root
+from evalkit.errors import EvalkitError
+from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
+from evalkit.input_files import JsonInputError, parse_json, read_bytes, read_text
+
+__all__ = [
+    "DECISION_RULE_NAME",
+    "decision_rule_file",
+    "judge_series",
+    "load_decision_rule",
+    "read_judge_labels",
+    "rule_judge_labels",
+]
+
+DECISION_RULE_NAME = "DECISION_RULE.json"
+_MAX_RULE_BYTES = 1 << 20
+
+
+def decision_rule_file(
+    gold: GoldSet,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Where the decision rule of ``gold`` is read: ``path``, else beside the version, else (a
+    copied version folder) the set's rule in the repository ``root`` (default: evalkit's own)."""
+    if path is not None:
+        return Path(path)
+    here = gold.path.parent / DECISION_RULE_NAME
+    repo = repo_root(root) / "gold" / gold.name / DECISION_RULE_NAME
+    return here if here.exists() or not repo.exists() else repo
+
+
+def load_decision_rule(
+    gold: GoldSet,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """The pre-registered decision rule of the gold set (``gold/<set>/DECISION_RULE.json``).
+
+    Read from :func:`decision_rule_file`. When the version's manifest binds the rule's sha256,
+    a different file is refused. The result carries ``sha256`` and ``path`` (the file name)
+    besides the rule's own fields.
+    """
+    p = decision_rule_file(gold, path, root=root)
+    if not p.exists() and not p.is_symlink():
+        raise EvalkitError(
+            f"{p}: no pre-registered decision rule; a judge cannot graduate without one"
+        )
+    raw = read_bytes(p, "decision rule", max_bytes=_MAX_RULE_BYTES)
+    digest = sha256_hex(raw)
+    bound = (gold.manifest.get("decision_rules") or {}).get(p.name)
+    if bound is not None and digest != bound:
+        raise EvalkitError(
+            f"{p}: not the decision rule {gold.tag} was frozen with (sha256 differs); a "
+            "pre-registered rule is never edited — write a new rule file and mint a new version"
+        )
+    try:
+        rule = parse_json(raw)
+        g = rule["graduate_if"]
+        float(g["kappa_ci_low_at_least"])
+        int(g["n_at_least"])
+        int(g["missing_at_most"])
+        float(rule["ci"]["level"])
+    except (JsonInputError, KeyError, TypeError, ValueError) as exc:
+        raise EvalkitError(f"{p}: not a valid decision rule ({exc})") from None
+    rule["sha256"] = digest
+    rule["path"] = p.name
+    return rule
+
+
+def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Judge labels from a ``.csv`` or JSON-lines file with columns ``item_id`` and ``label``.
+
+    A missing file, a directory, a FIFO or a device, invalid UTF-8, a line nested too deeply or
+    a malformed CSV is an ``EvalkitError`` naming the file (and the line where there is one).
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        text = read_text(p, "judge labels file")
+        try:
+            df = pd.read_csv(
+                io.StringIO(text), dtype={"item_id": str, "label": object}, keep_default_na=True
+            )
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+            raise EvalkitError(
+                f"judge labels file {str(p)!r}: not a readable CSV ({exc})"
+            ) from None
+    else:
+        df = pd.DataFrame(read_jsonl_objects(p, "judge labels file"))
+    for col in ("item_id", "label"):
+        if col not in df.columns:
+            raise EvalkitError(f"{p}: column {col!r} missing")
+    return df
+
+
+def rule_judge_labels(gold: GoldSet) -> pd.DataFrame:
+    """The rule judge's labels: ``apply_rules(compute_facts(dimensions))`` for every gold item.
+
+    Facts are recomputed from the dimensions with this evalkit (not read from the frozen
+    snapshot), so the rule judge is calibrated as it runs today.
+    """
+    from evalkit import compute_facts
+    from evalkit.judge import apply_rules
+
+    rows = []
+    for rec in gold.items[["item_id", "dimensions"]].to_dict("records"):
+        v = apply_rules(compute_facts(rec["dimensions"]))
+        status = getattr(v.status, "value", v.status)
+        rows.append(
+            {"item_id": rec["item_id"], "label": str(status), "rule": v.rule, "reason": v.reason}
+        )
+    return pd.DataFrame(rows)
+
+
+def judge_series(judge_labels: pd.DataFrame, gold_ids: set[str]) -> dict[str, str | None]:
+    """``item_id -> label`` (None: not labeled) of a judge's labels, refusing anything else."""
+    if not isinstance(judge_labels, pd.DataFrame):
+        raise EvalkitError("judge_labels must be a pandas DataFrame with columns item_id, label")
+    for col in ("item_id", "label"):
+        if col not in judge_labels.columns:
+            raise EvalkitError(f"judge_labels: column {col!r} missing")
+    out: dict[str, str | None] = {}
+    for i, (iid, label) in enumerate(
+        zip(judge_labels["item_id"], judge_labels["label"], strict=True)
+    ):
+        iid = str(iid)
+        if iid in out:
+            raise EvalkitError(f"judge_labels: item_id {iid!r} appears twice (row {i})")
+        if iid not in gold_ids:
+            raise EvalkitError(f"judge_labels: item_id {iid!r} (row {i}) is not in the gold set")
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            out[iid] = None  # not labeled: missing, never guessed
+            continue
+        if not isinstance(label, str) or label not in LABELS:
+            raise EvalkitError(
+                f"judge_labels: item {iid!r} (row {i}): label {label!r} is not one of {LABELS}"
+            )
+        out[iid] = label
+    return out
