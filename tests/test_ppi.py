@@ -120,7 +120,9 @@ def test_effective_sample_size() -> None:
         assert res.effective_n[c] == pytest.approx(expected)
         assert res.n_gained[c] == pytest.approx(expected - 200)
         assert res.effective_n[c] > 200  # a useful judge and 25x more judge labels: a gain
-    json.dumps(res.to_dict(), allow_nan=False)
+    summary = res.to_dict()
+    json.dumps(summary, allow_nan=False)
+    assert "random sample of the target" in summary["assumption"]
 
 
 def test_perfect_judge_by_hand() -> None:

@@ -199,7 +199,7 @@ def _simulated_corrected_sd(
     m_star = np.stack(rows, axis=1) / n_c[None, :, None]
     t_star = gen.multinomial(n_target, pi @ m, size=reps).astype(float)
     ok = ~np.any((t_star > 0) & (m_star.sum(axis=1) == 0), axis=1)
-    est = _resample_shares(m_star[ok], t_star[ok])
+    est = _resample_shares(m_star[ok], t_star[ok], pi)
     return est.std(axis=0, ddof=1)  # type: ignore[no-any-return]
 
 

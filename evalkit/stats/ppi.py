@@ -59,11 +59,16 @@ from evalkit.stats import _shares as sh
 from evalkit.stats._labels import as_labels, as_pairs, check_classes, encode, order_classes
 from evalkit.stats._result import ConfidenceInterval
 
-__all__ = ["PPIPrevalence", "ppi_class_shares", "ppi_prevalence"]
+__all__ = ["ASSUMPTION", "PPIPrevalence", "ppi_class_shares", "ppi_prevalence"]
 
 Tuning = Literal["per-class", "shared", "none"]
 _TUNINGS = ("per-class", "shared", "none")
 METHOD = "PPI++ (Angelopoulos, Duchi & Zrnic 2023), power-tuned lambda"
+ASSUMPTION = (
+    "The human-labelled items are a simple random sample of the target, and the human labels "
+    "are the truth. Nothing is assumed about the judge: its errors are measured on the "
+    "labelled items of this very target, so a poor judge only costs precision, never bias."
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class PPIPrevalence:
     n_pairs_missing: int
     n_judge_missing: int
     method: str = METHOD
+    assumption: str = ASSUMPTION
 
     @property
     def defined(self) -> bool:
@@ -170,6 +176,7 @@ class PPIPrevalence:
             "n_pairs_missing": self.n_pairs_missing,
             "n_judge_missing": self.n_judge_missing,
             "reason": self.reason,
+            "assumption": self.assumption,
         }
 
 

@@ -386,7 +386,9 @@ def _undefined_reason(
 
 
 def _resample_shares(
-    m_star: NDArray[np.float64], t_star: NDArray[np.float64]
+    m_star: NDArray[np.float64],
+    t_star: NDArray[np.float64],
+    near: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """ML shares of many resamples: closed form where it is the ML, EM elsewhere.
 
@@ -394,11 +396,12 @@ def _resample_shares(
     the observed label shares exactly, so it is the maximum likelihood (and EM's fixed point);
     the other resamples (a share at 0, or a singular M) run EM to a step below 1e-8 (far finer
     than the interval's own Monte Carlo error), started next to the closed form when there is
-    one.
+    one, else next to ``near`` (the estimate on the data, which resamples scatter around).
     """
     b, k, n_lab = m_star.shape
     out = np.empty((b, k))
-    start = np.full((b, k), 1.0 / k)
+    hint = np.full(k, 1.0 / k) if near is None else np.maximum(near, 1e-6)
+    start = np.tile(hint / hint.sum(), (b, 1))
     q = t_star / t_star.sum(axis=1, keepdims=True)
     if k == n_lab:
         mt = np.swapaxes(m_star, 1, 2)
@@ -407,8 +410,8 @@ def _resample_shares(
         rows = np.nonzero(ok)[0]
         out[rows] = lin
         # outside the simplex the ML is on its boundary: EM starts next to it, not at uniform
-        near = np.maximum(lin, 1e-6)
-        start[rows] = near / near.sum(axis=1, keepdims=True)
+        close = np.maximum(lin, 1e-6)
+        start[rows] = close / close.sum(axis=1, keepdims=True)
         need_em = np.ones(b, dtype=bool)
         need_em[rows[np.all(lin >= 0, axis=1)]] = False
     else:
@@ -421,7 +424,7 @@ def _resample_shares(
 
 
 def _bootstrap(
-    d: _Data, conf: NDArray[np.float64], n_resamples: int, rng: Any
+    d: _Data, conf: NDArray[np.float64], n_resamples: int, rng: Any, pi: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], int]:
     """Two-sample bootstrap distribution (resamples x classes) and the undefined count."""
     gen = as_generator(rng)
@@ -432,7 +435,7 @@ def _bootstrap(
     m_star = np.stack(rows, axis=1) / n_c[None, :, None]
     t_star = gen.multinomial(n_t, q, size=n_resamples).astype(float)
     bad = np.any((t_star > 0) & (m_star.sum(axis=1) == 0), axis=1)
-    return _resample_shares(m_star[~bad], t_star[~bad]), int(bad.sum())
+    return _resample_shares(m_star[~bad], t_star[~bad], pi), int(bad.sum())
 
 
 def _base_fields(
@@ -517,7 +520,7 @@ def corrected_prevalence(
         return CorrectedPrevalence(statistic=None, reason=reason, **base)
     pi, iterations, converged = ml_class_shares(conf, d.target_counts)
     pi = _newton_polish(pi, conf, d.target_counts / n_t)
-    dist, n_bad = _bootstrap(d, conf, n_res, rng)
+    dist, n_bad = _bootstrap(d, conf, n_res, rng, pi)
     if n_bad:
         sh.warn(
             f"corrected prevalence: {n_bad} of {n_res} bootstrap resamples left out (a target "
