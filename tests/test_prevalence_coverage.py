@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from evalkit.stats import corrected_prevalence, ppi_prevalence
+from evalkit.stats.planning import corrected_variance
 
 CLS = np.array(["pass", "fail", "cannot-determine"])
 
@@ -65,7 +66,7 @@ def test_intervals_cover_the_true_share_and_the_naive_one_does_not(name: str) ->
     k = pi.size
     cls = CLS[:k]
     rng = np.random.default_rng(20261201 + k)
-    hits = {"corrected": np.zeros(k), "ppi": np.zeros(k), "naive": np.zeros(k)}
+    hits = {key: np.zeros(k) for key in ("corrected", "ppi", "naive", "target_only")}
     for _ in range(REPS):
         g, jg = _draw(rng, pi, sc["m"], sc["n_gold"])
         t, jt = _draw(rng, pi, sc["m"], sc["n_target"])
@@ -75,10 +76,16 @@ def test_intervals_cover_the_true_share_and_the_naive_one_does_not(name: str) ->
             corr = corrected_prevalence(list(cls[jt]), (list(cls[jg]), list(cls[g])), rng=rng)
             ppi = ppi_prevalence(list(cls[jt]), list(cls[jt[:n_h]]), list(cls[t[:n_h]]))
         c_ci, p_ci = corr.confidence_interval(), ppi.confidence_interval()
+        # the textbook interval that treats the gold error rates as known (target error only)
+        assert corr.statistic is not None and corr.confusion is not None
+        est = np.array([corr.statistic[c] for c in cls])
+        m_hat = np.array([[corr.confusion[a][b] for b in cls] for a in cls])
+        known = 1.96 * np.sqrt(corrected_variance(est, m_hat, np.full(k, np.inf), corr.n))
         for i, c in enumerate(cls):
             hits["corrected"][i] += _covers(c_ci[c], pi[i])
             hits["ppi"][i] += _covers(p_ci[c], pi[i])
             hits["naive"][i] += _covers(corr.naive_interval[c], pi[i])
+            hits["target_only"][i] += abs(est[i] - pi[i]) <= known[i]
     coverage = {key: value / REPS for key, value in hits.items()}
     # the judge's own share is biased by q_c - pi_c (q = M^T pi); where that bias is material
     # the naive interval misses the truth on most runs (a class whose errors cancel out, like
@@ -90,3 +97,5 @@ def test_intervals_cover_the_true_share_and_the_naive_one_does_not(name: str) ->
         assert 0.93 <= coverage["ppi"][i] <= 0.97, (name, c, coverage)
         if abs(bias[i]) >= 0.02:
             assert coverage["naive"][i] < 0.8, (name, c, coverage)
+        # resampling the gold items matters: ignoring their sampling error undercovers
+        assert coverage["target_only"][i] < 0.9, (name, c, coverage)
