@@ -29,6 +29,11 @@ BAD_VALUES: dict[str, Any] = {
 }
 
 
+_GOLD_PAIR = (["pass", "fail", "pass", "fail"], ["pass", "fail", "pass", "fail"])
+_PANEL = {"a": ["pass", "fail", "pass"], "b": ["pass", "fail", "fail"]}
+_PREV = {"pass": 0.7, "fail": 0.3}
+
+
 def _good_sum(sums: Any) -> Any:
     return sums[..., 0]
 
@@ -103,6 +108,36 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         lambda v: stats.threshold_study([0, 1, 2, 0], ceiling=v, n_resamples=50, rng=1),
     ),
     "plot_threshold_study": ("study", lambda v: stats.plot_threshold_study(v)),
+    "corrected_prevalence(target_labels)": (
+        "target_labels",
+        lambda v: stats.corrected_prevalence(v, _GOLD_PAIR, n_resamples=100, rng=1),
+    ),
+    "corrected_prevalence(calibration)": (
+        "calibration",
+        lambda v: stats.corrected_prevalence(["pass", "fail"], v, n_resamples=100, rng=1),
+    ),
+    "ppi_prevalence(judge_all)": (
+        "judge_all",
+        lambda v: stats.ppi_prevalence(v, ["pass", "fail"], ["pass", "pass"]),
+    ),
+    "ppi_prevalence(human_labelled)": (
+        "human_labelled",
+        lambda v: stats.ppi_prevalence(["pass", "fail", "fail"], ["pass", "fail"], v),
+    ),
+    "judge_panel(labels)": ("labels", lambda v: stats.judge_panel(v, n_resamples=100, rng=1)),
+    "judge_panel(gold)": (
+        "gold",
+        lambda v: stats.judge_panel(_PANEL, v, n_resamples=100, rng=1),
+    ),
+    "dawid_skene": ("labels", lambda v: stats.dawid_skene(v)),
+    "plan_prevalence(prevalence)": (
+        "prevalence",
+        lambda v: stats.plan_prevalence(v, [[0.9, 0.1], [0.2, 0.8]], 0.05, n_target=1000),
+    ),
+    "plan_prevalence(half_width)": (
+        "half_width",
+        lambda v: stats.plan_prevalence(_PREV, [[0.9, 0.1], [0.2, 0.8]], v, n_target=1000),
+    ),
 }
 
 
@@ -148,6 +183,8 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         "pabak(ratings)",
         "specific_agreement",
         "kappa_max",
+        "judge_panel(labels)",  # items x judges rows of labels
+        "dawid_skene",
     }
     legitimate = {
         ("resample_weights(n_items)", "scalar"),  # 3 items
@@ -159,6 +196,7 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         ("threshold_study(counts)", "one_d"),  # one count per item
         ("threshold_study(clusters)", "none"),  # no clusters
         ("cohen_kappa(weights)", "none"),  # unweighted
+        ("judge_panel(gold)", "none"),  # no gold: agreement and Dawid-Skene only
     } | {(c, "string_cells") for c in labels_may_be_strings}
     return (call, bad) in legitimate
 

@@ -140,6 +140,10 @@ def test_public_names_are_pinned() -> None:
         "gwet_ac1", "kappa_ci_sample_size", "kappa_max", "kappa_test_sample_size",
         "krippendorff_alpha", "light_kappa", "pabak", "plot_threshold_study",
         "resample_weights", "specific_agreement", "threshold_study",
+        # issue 12: class shares on a target, judge panels, planning
+        "CorrectedPrevalence", "DawidSkeneResult", "JudgePanel", "PPIPrevalence",
+        "PrevalencePlan", "corrected_prevalence", "dawid_skene", "judge_panel",
+        "plan_prevalence", "ppi_prevalence",
     }  # fmt: skip
     assert set(st.__all__) == expected
     for name in expected:

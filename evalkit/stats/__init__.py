@@ -1,7 +1,10 @@
-"""Agreement statistics, bootstrap intervals, sample sizes and threshold studies.
+"""Agreement statistics, bootstrap intervals, sample sizes, threshold studies, and class
+shares on a target: judge-error-corrected prevalence, prediction-powered inference (PPI++),
+judge panels (Dawid-Skene) and their planning.
 
 Results follow the scipy style: ``.statistic``, ``.standard_error``, ``.n`` and
-``.confidence_interval(level=0.95, method="analytic" | "percentile" | "bca", ...)``.
+``.confidence_interval(level=0.95, method="analytic" | "percentile" | "bca", ...)``; the
+class-share results map each class to its share and to its ``(low, high)``.
 """
 
 from __future__ import annotations
@@ -30,26 +33,46 @@ _LAZY: dict[str, str] = {
     "threshold_study": "evalkit.stats.thresholds",
     "plot_threshold_study": "evalkit.stats.thresholds",
     "ThresholdStudy": "evalkit.stats.thresholds",
+    "corrected_prevalence": "evalkit.stats.prevalence",
+    "CorrectedPrevalence": "evalkit.stats.prevalence",
+    "ppi_prevalence": "evalkit.stats.ppi",
+    "PPIPrevalence": "evalkit.stats.ppi",
+    "judge_panel": "evalkit.stats.panels",
+    "JudgePanel": "evalkit.stats.panels",
+    "dawid_skene": "evalkit.stats.latent_class",
+    "DawidSkeneResult": "evalkit.stats.latent_class",
+    "plan_prevalence": "evalkit.stats.planning",
+    "PrevalencePlan": "evalkit.stats.planning",
 }
 
 __all__ = [
     "AgreementResult",
     "BootstrapResult",
     "ConfidenceInterval",
+    "CorrectedPrevalence",
+    "DawidSkeneResult",
+    "JudgePanel",
+    "PPIPrevalence",
+    "PrevalencePlan",
     "ThresholdStudy",
     "bootstrap_sums",
     "brennan_prediger",
     "cohen_kappa",
     "conger_kappa",
+    "corrected_prevalence",
+    "dawid_skene",
     "fleiss_kappa",
     "gwet_ac1",
+    "judge_panel",
     "kappa_ci_sample_size",
     "kappa_max",
     "kappa_test_sample_size",
     "krippendorff_alpha",
     "light_kappa",
     "pabak",
+    "plan_prevalence",
     "plot_threshold_study",
+    "ppi_prevalence",
     "resample_weights",
     "specific_agreement",
     "threshold_study",
