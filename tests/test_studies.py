@@ -677,3 +677,23 @@ def test_cli_missing_or_unreadable_parameters_file_is_a_user_error_naming_it(
     assert main(["study", "run", "threshold-study", "-f", str(latin)]) == 1
     assert f"parameters file '{latin}': not UTF-8 text" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
+
+
+def test_plot_rates_never_draws_a_negative_error_bar() -> None:
+    """A Wilson bound lies a rounding error beyond a 0% or 100% rate for n = 7, 9, 12, ...;
+    matplotlib refused the negative error bar and the replay study failed."""
+    import pandas as pd
+
+    from evalkit.analyses import replay
+
+    scored = pd.DataFrame(
+        [
+            {"rubric": "rubric-v2", "session_id": f"s{i}", "dimension": d, "status": st}
+            for i in range(7)
+            for d, st in (("plan-fidelity", "pass"), ("process-safety", "fail"))
+        ]
+    )
+    rates = replay.status_rates(scored)
+    never = rates[(rates["status"] == "fail") & (rates["dimension"] == "plan-fidelity")]
+    assert float(never["ci_low"].iloc[0]) > 0.0  # 0 of 7, yet the bound is 5.6e-17: the culprit
+    replay.plot_rates(rates, "fail", 0.1)  # raised ValueError: 'yerr' must not be negative
