@@ -2,14 +2,13 @@
 
 A single self-contained file: inline CSS, no script, no font, no image, no link to anything,
 so opening it makes no request at all. Every piece of record content goes through
-``html.escape``. The output is a pure function of the record (and the metrics directory named
-in the re-verify command): no clock, no environment, so the same record renders to the same
-bytes.
+:func:`evalkit.text_escape.html_text` (the one escape helper of every page). The output is a
+pure function of the record (and the metrics directory named in the re-verify command): no
+clock, no environment, so the same record renders to the same bytes.
 """
 
 from __future__ import annotations
 
-import html
 import os
 import shlex
 from collections.abc import Mapping
@@ -58,7 +57,7 @@ section.limits { background: #f7f7fb; padding: 0 1rem 1rem; margin-top: 2rem; }
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 def _value(value: Any) -> str:

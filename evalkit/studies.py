@@ -1,24 +1,29 @@
 """Run studies: parameterized notebooks executed by papermill, rendered to offline HTML.
 
 A study is a notebook ``notebooks/<name>.ipynb`` with exactly one cell tagged ``parameters``
-(``name: type = default  # help`` lines, JSON-simple defaults). ``run_study`` validates the
-caller's parameters against those declarations *before* a kernel starts, executes the notebook
+(``name: type = default  # help`` lines, JSON defaults; see :mod:`evalkit.study_params`).
+Before a kernel starts, ``run_study`` validates the caller's parameters against those
+declarations (every value a JSON value, checked all the way down) and checks the run against
+the pre-registration lock (:mod:`evalkit.study_lock`: a changed frozen input or a changed design
+parameter refuses the run unless it is a stated deviation; no lock refuses unless ``no_lock``).
+It then writes the values into the notebook as Python literals it has proven to read back as
+the same values (papermill's own parameter translation is never used), executes the notebook
 with papermill, renders HTML with nbconvert (code hidden by cell tags, an offline template with no
 CDN or other network reference, images embedded, execution metadata stripped and cell ids made
 deterministic so reruns diff cleanly) and writes ``results.json`` beside it: the runner's fields
-merged with the figures the notebook wrote through :func:`evalkit.analyses.write_results`.
+(parameters, the pre-registration status, the sha256 of every data input) merged with the
+figures the notebook wrote through :func:`evalkit.analyses.write_results`. The page opens with
+the pre-registration status (a deviation and its reason, an amendment, or "not pre-registered").
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
 import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.input_files import parse_json
+from evalkit.study_params import (
+    Parameter,
+    injected_source,
+    json_value,
+    notebook_parameters,
+    parameters_cell,
+    read_notebook,
+    type_ok,
+)
+from evalkit.text_escape import markdown_text
 
 __all__ = [
     "RESULTS_ENV",
@@ -54,14 +70,6 @@ STUDIES: tuple[str, ...] = (
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
 _HIDE_INPUT_TAGS = frozenset({"hide-input", "remove-input", "parameters", "injected-parameters"})
 _REMOVE_CELL_TAGS = frozenset({"remove-cell"})
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "str": str,
-    "int": int,
-    "float": (int, float),
-    "bool": bool,
-    "list": list,
-    "dict": dict,
-}
 _RUNNER_KEYS = (
     "study",
     "status",
@@ -72,6 +80,9 @@ _RUNNER_KEYS = (
     "git_commit",
     "git_dirty",
     "notebook_sha256",
+    "preregistration",
+    "deviation",
+    "inputs",
 )
 _VERSIONED = (
     "evalkit",
@@ -93,24 +104,6 @@ class StudyStatus(StrEnum):
 
     OK = "ok"
     FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One declared notebook parameter."""
-
-    name: str
-    type: str  # one of str, int, float, bool, list, dict
-    default: Any
-    help: str = ""
-
-    def __getitem__(self, key: str) -> Any:
-        # papermill.inspect_notebook's dict shape, for callers written against it
-        if key == "inferred_type_name":
-            return self.type
-        if key in ("name", "type", "default", "help"):
-            return getattr(self, key)
-        raise KeyError(key)
 
 
 @dataclass(frozen=True)
@@ -177,7 +170,7 @@ def list_studies() -> list[dict[str, Any]]:
         path = _notebook_dir() / f"{name}.ipynb"
         title = name
         if path.is_file():
-            nb = json.loads(path.read_text(encoding="utf-8"))
+            nb = read_notebook(path)
             for cell in nb.get("cells", []):
                 if cell.get("cell_type") == "markdown":
                     first = "".join(cell.get("source", "")).strip().splitlines()[:1]
@@ -188,78 +181,31 @@ def list_studies() -> list[dict[str, Any]]:
     return out
 
 
-def _parameters_cell(nb: Mapping[str, Any], path: Path) -> str:
-    cells = [
-        c
-        for c in nb.get("cells", [])
-        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", [])
-    ]
-    if len(cells) != 1:
-        raise EvalkitError(
-            f"{path}: expected exactly one cell tagged 'parameters', found {len(cells)}"
-        )
-    src = cells[0].get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
 def declared_parameters(name: str) -> dict[str, Parameter]:
     """The parameters the study's ``parameters`` cell declares, in order.
 
     Each declaration is an annotated assignment ``name: type = literal`` with an optional
-    trailing ``# help`` comment; the literal must be JSON-simple.
+    trailing ``# help`` comment; the literal must be a JSON value of the declared type.
     """
-    path = notebook_path(name)
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    source = _parameters_cell(nb, path)
-    lines = source.splitlines()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise EvalkitError(f"{path}: parameters cell line {exc.lineno}: {exc.msg}") from exc
-    params: dict[str, Parameter] = {}
-    for node in tree.body:
-        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
-            raise EvalkitError(
-                f"{path}: parameters cell line {node.lineno}: expected 'name: type = value'"
-            )
-        tname = ast.unparse(node.annotation)
-        if tname not in _TYPES:
-            raise EvalkitError(
-                f"{path}: parameter {node.target.id!r} has type {tname!r}; "
-                f"allowed: {', '.join(_TYPES)}"
-            )
-        try:
-            default = ast.literal_eval(node.value) if node.value is not None else None
-        except ValueError as exc:
-            raise EvalkitError(
-                f"{path}: parameter {node.target.id!r}: default is not a literal"
-            ) from exc
-        line = lines[node.lineno - 1]
-        help_text = line.split("#", 1)[1].strip() if "#" in line else ""
-        params[node.target.id] = Parameter(node.target.id, tname, default, help_text)
-    return params
+    return notebook_parameters(notebook_path(name))
 
 
 def _describe(params: Mapping[str, Parameter]) -> str:
     return ", ".join(f"{p.name} ({p.type})" for p in params.values()) or "(none)"
 
 
-def _type_ok(value: Any, tname: str) -> bool:
-    if tname in ("int", "float") and isinstance(value, bool):
-        return False  # bool is an int subclass; a flag is not a count
-    return isinstance(value, _TYPES[tname])
-
-
-def _validate(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    declared = declared_parameters(name)
+def _validate(
+    name: str, params: Mapping[str, Any] | None, declared: Mapping[str, Parameter]
+) -> dict[str, Any]:
     merged = {p.name: p.default for p in declared.values()}
-    for key, value in (params or {}).items():
+    for key, raw in (params or {}).items():
         if key not in declared:
             raise EvalkitError(
                 f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
             )
+        value = json_value(raw, f"study {name!r}: parameter {key}")
         want = declared[key].type
-        if not _type_ok(value, want):
+        if not type_ok(value, want):
             raise EvalkitError(
                 f"study {name!r}: parameter {key!r} expects {want}, got "
                 f"{type(value).__name__} {value!r}; accepted: {_describe(declared)}"
@@ -269,7 +215,10 @@ def _validate(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def coerce_cli_value(name: str, key: str, raw: str) -> Any:
-    """Turn a command-line string into the declared type of ``key`` (clear error otherwise)."""
+    """Turn a command-line string into the declared type of ``key`` (clear error otherwise).
+
+    A list or dict is read as strict JSON (no NaN/Infinity) and checked all the way down.
+    """
     declared = declared_parameters(name)
     if key not in declared:
         raise EvalkitError(
@@ -282,7 +231,7 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
         if want == "int":
             return int(raw)
         if want == "float":
-            return float(raw)
+            return json_value(float(raw), key)
         if want == "bool":
             low = raw.strip().lower()
             if low in ("true", "1", "yes"):
@@ -290,13 +239,14 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
             if low in ("false", "0", "no"):
                 return False
             raise ValueError(raw)
-        value = json.loads(raw)
-        if not _type_ok(value, want):
+        value = json_value(parse_json(raw), key)
+        if not type_ok(value, want):
             raise ValueError(raw)
         return value
-    except ValueError:
+    except ValueError as exc:
+        why = f" ({exc})" if isinstance(exc, EvalkitError) else ""
         raise EvalkitError(
-            f"study {name!r}: parameter {key!r} expects {want}, got {raw!r}; "
+            f"study {name!r}: parameter {key!r} expects {want}, got {raw!r}{why}; "
             f"accepted: {_describe(declared)}"
         ) from None
 
@@ -326,8 +276,10 @@ def _stable(nb: Any, name: str) -> Any:
     """Strip run-specific metadata and number cell ids, so reruns diff cleanly."""
     nb.metadata.pop("papermill", None)
     nb.metadata.pop("widgets", None)
+    # nbformat cell ids are [A-Za-z0-9_-]{1,64}; an ad-hoc notebook's name may hold anything
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:48] or "cell"
     for i, cell in enumerate(nb.cells):
-        cell["id"] = f"{name}-{i:02d}"
+        cell["id"] = f"{prefix}-{i:02d}"
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
@@ -381,34 +333,17 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[str] | None:
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=_repo_root(),
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def _git_commit() -> str | None:
-    res = _git("rev-parse", "HEAD")
-    if res is None:
-        return None
-    commit = res.stdout.strip()
-    return commit if res.returncode == 0 and len(commit) == 40 else None
+    from evalkit.gitinfo import head_commit
+
+    return head_commit(_repo_root())
 
 
 def _git_dirty() -> bool | None:
     """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    res = _git("status", "--porcelain", "--untracked-files=no")
-    if res is None or res.returncode != 0:
-        return None
-    return bool(res.stdout.strip())
+    from evalkit.gitinfo import is_dirty
+
+    return is_dirty(_repo_root())
 
 
 @contextlib.contextmanager
@@ -439,78 +374,64 @@ def run_study(
     timeout: int = 600,
     *,
     progress: Callable[[str], None] | None = None,
+    deviation: str | None = None,
+    no_lock: bool = False,
+    lock: str | os.PathLike[str] | None = None,
 ) -> StudyRun:
     """Execute study ``name`` and write ``index.html`` + ``results.json`` into ``out_dir``.
 
-    Parameters are validated against the notebook's declarations before any kernel starts
-    (unknown name or wrong type: :class:`EvalkitError` listing the accepted ones). ``timeout``
-    is papermill's per-cell execution timeout in seconds. A failing or timed-out cell still
-    yields the HTML, with the error visible, and ``status == "failed"``.
+    Before any kernel starts: parameters are validated against the notebook's declarations
+    (unknown name, wrong type or a value that is not JSON: :class:`EvalkitError` naming it), and
+    the run is checked against the pre-registration lock (``lock``, default the repository's):
+    a changed frozen input, a rewritten lock, a study missing from the lock, or a design
+    parameter whose value differs from the locked one refuses the run, unless ``deviation``
+    states why the design deviates (then the page and results.json show the deviation).
+    Without a lock file the run is refused unless ``no_lock`` (stated on the page).
+    ``timeout`` is papermill's per-cell execution timeout in seconds. A failing or timed-out
+    cell still yields the HTML, with the error visible, and ``status == "failed"``.
     """
+    from evalkit.study_lock import check_study, input_hashes
+
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
     path = notebook_path(name)
-    merged = _validate(name, params)
+    nb_dict = read_notebook(path)
+    source = parameters_cell(nb_dict, path)
+    declared = notebook_parameters(path)
+    merged = _validate(name, params, declared)
     name = path.stem if str(name).endswith(".ipynb") else name  # ad-hoc notebook: its stem
+    status = check_study(
+        name,
+        declared,
+        merged,
+        set(params or {}),
+        hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        deviation=deviation,
+        no_lock=no_lock,
+        lock=lock,
+    )
+    inputs = input_hashes(declared, merged)
+    prepared = _prepared_notebook(nb_dict, merged, status.banner())
     out = Path(out_dir) if out_dir is not None else Path("reports") / name
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-
-    import nbformat
-    import papermill as pm
-
-    error: str | None = None
-    with tempfile.TemporaryDirectory(prefix=f"evalkit-{name}-") as work:
-        work_dir = Path(work)
-        executed = work_dir / f"{name}.ipynb"
-        figures_path = work_dir / "figures.json"
-        say(f"[study] {name}: running ({len(merged)} parameter(s), timeout {timeout}s per cell)")
-        # the kernel imports the same evalkit as this process, wherever its cwd is
-        root = str(_repo_root())
-        pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-        kernel_log = work_dir / "kernel-stderr.log"
-        with (
-            _env(RESULTS_ENV, str(figures_path)),
-            _env("PYTHONPATH", pythonpath),
-            kernel_log.open("ab") as log,
-        ):
-            try:
-                pm.execute_notebook(
-                    str(path),
-                    str(executed),
-                    parameters=merged,
-                    kernel_name="python3",
-                    language="python",
-                    cwd=str(work_dir),
-                    execution_timeout=timeout,
-                    progress_bar=False,
-                    log_output=False,
-                    request_save_on_cell_execute=False,
-                    kernel_manager_class=_kernel_manager_class(log),
-                )
-            except Exception as exc:  # any kernel/cell failure is the study's status, not a crash
-                error = _error_text(exc, timeout)
-        ran = executed.is_file()
-        nb = nbformat.read(str(executed if ran else path), as_version=4)
-        if error is not None and "Timeout" not in error:  # e.g. a kernel that died
-            tail = kernel_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            if tail and not (ran and _has_error_output(nb)):
-                say(f"[study] {name}: kernel stderr (last lines):\n" + "\n".join(tail[-5:]))
-        if error is not None and not _has_error_output(nb):
-            nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Study failed:** {error}"))
-        figures: dict[str, Any] = {}
-        if figures_path.is_file():
-            figures = json.loads(figures_path.read_text(encoding="utf-8"))
+    say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
+        f"{timeout}s per cell)")  # fmt: skip
+    nb, error, figures = _execute(prepared, name, timeout, say)
     nb = _stable(nb, name)
-    html = render_html(nb, title=name)
     html_path = out / "index.html"
-    html_path.write_text(html, encoding="utf-8")
+    html_path.write_text(render_html(nb, title=name), encoding="utf-8")
+    import nbformat
+
     nbformat.write(nb, str(out / f"{name}.ipynb"))
-    status = StudyStatus.OK if error is None else StudyStatus.FAILED
+    run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
     results: dict[str, Any] = {
         "study": name,
-        "status": status.value,
+        "status": run_status.value,
         "parameters": merged,
+        "preregistration": status.to_json(),
+        "deviation": status.deviation_reason,
+        "inputs": inputs,
         "error": error,
         "figure_keys": sorted(k for k in figures if k not in _RUNNER_KEYS),
         "versions": _versions(),
@@ -523,9 +444,81 @@ def run_study(
             results[key] = value
     results = _jsonable(results)
     results_path = out / "results.json"
-    results_path.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    say(f"[study] {name}: {status.value} -> {html_path}")
-    return StudyRun(name, status, out, html_path, results_path, results, error)
+    results_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    say(f"[study] {name}: {run_status.value} -> {html_path}")
+    return StudyRun(name, run_status, out, html_path, results_path, results, error)
+
+
+def _prepared_notebook(nb_dict: Mapping[str, Any], merged: Mapping[str, Any], banner: str) -> Any:
+    """The notebook to execute: the values injected after the parameters cell as literals
+    proven to read back as themselves, and the pre-registration banner under the title."""
+    import nbformat
+
+    nb = nbformat.reads(json.dumps(nb_dict), as_version=4)  # sources joined, as papermill has
+    at = next(
+        i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])
+    )
+    injected = nbformat.v4.new_code_cell(injected_source(merged))
+    injected.metadata["tags"] = ["injected-parameters"]
+    nb.cells.insert(at + 1, injected)
+    first = nb.cells[0] if nb.cells else None
+    title = first is not None and first.cell_type == "markdown" and first.source.startswith("#")
+    nb.cells.insert(1 if title else 0, nbformat.v4.new_markdown_cell(banner))
+    return nb
+
+
+def _execute(
+    nb: Any, name: str, timeout: int, say: Callable[[str], None]
+) -> tuple[Any, str | None, dict[str, Any]]:
+    """Run the prepared notebook with papermill; (executed notebook, error text, figures)."""
+    import nbformat
+    import papermill as pm
+
+    error: str | None = None
+    # the directory name never carries the study's name: papermill formats paths with
+    # str.format, and an ad-hoc notebook's name may hold braces
+    with tempfile.TemporaryDirectory(prefix="evalkit-study-") as work:
+        work_dir = Path(work)
+        executed = work_dir / "executed.ipynb"
+        figures_path = work_dir / "figures.json"
+        # the kernel imports the same evalkit as this process, wherever its cwd is
+        root = str(_repo_root())
+        pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        kernel_log = work_dir / "kernel-stderr.log"
+        with (
+            _env(RESULTS_ENV, str(figures_path)),
+            _env("PYTHONPATH", pythonpath),
+            kernel_log.open("ab") as log,
+        ):
+            try:
+                pm.execute_notebook(
+                    nb,
+                    str(executed).replace("{", "{{").replace("}", "}}"),
+                    parameters=None,  # injected above, as proven literals
+                    kernel_name="python3",
+                    language="python",
+                    cwd=str(work_dir),
+                    execution_timeout=timeout,
+                    progress_bar=False,
+                    log_output=False,
+                    request_save_on_cell_execute=False,
+                    kernel_manager_class=_kernel_manager_class(log),
+                )
+            except Exception as exc:  # any kernel/cell failure is the study's status, not a crash
+                error = _error_text(exc, timeout)
+        ran = executed.is_file()
+        out_nb = nbformat.read(str(executed), as_version=4) if ran else nb
+        if error is not None and "Timeout" not in error:  # e.g. a kernel that died
+            tail = kernel_log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            if tail and not (ran and _has_error_output(out_nb)):
+                say(f"[study] {name}: kernel stderr (last lines):\n" + "\n".join(tail[-5:]))
+        if error is not None and not _has_error_output(out_nb):
+            failed = nbformat.v4.new_markdown_cell(f"**Study failed:** {markdown_text(error)}")
+            out_nb.cells.insert(0, failed)
+        figures: dict[str, Any] = {}
+        if figures_path.is_file():
+            figures = json.loads(figures_path.read_text(encoding="utf-8"))
+    return out_nb, error, figures
 
 
 def _kernel_manager_class(stderr: Any) -> type:

@@ -5,7 +5,8 @@ targets, judge names, parameter values) is untrusted. It is escaped at the point
 placed into HTML (:func:`html_text`) or into Markdown that a notebook renders
 (:func:`markdown_text`, :func:`markdown_code`); Markdown renderers pass raw HTML through, so the
 Markdown helpers escape HTML too. Lone surrogates are written as ``\\udXXX`` so that the page
-can always be encoded.
+can always be encoded. Text drawn into a figure is not HTML, but matplotlib reads ``$...$`` as
+mathtext (a parse error fails the whole cell): :func:`plot_text` draws it literally.
 
 Standard library only.
 """
@@ -17,7 +18,7 @@ import re
 
 from evalkit.input_files import escape_surrogates
 
-__all__ = ["html_text", "markdown_code", "markdown_text"]
+__all__ = ["html_text", "markdown_code", "markdown_text", "plot_text"]
 
 # CommonMark: any ASCII punctuation may be backslash-escaped; these are the ones that start or
 # end Markdown constructs (emphasis, links, code, headings, lists, tables); < > & are left to
@@ -53,3 +54,9 @@ def markdown_code(value: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def plot_text(value: object) -> str:
+    """``value`` as literal text for a matplotlib label or title (no mathtext, one line)."""
+    text = escape_surrogates(str(value)).replace("\r", " ").replace("\n", " ")
+    return text.replace("$", r"\$")

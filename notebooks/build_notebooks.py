@@ -2,7 +2,8 @@
 
 Run: ``python notebooks/build_notebooks.py``. Every code cell is tagged ``hide-input`` so the
 rendered HTML shows results, not code; the one cell tagged ``parameters`` holds JSON-simple
-defaults that papermill overrides. All logic lives in ``evalkit.analyses``.
+defaults (the runner injects the values of a run after it). All logic lives in
+``evalkit.analyses``; text from the data reaches Markdown only through ``evalkit.text_escape``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import warnings
 from IPython.display import Markdown, display
 
 from evalkit import analyses
+from evalkit.text_escape import markdown_code
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 analyses.configure_display()
@@ -95,7 +97,7 @@ display(Markdown(
                             wilson(pub['v1_fail_sessions'], pub['sessions']), pub['sessions'],
                             percent=True)
     + " of sessions, Wilson 95% CI). "
-    f"Unknown `{fact}` values (reader found no number): {int(df['value'].isna().sum())}. "
+    f"Unknown {markdown_code(fact)} values (reader found no number): {int(df['value'].isna().sum())}. "
     f"Journal lines skipped: {len(df.attrs['diagnostics'])}."
 ))
 sources = df["value_source"].value_counts().to_dict()

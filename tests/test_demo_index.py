@@ -265,3 +265,39 @@ def test_same_inputs_give_the_same_bytes_wherever_the_reports_are(tmp_path: Path
 def _rows(out: Path) -> list[dict[str, Any]]:
     order = ["rubric-replay", "threshold-study", "agreement-study", "judge-calibration"]
     return [{"study": s, "status": "ok", "error": None} for s in order if (out / s).is_dir()]
+
+
+def test_each_study_says_where_it_stands_with_the_pre_registration(tmp_path: Path) -> None:
+    entry = {"name": "threshold-study", "version": 2, "locked_on": "2026-12-01"}
+    th = _threshold(tmp_path)
+    th["preregistration"] = {"status": "pre-registered", "entry": entry, "amended": True,
+                             "original_locked_on": "2026-11-30"}  # fmt: skip
+    cal = _calibration()
+    cal["preregistration"] = {
+        "status": "deviation",
+        "entry": {"name": "judge-calibration", "version": 1, "locked_on": "2026-11-30"},
+        "deviations": [{"parameter": "n_resamples", "locked": 2000, "given": 200}],
+        "deviation_reason": "<b>quick</b> look",
+    }
+    agr = _agreement()
+    agr["preregistration"] = {"status": "not pre-registered", "entry": None}
+    page = _page(tmp_path, [th, cal, agr, _replay()])
+    assert (
+        "Pre-registered: entry threshold-study version 2, locked on 2026-12-01 (amended; "
+        "originally locked on 2026-11-30)." in _text(_section(page, "threshold-study"))
+    )
+    dev = _text(_section(page, "judge-calibration"))
+    assert "Deviation from the pre-registration (entry judge-calibration version 1" in dev
+    assert "n_resamples. Reason given: <b>quick</b> look" in dev
+    assert "<b>quick" not in page  # the reason is text, not markup
+    assert "Not pre-registered" in _text(_section(page, "agreement-study"))
+    assert "not recorded in results.json" in _text(_section(page, "rubric-replay"))
+    assert_self_contained(page)
+
+
+def test_a_study_name_never_becomes_a_javascript_link(tmp_path: Path) -> None:
+    rows = [{"study": "javascript:alert(1)", "status": "failed", "error": None}]
+    page = landing.render_index(rows, tmp_path)
+    assert 'href="javascript%3Aalert%281%29/index.html"' in page  # a relative path
+    assert 'href="javascript:' not in page
+    assert_self_contained(page)

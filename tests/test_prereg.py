@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from evalkit import prereg
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
 from evalkit.gold import freeze
-from evalkit.prereg import check_lock, collect_inputs, require_unchanged, write_lock
+from evalkit.prereg import check_lock, collect_inputs, read_lock, require_unchanged, write_lock
 from tests.conftest import REPO_ROOT
 
 GOLD_V1 = REPO_ROOT / "gold" / "instruction-adherence" / "v1"
@@ -44,9 +47,13 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         '{"graduate_if": {"kappa_ci_low_at_least": 0.6}}\n', encoding="utf-8"
     )
     (r / "notebooks").mkdir()
-    (r / "notebooks" / "agreement-study.ipynb").write_text(_notebook("seed = 0"), encoding="utf-8")
-    (r / "notebooks" / "threshold-study.ipynb").write_text(_notebook("x = 1"), encoding="utf-8")
-    (r / "notebooks" / "threshold-study.params.yaml").write_text("ceiling: 0.1\n", encoding="utf-8")
+    (r / "notebooks" / "agreement-study.ipynb").write_text(
+        _notebook('labels_path: str = ""\nseed: int = 0'), encoding="utf-8"
+    )
+    (r / "notebooks" / "threshold-study.ipynb").write_text(
+        _notebook('metrics_dir: str = ""\nceiling: float = 0.1\nthresholds: list = [1, 3]'),
+        encoding="utf-8",
+    )
     return r
 
 
@@ -58,14 +65,21 @@ def test_lock_holds_every_kind_of_input(root: Path) -> None:
         ("rubric", "rubric-v2"),
         ("gold", "instruction-adherence/v1"),
         ("decision_rule", "instruction-adherence/DECISION_RULE.json"),
-        ("study", "agreement-study"),  # the notebook's parameters cell
-        ("study", "threshold-study"),  # the params file wins over the notebook cell
+        ("study", "agreement-study"),  # the design in the notebook's parameters cell
+        ("study", "threshold-study"),
     }
     gold_entry = next(e for e in lock["entries"] if e["kind"] == "gold")
     manifest = json.loads(
         (root / "gold" / "instruction-adherence" / "v1" / "MANIFEST.json").read_text("utf-8")
     )
     assert gold_entry["sha256"] == manifest["set_sha256"]
+    # a study entry names what it freezes: the design values; data paths are inputs
+    study = next(e for e in lock["entries"] if e["name"] == "threshold-study")
+    assert study["design"] == {"ceiling": 0.1, "thresholds": [1, 3]}
+    assert study["inputs"] == ["metrics_dir"] and study["version"] == 1
+    canonical = json.dumps(study["design"], sort_keys=True, separators=(",", ":"))
+    assert study["sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
+    assert {"kind", "name", "path", "sha256", "locked_on"} <= set(gold_entry)
     assert check_lock(root / "lock.json", root) == []
     for kind in prereg.KINDS:
         require_unchanged(kind, lock=root / "lock.json", root=root)
@@ -79,8 +93,6 @@ def test_lock_holds_every_kind_of_input(root: Path) -> None:
          lambda r: r / "gold" / "instruction-adherence" / "v1" / "labels.jsonl", "gold freeze"),
         ("decision_rule", "instruction-adherence/DECISION_RULE.json",
          lambda r: r / "gold" / "instruction-adherence" / "DECISION_RULE.json", "new file"),
-        ("study", "threshold-study", lambda r: r / "notebooks" / "threshold-study.params.yaml",
-         "new study"),
     ],
 )  # fmt: skip
 def test_a_changed_locked_input_refuses_the_run(
@@ -97,20 +109,145 @@ def test_a_changed_locked_input_refuses_the_run(
     other = next(k for k in prereg.KINDS if k != kind)
     require_unchanged(other, lock=lock, root=root)
     assert main(["preregister", "--check", "--out", str(lock), "--root", str(root)]) == 1
-    # re-locking would launder the edit: refused, naming it
+    # re-locking would launder the edit of a frozen file: refused, naming it, lock untouched
+    before = lock.read_bytes()
+    with pytest.raises(EvalkitError, match="refusing to re-lock"):
+        write_lock(lock, root)
+    assert lock.read_bytes() == before
+
+
+def test_the_design_is_what_counts_not_the_data_paths(root: Path) -> None:
+    lock = root / "lock.json"
+    write_lock(lock, root)
+    nb = root / "notebooks" / "agreement-study.ipynb"
+    nb.write_text(
+        _notebook('labels_path: str = ""\nseed: int = 0', body="print('a changed analysis')"),
+        "utf-8",
+    )
+    require_unchanged("study", ["agreement-study"], lock=lock, root=root)
+    # a data input's default is not design
+    nb.write_text(_notebook('labels_path: str = "other.csv"\nseed: int = 0'), "utf-8")
+    require_unchanged("study", ["agreement-study"], lock=lock, root=root)
+    nb.write_text(_notebook('labels_path: str = ""\nseed: int = 1'), "utf-8")
+    with pytest.raises(EvalkitError, match=r"agreement-study.*seed: locked 0, now 1"):
+        require_unchanged("study", ["agreement-study"], lock=lock, root=root)
+
+
+def test_a_changed_design_is_amended_as_a_new_version_keeping_the_old(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = root / "lock.json"
+    first = write_lock(lock, root, date="2026-01-02")
+    nb = root / "notebooks" / "threshold-study.ipynb"
+    nb.write_text(
+        _notebook('metrics_dir: str = ""\nceiling: float = 0.2\nthresholds: list = [1, 3]')
+    )
+    [change] = check_lock(lock, root)
+    assert change.name == "threshold-study" and "ceiling: locked 0.1, now 0.2" in change.describe()
+    assert main(["preregister", "--check", "--out", str(lock), "--root", str(root)]) == 1
+    assert main(["preregister", "--out", str(lock), "--root", str(root),
+                 "--reason", "ceiling agreed with <b>the board</b>"]) == 0  # fmt: skip
+    assert "AMENDED v2" in capsys.readouterr().out
+    after = json.loads(lock.read_text("utf-8"))
+    # every old entry is still there, byte for byte; the amendment is a new, dated entry
+    assert after["entries"][: len(first["entries"])] == first["entries"]
+    [v2] = after["entries"][len(first["entries"]) :]
+    assert v2["name"] == "threshold-study" and v2["version"] == 2 and v2["amends_version"] == 1
+    assert v2["design"]["ceiling"] == 0.2 and v2["locked_on"] != "2026-01-02"
+    assert v2["reason"] == "ceiling agreed with <b>the board</b>"
+    assert after["created"] == "2026-01-02"
+    assert check_lock(lock, root) == []  # the newest version is what is checked
+    require_unchanged("study", ["threshold-study"], lock=lock, root=root)
+
+
+def test_an_entry_written_before_designs_gets_its_design_recorded_only_while_unchanged(
+    root: Path,
+) -> None:
+    from evalkit.study_params import notebook_parameters, parameters_cell, read_notebook
+
+    def legacy_lock() -> dict:
+        entries = []
+        for name in ("agreement-study", "threshold-study"):
+            nb = root / "notebooks" / f"{name}.ipynb"
+            src = parameters_cell(read_notebook(nb), nb)
+            entries.append({"kind": "study", "name": name, "locked_on": "2026-11-30",
+                            "path": f"notebooks/{name}.ipynb#parameters",
+                            "sha256": hashlib.sha256(src.encode()).hexdigest()})  # fmt: skip
+        return {"schema": 1, "created": "2026-11-30", "entries": entries}
+
+    lock = root / "lock.json"
+    old = legacy_lock()
+    lock.write_text(json.dumps(old), encoding="utf-8")
+    nb = root / "notebooks" / "agreement-study.ipynb"
+    nb.write_text(_notebook('labels_path: str = ""\nseed: int = 7'), "utf-8")  # changed since
+    new = write_lock(lock, root, kinds=["study"])
+    by_name = {(e["name"], e.get("version", 1)): e for e in new["entries"]}
+    legacy_t = by_name[("threshold-study", 1)]
+    # unchanged cell: the design is added to the entry; its hash and date stay what they were
+    assert legacy_t["sha256"] == old["entries"][1]["sha256"]
+    assert legacy_t["locked_on"] == "2026-11-30"
+    assert legacy_t["design"] == {"ceiling": 0.1, "thresholds": [1, 3]}
+    # changed cell: the old entry is kept as it was, the new design is version 2
+    assert by_name[("agreement-study", 1)] == old["entries"][0]
+    assert by_name[("agreement-study", 2)]["design"] == {"seed": 7}
+    assert notebook_parameters(nb)["seed"].default == 7
+    assert check_lock(lock, root) == []
+
+
+def test_a_hand_edited_design_is_caught_and_never_relocked(root: Path) -> None:
+    lock = root / "lock.json"
+    write_lock(lock, root)
+    data = json.loads(lock.read_text("utf-8"))
+    entry = next(e for e in data["entries"] if e["name"] == "threshold-study")
+    entry["design"]["ceiling"] = 0.5  # the sha256 still says 0.1
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    [change] = check_lock(lock, root)
+    assert change.tampered and "edited by hand" in change.describe()
     with pytest.raises(EvalkitError, match="refusing to re-lock"):
         write_lock(lock, root)
 
 
-def test_notebook_parameters_cell_is_what_counts(root: Path) -> None:
-    lock = root / "lock.json"
-    write_lock(lock, root)
-    nb = root / "notebooks" / "agreement-study.ipynb"
-    nb.write_text(_notebook("seed = 0", body="print('a changed analysis cell')"), "utf-8")
-    require_unchanged("study", ["agreement-study"], lock=lock, root=root)
-    nb.write_text(_notebook("seed = 1"), "utf-8")
-    with pytest.raises(EvalkitError, match="agreement-study"):
-        require_unchanged("study", ["agreement-study"], lock=lock, root=root)
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd, check=True, capture_output=True,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_deleting_the_lock_does_not_start_afresh(root: Path) -> None:
+    """Finding 4: deleting the lock and re-running preregister laundered any change."""
+    _git(root, "init", "-q")
+    lock = root / "preregistration.lock.json"
+    first = write_lock(lock, root, date="2026-01-02")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "lock")
+    nb = root / "notebooks" / "threshold-study.ipynb"
+    nb.write_text(
+        _notebook('metrics_dir: str = ""\nceiling: float = 0.9\nthresholds: list = [1, 3]')
+    )
+    lock.unlink()
+    assert main(["preregister", "--out", str(lock), "--root", str(root)]) == 0
+    again = json.loads(lock.read_text("utf-8"))
+    assert again["entries"][: len(first["entries"])] == first["entries"]  # restored from git
+    assert again["created"] == "2026-01-02" and again["restored_from_commit"]
+    v2 = again["entries"][-1]
+    assert (v2["name"], v2["version"], v2["design"]["ceiling"]) == ("threshold-study", 2, 0.9)
+
+
+def test_a_fifo_or_a_malformed_entry_as_lock_is_a_clear_error(root: Path) -> None:
+    fifo = root / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(EvalkitError, match="FIFO"):
+        check_lock(fifo, root)  # never a hang: the reader refuses it before reading
+    bad = root / "bad-entry.json"
+    bad.write_text(json.dumps({"entries": [{"kind": "gold"}]}), encoding="utf-8")
+    with pytest.raises(EvalkitError, match=r"entries\[0\]\.name must be a string"):
+        require_unchanged("gold", lock=bad, root=root)
+    deep = root / "deep.json"
+    deep.write_text('{"entries": ' + "[" * 5000 + "]" * 5000 + "}", encoding="utf-8")
+    with pytest.raises(EvalkitError, match="nested too deeply"):
+        read_lock(deep)
 
 
 def test_a_new_version_is_not_a_change_and_extends_the_lock(root: Path, tmp_path: Path) -> None:

@@ -8,26 +8,20 @@ element, and take a screenshot that must not be blank.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
-import os
 import re
-import select
-import shutil
-import subprocess
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import IN_CI, require_shared
 from matplotlib import image as mpimg
 from record_factory import make_record, reference_record
 
+from conftest import require_shared
 from evalkit.errors import ValidationError
 from evalkit.report import render_report, write_report
+from tests.browser import DevTools, assert_inert, chromium, open_page
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -139,163 +133,22 @@ def test_invalid_record_is_refused() -> None:
 
 # ------------------------------------------------------------------------- headless Chromium
 
-BROWSER_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--window-size=1200,1600",
-    "--remote-debugging-pipe",
-]
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    reason = "no chromium binary on PATH (Debian: apt-get install chromium)"
-    if IN_CI:
-        pytest.fail(reason + "; CI=true, so the browser tests must run")
-    pytest.skip(reason)
-
-
-class DevToolsPipe:
-    """Minimal DevTools-protocol client over Chromium's fd 3 (commands) / fd 4 (replies)."""
-
-    def __init__(self, binary: str, user_data_dir: Path) -> None:
-        cmd_read, self._cmd_write = os.pipe()
-        self._res_read, res_write = os.pipe()
-
-        def wire_fds() -> None:  # runs in the child: commands on fd 3, replies on fd 4
-            os.dup2(cmd_read, 3)
-            os.dup2(res_write, 4)
-
-        self.proc = subprocess.Popen(
-            [binary, *BROWSER_FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=wire_fds,
-            pass_fds=(3, 4, cmd_read, res_write),
-        )
-        os.close(cmd_read)
-        os.close(res_write)
-        self._buffer = b""
-        self._next_id = 0
-        self.events: list[dict[str, Any]] = []
-
-    def close(self) -> None:
-        try:
-            self.send("Browser.close", timeout=10)
-        except Exception:
-            self.proc.kill()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self._cmd_write)
-        os.close(self._res_read)
-
-    def _read_message(self, deadline: float) -> dict[str, Any]:
-        while b"\0" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("no DevTools message before the deadline")
-            ready, _, _ = select.select([self._res_read], [], [], remaining)
-            if ready:
-                chunk = os.read(self._res_read, 1 << 16)
-                if not chunk:
-                    raise RuntimeError("chromium closed the DevTools pipe")
-                self._buffer += chunk
-        raw, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(raw)
-
-    def send(
-        self,
-        method: str,
-        params: dict | None = None,
-        *,
-        session: str | None = None,
-        timeout: float = 60,
-    ) -> dict:
-        self._next_id += 1
-        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._cmd_write, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout
-        while True:
-            reply = self._read_message(deadline)
-            if reply.get("id") == self._next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str, timeout: float = 60) -> dict:
-        deadline = time.monotonic() + timeout
-        for event in self.events:
-            if event.get("method") == method:
-                return event
-        while True:
-            event = self._read_message(deadline)
-            self.events.append(event)
-            if event.get("method") == method:
-                return event
-
 
 @pytest.fixture(scope="module")
 def browser_page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Open one hostile report in headless Chromium; collect requests, DOM facts, screenshot."""
-    binary = _chromium()
+    binary = chromium()
     workdir = tmp_path_factory.mktemp("browser")
     report = write_report(make_record(session_id=HOSTILE), workdir / "report.html", metrics_dir="m")
-    url = report.resolve().as_uri()
-    cdp = DevToolsPipe(binary, workdir / "profile")
-    try:
-        target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
-            "sessionId"
-        ]
-        cdp.send("Network.enable", session=session)
-        cdp.send("Page.enable", session=session)
-        cdp.send("Page.navigate", {"url": url}, session=session)
-        cdp.wait_for("Page.loadEventFired")
-        probe = cdp.send(
-            "Runtime.evaluate",
-            {
-                "expression": "JSON.stringify({scripts: document.querySelectorAll('script').length,"
-                " h1: document.querySelector('h1 code').textContent,"
-                " title: document.title,"
-                " resources: performance.getEntriesByType('resource').length,"
-                " body: document.body.innerText})",
-                "returnByValue": True,
-            },
-            session=session,
-        )
-        shot = cdp.send("Page.captureScreenshot", {"format": "png"}, session=session)
-    finally:
-        cdp.close()
-    events = [e for e in cdp.events if e.get("sessionId") == session]
-    return {
-        "url": url,
-        "requests": [
-            e["params"]["request"]["url"]
-            for e in events
-            if e.get("method") == "Network.requestWillBeSent"
-        ],
-        "failed": [e["params"] for e in events if e.get("method") == "Network.loadingFailed"],
-        "dialogs": [e for e in events if e.get("method") == "Page.javascriptDialogOpening"],
-        "dom": json.loads(probe["result"]["value"]),
-        "png": base64.b64decode(shot["data"]),
-    }
+    extra = (
+        "JSON.stringify({h1: document.querySelector('h1 code').textContent,"
+        " title: document.title,"
+        " resources: performance.getEntriesByType('resource').length})"
+    )
+    with DevTools(binary, workdir / "profile") as tools:
+        info = open_page(tools, report, extra)
+    dom = {**info["extra"], "scripts": info["dom"]["scripts"], "body": info["dom"]["text"]}
+    return {**info, "url": report.resolve().as_uri(), "dom": dom, "inert": info}
 
 
 @pytest.mark.browser
@@ -314,6 +167,7 @@ def test_browser_shows_hostile_session_id_as_text(browser_page: dict[str, Any]) 
     assert dom["title"] == f"Session evaluation: {HOSTILE}"
     assert browser_page["dialogs"] == []
     assert "What this does not prove" in dom["body"]
+    assert_inert(browser_page["inert"], "report.html")
 
 
 @pytest.mark.browser

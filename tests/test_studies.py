@@ -6,14 +6,10 @@ headless Chromium (skipped without it unless CI=true).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import select
 import shutil
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +19,9 @@ import pytest
 from evalkit import studies
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
+from evalkit.study_params import type_ok
+from tests.browser import DevTools, assert_inert, chromium, open_page
+from tests.toy_notebooks import toy_notebook
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -71,7 +70,7 @@ def test_declared_parameters_are_json_simple(name: str) -> None:
     for p in params.values():
         assert p.type in {"str", "int", "float", "bool", "list", "dict"}
         json.dumps(p.default)
-        assert studies._type_ok(p.default, p.type)
+        assert type_ok(p.default, p.type)
 
 
 def test_the_threshold_study_declares_what_the_issue_names() -> None:
@@ -148,19 +147,7 @@ def test_study_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _toy_notebook(directory: Path, body: str) -> None:
     """A one-study notebook folder (registered name ``rubric-replay``) for runner edge cases."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    params = nbformat.v4.new_code_cell("seconds: int = 0")
-    params.metadata["tags"] = ["parameters"]
-    work = nbformat.v4.new_code_cell(body)
-    work.metadata["tags"] = ["hide-input"]
-    nb.cells = [nbformat.v4.new_markdown_cell("# toy"), params, work]
-    directory.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(directory / "rubric-replay.ipynb"))
+    toy_notebook(directory / "rubric-replay.ipynb", "seconds: int = 0", body)
 
 
 @pytest.mark.notebook
@@ -169,7 +156,9 @@ def test_a_timeout_is_a_failed_study_with_a_page(
 ) -> None:
     _toy_notebook(tmp_path / "nb", "import time\ntime.sleep(seconds)\nprint('slept')")
     monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(tmp_path / "nb"))
-    run = studies.run_study("rubric-replay", {"seconds": 30}, out_dir=tmp_path / "out", timeout=2)
+    run = studies.run_study(
+        "rubric-replay", {"seconds": 30}, out_dir=tmp_path / "out", timeout=2, no_lock=True
+    )
     assert run.status == "failed" and not run.ok
     assert "timeout" in (run.error or "")
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
@@ -198,10 +187,17 @@ def test_a_failing_cell_gives_the_page_with_the_error_and_exit_1(
     assert_offline(html)
 
 
+# The suite runs the studies with fewer resamples than their pre-registered design: a stated
+# deviation, which the pages and results.json then show (tests/test_study_lock.py checks that).
+FEWER_RESAMPLES = "test suite: fewer bootstrap resamples than pre-registered, to keep it fast"
+
+
 @pytest.fixture(scope="module")
 def threshold_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
     out = tmp_path_factory.mktemp("threshold")
-    return studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=out / "a")
+    return studies.run_study(
+        "threshold-study", {"n_resamples": 200}, out_dir=out / "a", deviation=FEWER_RESAMPLES
+    )
 
 
 @pytest.fixture(scope="module")
@@ -219,14 +215,19 @@ def replay_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
 def agreement_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
     out = tmp_path_factory.mktemp("agreement")
     return studies.run_study(
-        "agreement-study", {"n_items": 12, "n_resamples": 50, "seed": 2}, out_dir=out
+        "agreement-study",
+        {"n_items": 12, "n_resamples": 50, "seed": 2},
+        out_dir=out,
+        deviation=FEWER_RESAMPLES,
     )
 
 
 @pytest.fixture(scope="module")
 def calibration_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
     out = tmp_path_factory.mktemp("calibration")
-    return studies.run_study("judge-calibration", {"n_resamples": 200}, out_dir=out)
+    return studies.run_study(
+        "judge-calibration", {"n_resamples": 200}, out_dir=out, deviation=FEWER_RESAMPLES
+    )
 
 
 @pytest.mark.notebook
@@ -273,7 +274,9 @@ def test_a_rerun_diffs_cleanly(
     first = threshold_run.results
     monkeypatch.setattr(studies, "_git_commit", lambda: first["git_commit"])
     monkeypatch.setattr(studies, "_git_dirty", lambda: first["git_dirty"])
-    again = studies.run_study("threshold-study", {"n_resamples": 200}, out_dir=tmp_path)
+    again = studies.run_study(
+        "threshold-study", {"n_resamples": 200}, out_dir=tmp_path, deviation=FEWER_RESAMPLES
+    )
     assert again.html.read_bytes() == threshold_run.html.read_bytes()
     assert again.results_path.read_bytes() == threshold_run.results_path.read_bytes()
     nb = nbformat.read(str(tmp_path / "threshold-study.ipynb"), as_version=4)
@@ -423,7 +426,7 @@ def test_demo_writes_an_index_linking_every_study(
 
     # the demo itself is the four notebook tests above in sequence; here a toy notebook per
     # study checks the index and the exit status quickly
-    nbdir = tmp_path / "nb"
+    nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     for name in studies.STUDIES:
         nb = nbformat.v4.new_notebook()
@@ -433,6 +436,10 @@ def test_demo_writes_an_index_linking_every_study(
         nb.cells = [p, nbformat.v4.new_code_cell(body)]
         nbformat.write(nb, str(nbdir / f"{name}.ipynb"))
     monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(nbdir))
+    from evalkit.prereg import LOCK_ENV, write_lock
+
+    write_lock(tmp_path / "lock.json", tmp_path, kinds=["study"])  # the toy studies' lock
+    monkeypatch.setenv(LOCK_ENV, str(tmp_path / "lock.json"))
     assert main(["demo", "--out", str(tmp_path / "reports")]) == 1
     index = (tmp_path / "reports" / "index.html").read_text(encoding="utf-8")
     for name in studies.STUDIES:
@@ -463,119 +470,6 @@ def test_demo_never_deletes_a_data_folder_it_did_not_write(tmp_path: Path) -> No
 # ------------------------------------------------------------------------ headless Chromium
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    if IN_CI:
-        pytest.fail("no chromium on PATH; CI=true, so the browser test must run")
-    pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-
-
-class _Pipe:
-    """DevTools protocol over --remote-debugging-pipe (commands fd 3, replies fd 4)."""
-
-    def __init__(self, binary: str, profile: Path) -> None:
-        cmd_r, self.cmd_w = os.pipe()
-        self.res_r, res_w = os.pipe()
-
-        def fds() -> None:
-            os.dup2(cmd_r, 3)
-            os.dup2(res_w, 4)
-
-        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--remote-debugging-pipe", f"--user-data-dir={profile}"]  # fmt: skip
-        self.proc = subprocess.Popen(
-            [binary, *flags, "about:blank"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=fds,
-            pass_fds=(3, 4, cmd_r, res_w),
-        )
-        os.close(cmd_r)
-        os.close(res_w)
-        self.buf, self.next_id, self.events = b"", 0, []
-
-    def _read(self, deadline: float) -> dict:
-        while b"\0" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("DevTools: no message before the deadline")
-            if select.select([self.res_r], [], [], left)[0]:
-                chunk = os.read(self.res_r, 1 << 16)
-                if not chunk:
-                    raise RuntimeError("chromium closed the DevTools pipe")
-                self.buf += chunk
-        raw, self.buf = self.buf.split(b"\0", 1)
-        return json.loads(raw)
-
-    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        self.next_id += 1
-        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        os.write(self.cmd_w, json.dumps(msg).encode() + b"\0")
-        deadline = time.monotonic() + 60
-        while True:
-            reply = self._read(deadline)
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str, session: str) -> None:
-        deadline = time.monotonic() + 60
-        while not any(
-            e.get("method") == method and e.get("sessionId") == session for e in self.events
-        ):
-            self.events.append(self._read(deadline))
-
-    def close(self) -> None:
-        try:
-            self.send("Browser.close")
-        except Exception:
-            self.proc.kill()
-        self.proc.wait(timeout=20)
-        os.close(self.cmd_w)
-        os.close(self.res_r)
-
-
-def _open(pipe: _Pipe, page: Path) -> dict[str, Any]:
-    target = pipe.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-    session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-    pipe.send("Network.enable", session=session)
-    pipe.send("Page.enable", session=session)
-    pipe.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
-    pipe.wait_for("Page.loadEventFired", session)
-    probe = pipe.send(
-        "Runtime.evaluate",
-        {
-            "expression": "JSON.stringify({images: document.images.length, "
-            "broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).length, "
-            "errors: document.querySelectorAll('.output_error, .jp-RenderedText[data-mime-type=\"application/vnd.jupyter.stderr\"]').length, "
-            "text: document.body.innerText.length})",
-            "returnByValue": True,
-        },
-        session=session,
-    )
-    shot = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)
-    mine = [e for e in pipe.events if e.get("sessionId") == session]
-    return {
-        "requests": [
-            e["params"]["request"]["url"]
-            for e in mine
-            if e.get("method") == "Network.requestWillBeSent"
-        ],
-        "failed": [e["params"] for e in mine if e.get("method") == "Network.loadingFailed"],
-        "dom": json.loads(probe["result"]["value"]),
-        "png": base64.b64decode(shot["data"]),
-    }
-
-
 @pytest.mark.browser
 @pytest.mark.notebook
 def test_study_pages_load_offline_in_chromium(
@@ -587,29 +481,33 @@ def test_study_pages_load_offline_in_chromium(
 ) -> None:
     from evalkit.analyses.landing import render_index
 
-    binary = _chromium()
+    binary = chromium()
     runs = (threshold_run, replay_run, agreement_run, calibration_run)
-    pages = [r.html for r in runs]
     reports = tmp_path / "reports"  # the landing page over the same four runs
     for run in runs:
         shutil.copytree(run.out_dir, reports / run.study)
     rows = [{"study": r.study, "status": r.status.value, "error": r.error} for r in runs]
     (reports / "index.html").write_text(render_index(rows, reports), encoding="utf-8")
-    pipe = _Pipe(binary, tmp_path / "profile")
-    try:
-        seen = {str(page.parent.name) + str(i): _open(pipe, page) for i, page in enumerate(pages)}
-        index = _open(pipe, reports / "index.html")
-    finally:
-        pipe.close()
-    assert index["failed"] == [] and index["dom"]["text"] > 1000
+    with DevTools(binary, tmp_path / "profile") as tools:
+        seen = {run.study: (run, open_page(tools, run.html)) for run in runs}
+        index = open_page(tools, reports / "index.html")
+    assert index["failed"] == [] and len(index["dom"]["text"]) > 1000
     assert [u for u in index["requests"] if not u.startswith("file://")] == []
-    for page, info in seen.items():
+    for page, (run, info) in seen.items():
         assert info["failed"] == [], page
         external = [u for u in info["requests"] if not u.startswith(("file://", "data:"))]
         assert external == [], page
         assert info["dom"]["images"] >= 1 and info["dom"]["broken"] == 0, page
         assert info["dom"]["errors"] == 0, page
         assert info["png"][:8] == b"\x89PNG\r\n\x1a\n" and len(info["png"]) > 10_000
+        assert_inert(info, page)
+        # where the run stands with the pre-registration is stated at the top of each page
+        top = info["dom"]["text"][:3000]
+        if run.results["preregistration"]["status"] == "deviation":
+            assert "Deviation from the pre-registration" in top and FEWER_RESAMPLES in top, page
+        else:
+            assert "Pre-registered: entry " + run.study in top, page
+    assert_inert(index, "index.html")
 
 
 def test_render_hides_tagged_inputs_only() -> None:
@@ -635,12 +533,12 @@ def test_an_ad_hoc_notebook_path_runs_like_a_study(tmp_path: Path) -> None:
     adhoc = path.rename(tmp_path / "nb" / "my-study.ipynb")
     params = studies.declared_parameters(str(adhoc))
     assert params["seconds"]["inferred_type_name"] == "int" and params["seconds"].default == 0
-    run = studies.run_study(str(adhoc), {"seconds": 4}, out_dir=tmp_path / "out")
+    run = studies.run_study(str(adhoc), {"seconds": 4}, out_dir=tmp_path / "out", no_lock=True)
     assert run.ok and run.exit_code == 0
     assert run.results["study"] == "my-study" and run.results["twice"] == 8
     assert run.results["figure_keys"] == ["twice"]
     with pytest.raises(EvalkitError, match="does not exist"):
-        studies.run_study(str(tmp_path / "missing.ipynb"))
+        studies.run_study(str(tmp_path / "missing.ipynb"), no_lock=True)
 
 
 def test_default_gold_path_from_the_package_or_the_cwd(
@@ -675,5 +573,26 @@ def test_cli_missing_or_unreadable_parameters_file_is_a_user_error_naming_it(
     latin = tmp_path / "latin1.yaml"
     latin.write_bytes(b"ceiling: 0.2 # \xe9\n")
     assert main(["study", "run", "threshold-study", "-f", str(latin)]) == 1
-    assert f"parameters file '{latin}': not UTF-8 text" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the reader names the line and byte of the bad UTF-8
+    assert f"parameters file '{latin}': line 1: invalid UTF-8" in err and "UTF-8 text" in err
     assert not (tmp_path / "results.json").exists()
+
+
+def test_plot_rates_never_draws_a_negative_error_bar() -> None:
+    """A Wilson bound lies a rounding error beyond a 0% or 100% rate for n = 7, 9, 12, ...;
+    matplotlib refused the negative error bar and the replay study failed."""
+    import pandas as pd
+
+    from evalkit.analyses import replay
+
+    scored = pd.DataFrame(
+        [
+            {"rubric": "rubric-v2", "session_id": f"s{i}", "dimension": d, "status": st}
+            for i in range(7)
+            for d, st in (("plan-fidelity", "pass"), ("process-safety", "fail"))
+        ]
+    )
+    rates = replay.status_rates(scored)
+    never = rates[(rates["status"] == "fail") & (rates["dimension"] == "plan-fidelity")]
+    assert float(never["ci_low"].iloc[0]) > 0.0  # 0 of 7, yet the bound is 5.6e-17: the culprit
+    replay.plot_rates(rates, "fail", 0.1)  # raised ValueError: 'yerr' must not be negative

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.text_escape import markdown_code, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +128,8 @@ def variance_free_text(vf: pd.DataFrame) -> str:
     if flat.empty:
         return "Every target's labels vary: each coefficient below is defined."
     parts = [
-        f"- `{r.target}`: all {r.n_labels} labels over {r.n_items} items are `{r.only_label}`. "
+        f"- {markdown_code(r.target)}: all {r.n_labels} labels over {r.n_items} items are "
+        f"{markdown_code(r.only_label)}. "
         "κ, α and AC1 are undefined here (no variance: chance agreement is 1, so 0/0) — the "
         "target cannot separate anything, which is a finding about the instrument, not a "
         "perfect agreement."
@@ -519,14 +521,14 @@ def paradox_text(table: pd.DataFrame) -> str:
     for target, r in table.iterrows():
         if str(r["diagnosis"]).startswith("paradox"):
             lines.append(
-                f"- `{target}`: raters agree on {100 * float(r['observed_agreement']):.1f}% of "
-                f"pairs, yet κ = {float(r['fleiss_kappa']):.3f}: chance agreement is "
+                f"- {markdown_code(target)}: raters agree on "
+                f"{100 * float(r['observed_agreement']):.1f}% of pairs, yet κ = {float(r['fleiss_kappa']):.3f}: chance agreement is "
                 f"{100 * float(r['chance_agreement']):.1f}% because one label dominates "
                 f"(mean prevalence index {float(r['mean_prevalence_index']):.3f}), "
                 f"n = {r['n_items_full']} items. Read AC1 / PABAK beside κ."
             )
         elif r["diagnosis"] == UNDEFINED:
-            lines.append(f"- `{target}`: κ {UNDEFINED}.")
+            lines.append(f"- {markdown_code(target)}: κ {UNDEFINED}.")
     return "\n".join(lines) or "No target shows high observed agreement with a low κ."
 
 
@@ -554,7 +556,7 @@ def plot_forest(table: pd.DataFrame) -> Figure:
                 color=colours[j % 4],
                 label=r["coefficient"] if i == 0 else None,
             )
-    ax.set_yticks(range(len(targets)), targets)
+    ax.set_yticks(range(len(targets)), [plot_text(t) for t in targets])
     ax.set_xlim(-1, 1)
     ax.axvline(0, color="0.6", linewidth=0.8)
     ax.set_xlabel("coefficient (95% percentile bootstrap CI over items)")

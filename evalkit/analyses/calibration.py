@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.text_escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,10 +78,13 @@ def load_gold(gold_path: str = "") -> Any:
 
 
 def gold_text(gold: Any) -> str:
-    balance = ", ".join(f"`{k}` {v}" for k, v in gold.class_balance.items())
+    """One line naming the gold set (its manifest name is untrusted: escaped), n and balance."""
+    balance = ", ".join(
+        f"{markdown_code(k)} {markdown_text(v)}" for k, v in gold.class_balance.items()
+    )
     return (
-        f"Gold set **{gold.tag}** (sha256 `{gold.sha256[:12]}…`): n = {gold.n_items} items; "
-        f"gold labels: {balance}."
+        f"Gold set {markdown_code(gold.tag)} (sha256 {markdown_code(str(gold.sha256)[:12])}…): "
+        f"n = {gold.n_items} items; gold labels: {balance}."
     )
 
 
@@ -165,8 +169,8 @@ def advisory_text(result: Any) -> str:
             "is advisory and judge dimensions stay `uncalibrated`."
         )
     return (
-        f"Registered calibration: judge dimensions may carry `{result.calibration_status}` "
-        "together with its calibration_ref."
+        f"Registered calibration: judge dimensions may carry "
+        f"{markdown_code(result.calibration_status)} together with its calibration_ref."
     )
 
 
@@ -187,7 +191,7 @@ def summary_text(result: Any) -> str:
         f"- PABAK (3 classes): {ci(pb)}{_advisory(result)}",
         f"- Items the judge did not label (missing, never guessed): {result.n_missing}",
     ]
-    lines += [f"- Note: {n}" for n in getattr(result, "notes", ())]
+    lines += [f"- Note: {markdown_text(n)}" for n in getattr(result, "notes", ())]
     return "\n".join(lines)
 
 
@@ -211,8 +215,8 @@ def plot_confusion(result: Any) -> Figure:
             value = int(conf.iloc[i, j])
             colour = "white" if value > conf.to_numpy().max() / 2 else "black"
             ax.text(j, i, str(value), ha="center", va="center", fontsize=11, color=colour)
-    ax.set_xticks(range(conf.shape[1]), [str(c) for c in conf.columns], rotation=15)
-    ax.set_yticks(range(conf.shape[0]), [str(c) for c in conf.index])
+    ax.set_xticks(range(conf.shape[1]), [plot_text(c) for c in conf.columns], rotation=15)
+    ax.set_yticks(range(conf.shape[0]), [plot_text(c) for c in conf.index])
     ax.set_xlabel("judge")
     ax.set_ylabel("gold")
     advisory = " — advisory" if getattr(result, "advisory", not result.graduates) else ""
@@ -273,13 +277,19 @@ def per_rule_frame(result: Any) -> pd.DataFrame:
 
 
 def decision_text(result: Any) -> str:
+    """The pre-registered rule and the decision, in sentences (the rule's fields escaped)."""
     rule = result.decision_rule
     g = rule.get("graduate_if", {})
+
+    def t(value: Any) -> str:
+        return markdown_text(value)
+
     head = (
-        f"Pre-registered rule (`{rule.get('path')}`, sha256 `{str(rule.get('sha256', ''))[:12]}…`, "
-        f"frozen {rule.get('frozen_on')}): graduate iff the κ CI lower bound ≥ "
-        f"{g.get('kappa_ci_low_at_least')}, n ≥ {g.get('n_at_least')} and missing ≤ "
-        f"{g.get('missing_at_most')}; otherwise `{rule.get('otherwise')}`."
+        f"Pre-registered rule ({markdown_code(rule.get('path'))}, sha256 "
+        f"{markdown_code(str(rule.get('sha256', ''))[:12])}…, frozen {t(rule.get('frozen_on'))}): "
+        f"graduate iff the κ CI lower bound ≥ {t(g.get('kappa_ci_low_at_least'))}, n ≥ "
+        f"{t(g.get('n_at_least'))} and missing ≤ {t(g.get('missing_at_most'))}; otherwise "
+        f"{markdown_code(rule.get('otherwise'))}."
     )
     verdict = "**graduates**" if result.graduates else "**does not graduate**"
     ci = rule.get("ci", {})
@@ -287,9 +297,10 @@ def decision_text(result: Any) -> str:
     interval = ""
     if pre_n is not None and (result.n_resamples != pre_n or result.rng != pre_rng):
         interval = (
-            f" The decision uses the pre-registered interval ({pre_n} resamples, rng {pre_rng}); "
-            f"the intervals shown above use this run's {result.n_resamples} resamples "
-            f"(rng {result.rng}), so their bounds can differ slightly from the decision's."
+            f" The decision uses the pre-registered interval ({t(pre_n)} resamples, rng "
+            f"{t(pre_rng)}); the intervals shown above use this run's {t(result.n_resamples)} "
+            f"resamples (rng {t(result.rng)}), so their bounds can differ slightly from the "
+            "decision's."
         )
     registered = (
         "It is registered."
@@ -299,8 +310,8 @@ def decision_text(result: Any) -> str:
         "status."
     )
     return (
-        f"{head}\n\nDecision: {verdict} — {result.graduation_reason}.{interval} "
-        f"Resulting calibration status: `{result.calibration_status}`. {registered}"
+        f"{head}\n\nDecision: {verdict} — {t(result.graduation_reason)}.{interval} "
+        f"Resulting calibration status: {markdown_code(result.calibration_status)}. {registered}"
     )
 
 

@@ -9,15 +9,16 @@ clock, no timing, no absolute path of the output directory.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from evalkit.analyses._results import fmt_estimate
+from evalkit.text_escape import html_text
 
 __all__ = ["Headline", "headline", "render_index"]
 
@@ -273,10 +274,6 @@ _NOT_PROVEN = (
 )
 
 
-def _esc(x: Any) -> str:
-    return html.escape(str(x), quote=True)
-
-
 def _value_text(key: str, value: Any, out_dir: Path | None) -> str:
     if isinstance(value, str):
         if value == "":
@@ -304,8 +301,8 @@ def _parameters_table(study: str, params: Mapping[str, Any], out_dir: Path | Non
         return '<p class="muted">No parameters recorded.</p>'
     helps = _declared_help(study)
     rows = "".join(
-        f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(_value_text(k, v, out_dir))}</code>"
-        f"</td><td>{_esc(helps.get(k, ''))}</td></tr>"
+        f"<tr><td><code>{html_text(k)}</code></td><td><code>{html_text(_value_text(k, v, out_dir))}</code>"
+        f"</td><td>{html_text(helps.get(k, ''))}</td></tr>"
         for k, v in params.items()
     )
     return (
@@ -338,20 +335,22 @@ def _study_section(row: Mapping[str, Any], out_dir: Path | None) -> tuple[str, d
     if problem and status == "ok":
         status = "failed"
     error = res.get("error") or row.get("error") or problem
+    link = html_text(quote(name, safe=""))  # a relative link, whatever the name holds
     parts = [
-        f'<section class="study {status}" id="study-{_esc(name)}">',
-        f'<h3><a href="{_esc(name)}/index.html">{_esc(name)}</a>'
+        f'<section class="study {status}" id="study-{html_text(name)}">',
+        f'<h3><a href="{link}/index.html">{html_text(name)}</a>'
         f'<span class="badge {status}">{status}</span></h3>',
+        _prereg_line(res),
     ]
     head = headline(name, res) if status == "ok" else None
     if head is not None:
-        parts.append(f'<p class="headline">{_esc(head.text)}</p>')
+        parts.append(f'<p class="headline">{html_text(head.text)}</p>')
         if head.advisory:
-            parts.append(f'<p class="advisory">{_esc(head.advisory)}</p>')
+            parts.append(f'<p class="advisory">{html_text(head.advisory)}</p>')
         if head.details:
             parts.append(
                 '<ul class="details">'
-                + "".join(f"<li>{_esc(d)}</li>" for d in head.details)
+                + "".join(f"<li>{html_text(d)}</li>" for d in head.details)
                 + "</ul>"
             )
     elif status == "ok":
@@ -360,13 +359,41 @@ def _study_section(row: Mapping[str, Any], out_dir: Path | None) -> tuple[str, d
         parts.append("<p>The study failed; its page shows the failing cell. No figure is taken "
                      "from a failed run.</p>")  # fmt: skip
     if error:
-        parts.append(f'<div class="error">{_esc(error)}</div>')
+        parts.append(f'<div class="error">{html_text(error)}</div>')
     parts.append(_parameters_table(name, res.get("parameters") or {}, out_dir))
-    links = [f'<a href="{_esc(name)}/index.html">page</a>']
+    links = [f'<a href="{link}/index.html">page</a>']
     if out_dir is None or (out_dir / name / "results.json").is_file():
-        links.append(f'<a href="{_esc(name)}/results.json">results.json</a>')
+        links.append(f'<a href="{link}/results.json">results.json</a>')
     parts.append(f'<p class="muted">{" · ".join(links)}</p></section>')
     return "\n".join(parts), res
+
+
+def _prereg_line(res: Mapping[str, Any]) -> str:
+    """Under what the run stands: pre-registered (entry, version, date), a deviation, or not."""
+    pre = res.get("preregistration")
+    if not isinstance(pre, Mapping):
+        return '<p class="advisory">Pre-registration: not recorded in results.json.</p>'
+    raw = pre.get("entry")
+    entry: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    where = (
+        f"entry {entry.get('name')} version {entry.get('version')}, locked on "
+        f"{entry.get('locked_on')}"
+    )
+    if pre.get("amended"):
+        where += f" (amended; originally locked on {pre.get('original_locked_on')})"
+    status = pre.get("status")
+    if status == "pre-registered":
+        return f'<p class="muted">Pre-registered: {html_text(where)}.</p>'
+    if status == "deviation":
+        names = ", ".join(str(d.get("parameter")) for d in pre.get("deviations") or [])
+        return (
+            f'<p class="advisory">Deviation from the pre-registration ({html_text(where)}): '
+            f"{html_text(names)}. Reason given: {html_text(pre.get('deviation_reason'))}</p>"
+        )
+    return (
+        '<p class="advisory">Not pre-registered: this study ran without the lock '
+        "(--no-lock); its figures are exploratory.</p>"
+    )
 
 
 def _provenance(results: Sequence[Mapping[str, Any]]) -> str:
@@ -394,7 +421,9 @@ def _provenance(results: Sequence[Mapping[str, Any]]) -> str:
     ]
     return (
         "<table>"
-        + "".join(f"<tr><th>{_esc(k)}</th><td><code>{_esc(v)}</code></td></tr>" for k, v in rows)
+        + "".join(
+            f"<tr><th>{html_text(k)}</th><td><code>{html_text(v)}</code></td></tr>" for k, v in rows
+        )
         + "</table>"
     )
 
@@ -409,7 +438,7 @@ def _data_card() -> str:
         )
     return (
         '<details id="data-card"><summary>Data card (docs/DATA_CARD.md, full text)</summary>'
-        f'<pre class="card">{_esc(text)}</pre></details>'
+        f'<pre class="card">{html_text(text)}</pre></details>'
     )
 
 
@@ -431,7 +460,7 @@ def render_index(rows: Sequence[Mapping[str, Any]], out_dir: str | Path | None =
     summary = f"{n_ok} of {len(sections)} studies ran without error" + (
         f"; {n_failed} failed" if n_failed else ""
     )
-    not_proven = "".join(f"<li>{_esc(t)}</li>" for t in _NOT_PROVEN)
+    not_proven = "".join(f"<li>{html_text(t)}</li>" for t in _NOT_PROVEN)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -439,7 +468,7 @@ def render_index(rows: Sequence[Mapping[str, Any]], out_dir: str | Path | None =
         "<title>evalkit studies on the default data</title>\n"
         f"<style>{_CSS}</style>\n</head>\n<body>\n"
         "<h1>evalkit studies on the default data</h1>\n"
-        f"<p>{_esc(summary)}. Every figure below is copied from the study's results.json; its "
+        f"<p>{html_text(summary)}. Every figure below is copied from the study's results.json; its "
         "page shows how it was computed. Intervals are 95%; n is given with every figure.</p>\n"
         "<h2>Studies</h2>\n" + "\n".join(sections) + "\n"
         "<h2>Data</h2>\n"

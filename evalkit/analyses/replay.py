@@ -218,7 +218,8 @@ def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10)
         rate = part["rate"].astype(float).to_numpy()
         lo = part["ci_low"].astype(float).to_numpy()
         hi = part["ci_high"].astype(float).to_numpy()
-        err = np.vstack([np.nan_to_num(rate - lo), np.nan_to_num(hi - rate)])
+        # a Wilson bound can sit a rounding error beyond a 0% or 100% rate: never a negative bar
+        err = np.clip(np.vstack([np.nan_to_num(rate - lo), np.nan_to_num(hi - rate)]), 0, None)
         ax.bar(x, rate, width=width, label=rubric, yerr=err, capsize=3)
     ax.axhline(
         ceiling, color="#c44e52", linestyle="--", linewidth=1, label=f"~{ceiling:.0%} ceiling"

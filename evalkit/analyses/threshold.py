@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
+from evalkit.text_escape import markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -210,10 +211,12 @@ def plot_distribution(
     for k, t in enumerate(sorted(thresholds)):
         ax.axvline(float(t) - 0.5, color="#c44e52", linestyle="--", linewidth=1)
         y = top * (0.92 - 0.09 * (k % 4))  # staggered so neighbouring labels do not overlap
-        ax.text(float(t) - 0.3, y, f"t={t}", color="#c44e52", fontsize=8)
-    ax.set_xlabel(f"{fact} per record")
+        ax.text(float(t) - 0.3, y, plot_text(f"t={t}"), color="#c44e52", fontsize=8)
+    ax.set_xlabel(f"{plot_text(fact)} per record")
     ax.set_ylabel("records")
-    ax.set_title(f"Distribution of {fact} (n = {len(values)} records with a known value)")
+    ax.set_title(
+        f"Distribution of {plot_text(fact)} (n = {len(values)} records with a known value)"
+    )
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -231,9 +234,9 @@ def plot_fire_rate(st: Any, fact: str) -> Figure:
         for text in legend.get_texts():
             text.set_text(names.get(text.get_text(), text.get_text()))
     ax.set_ylabel("share of records firing / sessions failing")
-    ax.set_xlabel(f"threshold t (the rule fires when {fact} ≥ t)")
+    ax.set_xlabel(f"threshold t (the rule fires when {plot_text(fact)} ≥ t)")
     ax.set_title(
-        f"Fire rate of {fact} ≥ t (n = {st.n_items} records, {st.n_clusters} sessions; "
+        f"Fire rate of {plot_text(fact)} ≥ t (n = {st.n_items} records, {st.n_clusters} sessions; "
         f"{st.level:.0%} cluster-bootstrap CI)",
         fontsize=10,
     )
@@ -320,7 +323,7 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
             side = "above" if rate > ceiling else "at or below"
             point = f"the point estimate is {side} the ceiling; "
         lines.append(
-            f"- t = {t}: fires on {row['records_firing']} of {row['records']} records "
+            f"- t = {markdown_text(t)}: fires on {row['records_firing']} of {row['records']} records "
             f"({shown}, cluster-bootstrap {st.level:.0%} CI); "
             f"{point}{verdict}."
         )

@@ -1,10 +1,19 @@
-"""``evalkit preregister``: lock the sha256 of every rubric, gold set, decision rule and study."""
+"""``evalkit preregister``: lock the sha256 of every rubric, gold set, decision rule and study design.
+
+The lock only grows. A new input is added; a study whose design changed gets a new version of
+its entry (an amendment, dated, the old entry kept); a changed rubric, gold version or decision
+rule is refused (a changed frozen file is a new file, never an edit). With no lock file but a
+lock committed to git at that path, the committed entries are kept: deleting the lock does not
+start a new pre-registration.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Any
+
+from evalkit.input_files import escape_surrogates
 
 
 def register(subparsers: Any) -> None:
@@ -26,28 +35,50 @@ def register(subparsers: Any) -> None:
         help="lock only new inputs of this kind (repeatable; default: all kinds)",
     )
     parser.add_argument(
+        "--reason",
+        metavar="WHY",
+        help="why a study's design is amended (recorded in the new version of its entry)",
+    )
+    parser.add_argument(
         "--check", action="store_true", help="only check the lock; exit 1 naming what changed"
     )
     parser.set_defaults(func=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from evalkit.prereg import check_lock, default_lock_path, write_lock
+def _what_happened(entry: dict[str, Any], before: dict[tuple[Any, ...], dict[str, Any]]) -> str:
+    from evalkit.prereg import entry_key, entry_version
 
+    old = before.get(entry_key(entry))
+    if old is None:
+        version = entry_version(entry)
+        return f"AMENDED v{version}" if version > 1 else "NEW"
+    if "design" in entry and "design" not in old:
+        return "design recorded"
+    return "unchanged"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from evalkit.prereg import check_lock, default_lock_path, entry_key, read_lock, write_lock
+
+    path = args.out or default_lock_path(args.root)
     if args.check:
-        path = args.out or default_lock_path(args.root)
         changes = check_lock(path, args.root)
         if changes is None:
             print(f"evalkit preregister: no lock at {path}", file=sys.stderr)
             return 1
         for c in changes:
-            print(f"CHANGED {c.describe()}")
+            print(f"CHANGED {escape_surrogates(c.describe())}")
         if not changes:
             print(f"ok: every input locked in {path} is unchanged")
         return 1 if changes else 0
-    lock = write_lock(args.out, args.root, kinds=args.kind)
-    path = args.out or default_lock_path(args.root)
+    previous = read_lock(path)
+    before = {entry_key(e): e for e in (previous or {}).get("entries", [])}
+    lock = write_lock(args.out, args.root, kinds=args.kind, reason=args.reason)
     for e in lock["entries"]:
-        print(f"{e['kind']:<14} {e['name']:<44} {e['sha256']}")
+        version = f"v{e.get('version', 1)}"
+        print(
+            f"{e['kind']:<14} {e['name']:<44} {version:<4} {e['sha256']}  "
+            f"{_what_happened(e, before)}"
+        )
     print(f"evalkit preregister: {len(lock['entries'])} input(s) locked in {path}", file=sys.stderr)
     return 0

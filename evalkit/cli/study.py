@@ -1,4 +1,11 @@
-"""``evalkit study run NAME [-p KEY VALUE]... [-f params.yaml] [--out DIR]`` and ``study list``."""
+"""``evalkit study run NAME [-p KEY VALUE]... [-f params.yaml] [--out DIR]`` and ``study list``.
+
+A run is checked against the pre-registration lock before any kernel starts: a changed
+rubric, gold set or decision rule, or a design parameter whose value differs from the locked
+one, refuses the run (exit 1, naming it). ``--deviation "why"`` runs a changed design as a
+stated deviation; ``--no-lock`` runs without a lock, as not pre-registered. Both are shown at
+the top of the page and in results.json.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError
-from evalkit.file_errors import input_file_error
+from evalkit.input_files import escape_surrogates
 
 
 def register(subparsers: Any) -> None:
@@ -20,7 +26,14 @@ def register(subparsers: Any) -> None:
         description="Run study notebooks (papermill) and render them to offline HTML.",
     )
     sub = parser.add_subparsers(dest="study_command", metavar="SUBCOMMAND")
-    run = sub.add_parser("run", help="execute one study")
+    run = sub.add_parser(
+        "run",
+        help="execute one study",
+        description="Execute one study notebook under the pre-registration lock. Design "
+        "parameters (every parameter not ending in _dir/_path) must have their locked values; "
+        "data inputs (*_dir, *_path) may be given freely and their content is hashed into "
+        "results.json.",
+    )
     run.add_argument("name", help="study name (see `evalkit study list`)")
     run.add_argument(
         "-p",
@@ -35,7 +48,20 @@ def register(subparsers: Any) -> None:
         "-f",
         "--parameters-file",
         metavar="FILE",
-        help="YAML/JSON mapping of parameters (a missing or unreadable FILE exits 1)",
+        help="YAML/JSON mapping of parameters; values must be JSON values (no !!binary, "
+        "!!set, dates, NaN); a missing, unreadable or non-regular FILE exits 1",
+    )
+    run.add_argument(
+        "--deviation",
+        metavar="WHY",
+        help="run although design parameters differ from the pre-registration; WHY is shown "
+        "at the top of the page and written into results.json",
+    )
+    run.add_argument(
+        "--no-lock",
+        action="store_true",
+        help="run without checking the pre-registration lock; the page and results.json "
+        "state that the run is not pre-registered",
     )
     run.add_argument("--out", metavar="DIR", help="output directory (default reports/NAME)")
     run.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
@@ -55,29 +81,15 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 
 
 def load_parameters_file(path: str) -> dict[str, Any]:
-    """A YAML (or JSON) mapping of parameter name -> value.
+    """A YAML (or JSON) mapping of parameter name -> JSON value, checked all the way down.
 
-    A missing, unreadable or non-UTF-8 file, or a directory, is the user's to fix: an
-    ``EvalkitError`` naming the file (exit 1), never an I/O failure (exit 2).
+    See :func:`evalkit.study_params.load_parameters_file`: a regular file only (a FIFO or a
+    device is refused, never a hang), bounded, UTF-8; a value JSON cannot hold is refused
+    with its path. Every problem is an ``EvalkitError`` naming the file (exit 1).
     """
-    import yaml
+    from evalkit.study_params import load_parameters_file as load
 
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise input_file_error(exc, "parameters file", p) from exc
-    except UnicodeDecodeError as exc:
-        raise EvalkitError(f"parameters file {str(p)!r}: not UTF-8 text ({exc.reason})") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise EvalkitError(f"{p}: not valid YAML: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise EvalkitError(f"{p}: expected a mapping of parameter names to values")
-    return {str(k): v for k, v in data.items()}
+    return load(Path(path))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -88,7 +100,14 @@ def _run(args: argparse.Namespace) -> int:
         params.update(load_parameters_file(args.parameters_file))
     for key, raw in args.parameter:
         params[key] = studies.coerce_cli_value(args.name, key, raw)
-    run = studies.run_study(args.name, params, out_dir=args.out, timeout=args.timeout)
+    run = studies.run_study(
+        args.name,
+        params,
+        out_dir=args.out,
+        timeout=args.timeout,
+        deviation=args.deviation,
+        no_lock=args.no_lock,
+    )
     print(
         json.dumps(
             {
@@ -96,11 +115,13 @@ def _run(args: argparse.Namespace) -> int:
                 "status": run.status.value,
                 "html": str(run.html),
                 "results": str(run.results_path),
+                "preregistration": run.results["preregistration"]["status"],
             }
         )
     )
     if not run.ok:
-        print(f"evalkit study: {run.study} failed: {run.error}", file=sys.stderr)
+        print(f"evalkit study: {run.study} failed: {escape_surrogates(str(run.error))}",
+              file=sys.stderr)  # fmt: skip
         return 1
     return 0
 
@@ -113,12 +134,19 @@ def _list(args: argparse.Namespace) -> int:
         if args.json:
             info = dict(info)
             info["parameters"] = [
-                {"name": p.name, "type": p.type, "default": p.default, "help": p.help}
+                {
+                    "name": p.name,
+                    "type": p.type,
+                    "default": p.default,
+                    "help": p.help,
+                    "role": "input" if p.is_input else "design",
+                }
                 for p in params.values()
             ]
             print(json.dumps(info))
             continue
         print(f"{info['name']}: {info['title']}")
         for p in params.values():
-            print(f"    {p.name} ({p.type}) = {json.dumps(p.default)}  {p.help}")
+            role = "input" if p.is_input else "design"
+            print(f"    {p.name} ({p.type}, {role}) = {json.dumps(p.default)}  {p.help}")
     return 0
