@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_journal_target(args: argparse.Namespace) -> None:
     """Refuse a journal that is a file of the ledger being scored (by resolved path/inode)."""
-    from evalkit.ledger import ledger_role
+    from evalkit.ledger_files import ledger_role
 
     target = journal_path(args)
     role = ledger_role(args.metrics_dir, target)
@@ -228,7 +228,7 @@ def _run_one(args: argparse.Namespace) -> int:
             handle=args.handle,
         )
     except SessionResolutionError as exc:
-        from evalkit.ledger import describe_sessions_file
+        from evalkit.ledger_files import describe_sessions_file
 
         _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
         return 1
