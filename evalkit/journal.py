@@ -119,6 +119,13 @@ class JournalWriteError(OSError):
 
 def _journal_os_error(exc: OSError, path: Path) -> OSError:
     """The journal's own error for a path the user got wrong; other OSErrors unchanged."""
+    if isinstance(exc, FileNotFoundError) and path.is_symlink():
+        return InputFileError(
+            f"journal {str(path)!r}: a dangling symlink (its target does not exist); "
+            "nothing is created behind it",
+            path,
+            exc.errno,
+        )
     if isinstance(exc, FileNotFoundError):
         return JournalNotFoundError(
             f"journal {str(path)!r}: no such file (nothing has been recorded there)",

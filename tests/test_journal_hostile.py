@@ -351,3 +351,12 @@ def test_an_invalid_line_with_a_run_id_is_named_by_a_lookup(tmp_path: Path) -> N
     assert got.records == []
     assert got.diagnostics[0].run_id == rec["run_id"]
     assert got.diagnostics[0].kind is DiagnosticKind.INVALID
+
+
+def test_a_dangling_symlink_journal_is_named_not_followed(tmp_path: Path) -> None:
+    link = tmp_path / "eval.jsonl"
+    link.symlink_to(tmp_path / "elsewhere" / "eval.jsonl")
+    for call in (journal.read, lambda p: journal.append(p, make_record())):
+        with pytest.raises(EvalkitError, match="a dangling symlink"):
+            call(link)
+    assert not (tmp_path / "elsewhere").exists()

@@ -161,6 +161,13 @@ def _check_journal_target(args: argparse.Namespace) -> None:
         )
 
 
+def _resolution_error(exc: SessionResolutionError, metrics_dir: Path) -> None:
+    """No session resolved: say so, with sessions.jsonl's path and state."""
+    from evalkit.ledger_files import describe_sessions_file
+
+    _err(f"{exc} ({describe_sessions_file(metrics_dir)})")
+
+
 def _print_diagnostics(diagnostics: tuple[Any, ...], show_all: bool) -> None:
     """The ledger's skipped or doubted lines on stderr: the first few, or all of them."""
     if not diagnostics:
@@ -228,9 +235,7 @@ def _run_one(args: argparse.Namespace) -> int:
             handle=args.handle,
         )
     except SessionResolutionError as exc:
-        from evalkit.ledger_files import describe_sessions_file
-
-        _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
+        _resolution_error(exc, args.metrics_dir)
         return 1
     except EvalkitError as exc:  # the reference's "other evaluation error"
         _err(f"evaluation error: {exc}")
@@ -299,7 +304,7 @@ def _run_all(args: argparse.Namespace) -> int:
         try:
             frame = evalkit.score_ledger(args.metrics_dir, rubric=args.rubric)
         except SessionResolutionError as exc:
-            _err(str(exc))
+            _resolution_error(exc, args.metrics_dir)
             return 1
         phases.update(1)
         phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")
