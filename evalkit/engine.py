@@ -33,7 +33,7 @@ import numpy as np
 from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.jsnum import js_round, json_number
-from evalkit.ledger import Ledger, read_metrics_dir
+from evalkit.ledger import Diagnostic, Ledger, read_metrics_dir
 from evalkit.record import (
     SCHEMA_VERSION,
     STANDARD_VERSION,
@@ -289,8 +289,10 @@ class Harness:
 class EvalRecord:
     """One evaluation record; :meth:`to_dict` is the record of SPEC section 2.
 
-    ``resolution`` (how the session was selected, its window and peers) is kept beside the
-    record for callers and reports; it is not part of the record itself.
+    ``resolution`` (how the session was selected, its window and peers) and
+    ``ledger_diagnostics`` (what the reading of the ledger this rubric reads skipped or
+    doubted, file and line) are kept beside the record for callers and reports; they are not
+    part of the record itself.
     """
 
     run_id: str
@@ -304,6 +306,7 @@ class EvalRecord:
     timestamp: str
     handle: str | None = None
     resolution: Resolution | None = field(default=None, compare=False, repr=False)
+    ledger_diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def anonymized(self) -> bool:
@@ -418,6 +421,7 @@ def _make_record(
     model: Model,
     handle: str | None,
     harness: Mapping[str, Any] | None,
+    diagnostics: tuple[Diagnostic, ...] = (),
 ) -> EvalRecord:
     from evalkit import __version__
 
@@ -439,6 +443,7 @@ def _make_record(
         timestamp=timestamp,
         handle=handle,
         resolution=resolution,
+        ledger_diagnostics=diagnostics,
     )
 
 
@@ -485,6 +490,7 @@ def score_session(
         model=model,
         handle=handle,
         harness=harness,
+        diagnostics=ledger.diagnostics_read_by(rub.event_reading == "rotation"),
     )
 
 

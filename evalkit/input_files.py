@@ -19,9 +19,14 @@ holds everywhere:
 * **Text and JSON.** :func:`read_text` decodes UTF-8 strictly and names the line and byte of
   the first invalid sequence; :func:`parse_json` turns deep nesting, bad constants and other
   decoder failures into a :class:`JsonInputError` with a reason.
+* **Nesting.** :func:`parse_json` takes an optional ``max_depth``: a document of evalkit's own
+  shapes (a record is four levels deep) that nests deeper is refused as a reason before any
+  recursive code (``repr``, ``copy.deepcopy``, ``json.dumps``) can meet it.
+* **Streams.** :func:`read_stream` reads standard input (``-``) under the same byte cap.
 * **Output.** :func:`dumps` writes JSON as UTF-8 with lone surrogates (legal in a JavaScript
   string, not encodable as UTF-8) escaped as ``\\udXXX``, so writing never crashes and a
-  JavaScript ``JSON.parse`` reads the same string back.
+  JavaScript ``JSON.parse`` reads the same string back. :func:`clip` shortens untrusted text
+  quoted in a message.
 
 Standard library only: the scoring core and record validation import this.
 """
@@ -49,6 +54,7 @@ __all__ = [
     "InputTooLargeError",
     "JsonInputError",
     "RawLine",
+    "clip",
     "dumps",
     "escape_surrogates",
     "max_file_bytes",
@@ -56,8 +62,10 @@ __all__ = [
     "open_regular",
     "parse_json",
     "read_bytes",
+    "read_stream",
     "read_text",
     "split_lines",
+    "unreadable_reason",
 ]
 
 #: Default cap on the bytes read from one input file (1 GiB).
@@ -81,7 +89,14 @@ class InputTooLargeError(InputFileError):
 
 
 class JsonInputError(EvalkitError):
-    """A JSON text that cannot be read (malformed, nested too deeply, a bad constant)."""
+    """A JSON text that cannot be read (malformed, nested too deeply, a bad constant).
+
+    ``line`` is the 1-based line of the text where decoding failed, when the decoder knows it.
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 def _cap_from_env(name: str, default: int) -> int:
@@ -207,6 +222,29 @@ def read_bytes(path: str | os.PathLike[str], what: str, *, max_bytes: int | None
     return b"".join(chunks)
 
 
+def read_stream(stream: Any, what: str, *, max_bytes: int | None = None) -> bytes:
+    """Everything ``stream`` (standard input, a pipe) holds, refusing more than ``max_bytes``.
+
+    Reads the binary buffer of a text stream when it has one. Never holds more than
+    ``max_bytes + 1`` bytes of it: an endless producer (``yes |``) is cut off at the cap.
+    """
+    cap = max_file_bytes(max_bytes)
+    raw = getattr(stream, "buffer", stream)
+    chunks: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = raw.read(min(_READ_CHUNK, cap + 1 - total))
+        if not chunk:
+            break
+        if isinstance(chunk, str):  # a text stream without a buffer (tests, StringIO)
+            chunk = chunk.encode("utf-8", "surrogatepass")
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > cap:
+        raise _too_large("<stdin>", what, cap, None)
+    return b"".join(chunks)
+
+
 def _too_large(
     path: str | os.PathLike[str], what: str, cap: int, size: int | None
 ) -> InputTooLargeError:
@@ -219,6 +257,14 @@ def _too_large(
     )
 
 
+def unreadable_reason(exc: OSError, what: str, path: str | os.PathLike[str]) -> str:
+    """Why ``path`` could not be read, without the ``what 'path': `` prefix the error carries
+    (for a diagnostic that names the file itself): "a dangling symlink ...", "is a named
+    pipe (FIFO), not a regular file", "permission denied"."""
+    text = str(exc) if isinstance(exc, InputFileError) else (exc.strerror or type(exc).__name__)
+    return text.removeprefix(f"{what} {_shown(path)!r}: ")
+
+
 def _utf8_error(data: bytes, exc: UnicodeDecodeError) -> tuple[int, int]:
     """1-based line and column (in bytes) of the first invalid UTF-8 byte."""
     line = data.count(b"\n", 0, exc.start) + 1
@@ -226,12 +272,24 @@ def _utf8_error(data: bytes, exc: UnicodeDecodeError) -> tuple[int, int]:
     return line, col
 
 
-def read_text(path: str | os.PathLike[str], what: str, *, max_bytes: int | None = None) -> str:
+def read_text(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes_: int | None = None,
+    line_cap: bool = False,
+) -> str:
     """:func:`read_bytes` decoded as strict UTF-8 (a leading BOM is dropped).
 
     Invalid UTF-8 raises an ``EvalkitError`` naming the file, the line and the byte column.
+    With ``line_cap`` a line longer than the line cap is refused too (naming it): for
+    line-oriented text handed whole to a parser (CSV), where one row must not cost more than
+    the cap says.
     """
     data = read_bytes(path, what, max_bytes=max_bytes)
+    if line_cap:
+        _check_line_lengths(data, path, what, max_line_bytes(max_line_bytes_))
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
@@ -240,6 +298,19 @@ def read_text(path: str | os.PathLike[str], what: str, *, max_bytes: int | None 
             f"{what} {_shown(path)!r}: line {line}: invalid UTF-8 at byte column {col} "
             f"({exc.reason}); the file must be UTF-8 text"
         ) from None
+
+
+def _check_line_lengths(data: bytes, path: str | os.PathLike[str], what: str, cap: int) -> None:
+    if len(data) <= cap:  # no line can be longer than the whole file
+        return
+    for line in split_lines(data, max_line_bytes_=cap):
+        if line.data is None:
+            raise InputTooLargeError(
+                f"{what} {_shown(path)!r}: line {line.number}: {line.length} bytes exceed the "
+                f"{cap}-byte line cap (raise it with ${MAX_LINE_BYTES_ENV} if that is right)",
+                os.fspath(path),
+                errno.EFBIG,
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,24 +356,48 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
-def parse_json(text: str | bytes) -> Any:
+def _nesting_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` nests arrays/objects more than ``limit`` levels deep (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     """Parse one JSON text strictly (no ``NaN``/``Infinity``), or raise :class:`JsonInputError`.
 
     Deep nesting (Python's decoder recurses) and invalid UTF-8 in ``bytes`` are reasons, not
-    crashes. Lone surrogates written as ``\\udXXX`` escapes are legal JSON and are kept.
+    crashes. Lone surrogates written as ``\\udXXX`` escapes are legal JSON and are kept. With
+    ``max_depth`` a value nesting arrays/objects deeper than that is refused too, so that no
+    recursive code downstream (``repr``, ``deepcopy``, ``json.dumps``) can meet it.
     """
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except UnicodeDecodeError as exc:
         raise JsonInputError(f"invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
     except RecursionError:
         raise JsonInputError("JSON nested too deeply for this reader") from None
     except json.JSONDecodeError as exc:
-        raise JsonInputError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        where = (
+            f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        )
+        raise JsonInputError(f"not JSON ({exc.msg} at {where})", exc.lineno) from None
     except ValueError as exc:
-        raise JsonInputError(f"not JSON ({exc})") from None
+        raise JsonInputError(f"not JSON ({clip(str(exc))})") from None
+    if (
+        max_depth is not None
+        and isinstance(value, dict | list)
+        and _nesting_exceeds(value, max_depth)
+    ):
+        raise JsonInputError(f"JSON nested more than {max_depth} levels deep")
+    return value
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -313,6 +408,15 @@ def escape_surrogates(text: str) -> str:
     if not _LONE_SURROGATE.search(text):
         return text
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (saying how long it was), surrogates escaped: for
+    quoting untrusted values in a message without printing a megabyte or crashing."""
+    text = escape_surrogates(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

@@ -18,6 +18,13 @@ Bad data never raises here: every skipped or doubtful line becomes a :class:`Dia
 * rubric-v2 reads the whole rotated history (SPEC section 1 "Rotation") and reports gaps:
   a missing archive named by a rotation tombstone, a hole in the legacy ``.1``..``.20`` ring,
   a source that cannot be read.
+* Files are read through :mod:`evalkit.input_files`: regular files only, bounded by its byte
+  and line caps. A path with no directory entry is ``absent``; an entry that cannot be read
+  (a directory, a FIFO, a device such as ``/dev/zero``, a dangling symlink, a symlink loop,
+  no permission, a file over the cap) is ``unreadable`` and, under rubric-v2, a gap. A
+  dangling or looping symlink is deliberately not ``absent``, although the reference's
+  ``existsSync`` (which follows symlinks) said so: "no events" and "events we could not read"
+  are different evidence states. No conformance vector holds a symlink.
 
 Field access helpers (:func:`get_number`, :func:`get_str`) treat a missing or ill-typed field
 as unknown (``None``), never as zero.
@@ -31,11 +38,11 @@ where the reference looked in its working directory.
 
 from __future__ import annotations
 
+import errno
 import gc
 import math
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,6 +50,7 @@ from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 from evalkit.errors import EvalkitError
+from evalkit.input_files import max_line_bytes, read_bytes, split_lines, unreadable_reason
 from evalkit.jsnum import JSONLineError, decode_json_value, is_js_number
 from evalkit.timestamps import format_iso, parse_iso_z
 
@@ -75,6 +83,8 @@ ARCHIVE_NAME_RE = re.compile(
 )
 #: Upper bound of the legacy ``events.jsonl.1`` .. ``.20`` ring.
 LEGACY_RING_MAX = 20
+#: How a ledger file is named in a reason ("ledger file '<path>': ...").
+_WHAT = "ledger file"
 
 FileState = Literal["absent", "empty", "present", "unreadable"]
 
@@ -279,6 +289,14 @@ class Ledger:
         """True when rubric-v2 saw the whole history (no gap)."""
         return not self.gaps
 
+    def diagnostics_read_by(self, rotation: bool) -> tuple[Diagnostic, ...]:
+        """The diagnostics of what a rubric reads: all of them for the rotated history
+        (``rotation``, rubric-v2); else those of ``sessions.jsonl`` and ``events.jsonl``."""
+        if rotation:
+            return self.diagnostics
+        own = {self.sessions.path, self.events.path}
+        return tuple(d for d in self.diagnostics if d.file in own)
+
 
 # --------------------------------------------------------------------------------------------
 # Field access
@@ -349,10 +367,17 @@ def _decode_lines(path: str, data: bytes) -> tuple[list[str], list[Diagnostic]]:
     return lines, diags
 
 
-def _parse_lines(p: str, texts: list[str], diags: list[Diagnostic]) -> list[Line]:
+def _parse_lines(
+    p: str, texts: list[str], diags: list[Diagnostic], overlong: dict[int, str]
+) -> list[Line]:
     lines: list[Line] = []
     append = lines.append
     for i, text in enumerate(texts, start=1):
+        if overlong and i in overlong:
+            reason = overlong[i]
+            append(Line(i, None, reason))
+            diags.append(Diagnostic(p, i, f"malformed line skipped: {reason}"))
+            continue
         trimmed = text.strip(_JS_TRIM)
         if not trimmed:
             continue  # blank after the JavaScript trim: skipped silently by every reader
@@ -375,28 +400,48 @@ def _parse_lines(p: str, texts: list[str], diags: list[Diagnostic]) -> list[Line
     return lines
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> JsonlFile:
+def _overlong(data: bytes, cap: int) -> dict[int, str]:
+    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes (such a line
+    is not parsed: parsing can take many times its size in memory)."""
+    if len(data) <= cap:  # the common case: no line can be longer than the whole file
+        return {}
+    return {
+        ln.number: f"line of {ln.length} bytes exceeds the {cap}-byte line cap"
+        for ln in split_lines(data, max_line_bytes_=cap)
+        if ln.data is None
+    }
+
+
+def read_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes_: int | None = None,
+) -> JsonlFile:
     """Read one JSONL file; never raises for bad content or an unreadable path.
 
     Each non-blank line becomes a :class:`Line`; malformed, padded (BOM, NBSP) and non-object
     lines also produce a :class:`Diagnostic`. Blank lines (after the JavaScript trim) are
     skipped silently, as by every reference reader.
+
+    Nothing at the path (``lstat`` finds no entry) is ``absent``. Anything else that is not a
+    readable regular file is ``unreadable`` with the reason, never ``absent`` and never an
+    unbounded or blocking read: a directory, a FIFO, a device such as ``/dev/zero``, a
+    dangling symlink, a symlink loop, no permission, a file over the byte cap
+    (:func:`evalkit.input_files.max_file_bytes`). A line over the line cap is a malformed line.
     """
     p = os.fspath(path)
-    if not os.path.exists(p):  # existsSync follows symlinks
+    if not os.path.lexists(p):
         return JsonlFile(p, "absent")
     try:
-        if stat.S_ISFIFO(os.stat(p).st_mode):
-            # reading a pipe blocks until some writer closes it: refuse rather than hang
-            raise OSError(0, "a named pipe, not a file")
-        with open(p, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(p, _WHAT, max_bytes=max_bytes)
     except OSError as exc:
-        reason = f"cannot read file ({exc.strerror or type(exc).__name__})"
+        reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
         return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
+    overlong = _overlong(data, max_line_bytes(max_line_bytes_))
     texts, diags = _decode_lines(p, data)
     with _gc_paused():
-        lines = _parse_lines(p, texts, diags)
+        lines = _parse_lines(p, texts, diags, overlong)
     diags.sort(key=lambda d: d.line or 0)
     state: FileState = "present" if lines else "empty"
     return JsonlFile(p, state, tuple(lines), tuple(diags))
@@ -407,17 +452,31 @@ def read_jsonl(path: str | os.PathLike[str]) -> JsonlFile:
 # --------------------------------------------------------------------------------------------
 
 
-def _archive_paths(events_path: str) -> list[str]:
+def _archive_sources(events_path: str) -> list[JsonlFile]:
+    """The archives of ``_archive/`` as read; an archive folder that is there but cannot be
+    listed (a dangling symlink, a symlink loop, no permission) is one unreadable source."""
     archive_dir = os.path.join(os.path.dirname(events_path), ARCHIVE_DIR_NAME)
     try:
         names = sorted(os.listdir(archive_dir))
-    except OSError:
-        return []  # no archive folder: nothing rotated here, not a gap
-    return [os.path.join(archive_dir, n) for n in names if ARCHIVE_NAME_RE.match(n)]
+    except OSError as exc:
+        plain_file = exc.errno == errno.ENOTDIR and not os.path.islink(archive_dir)
+        if plain_file or not os.path.lexists(archive_dir):
+            return []  # no archive folder: nothing rotated here, not a gap
+        if exc.errno == errno.ELOOP:
+            why = "a symlink loop"
+        elif exc.errno == errno.ENOENT:
+            why = "a dangling symlink (its target does not exist)"
+        else:
+            why = exc.strerror or type(exc).__name__
+        reason = f"cannot list the archive folder: {why}"
+        diag = Diagnostic(archive_dir, None, reason)
+        return [JsonlFile(archive_dir, "unreadable", diagnostics=(diag,), error=reason)]
+    return [read_jsonl(os.path.join(archive_dir, n)) for n in names if ARCHIVE_NAME_RE.match(n)]
 
 
 def _ring_slots(events_path: str) -> tuple[list[int], list[int]]:
-    present = [i for i in range(1, LEGACY_RING_MAX + 1) if os.path.exists(f"{events_path}.{i}")]
+    # lexists: a dangling symlink in a slot is an unreadable source, not a hole
+    present = [i for i in range(1, LEGACY_RING_MAX + 1) if os.path.lexists(f"{events_path}.{i}")]
     highest = present[-1] if present else 0
     holes = [i for i in range(1, highest) if i not in present]
     return present, holes
@@ -483,7 +542,7 @@ def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> L
     sessions = read_jsonl(sessions_path)
     events = read_jsonl(events_path)
 
-    sources = [read_jsonl(p) for p in _archive_paths(events_path)]
+    sources = _archive_sources(events_path)
     ring, holes = _ring_slots(events_path)
     sources += [read_jsonl(f"{events_path}.{i}") for i in ring]
     if events.exists:

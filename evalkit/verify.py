@@ -1,25 +1,57 @@
-"""Offline re-verify: re-score a stored record from the same ledger and compare.
+"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
 
-The stored record's own timestamp, model and handle are passed back to the engine, so a
-faithful re-score reproduces the record exactly. Three outcomes (SPEC section 3):
+**The rule.** A record's fields are of three sorts, and each is checked the only way it can be:
 
-* **agreement** (exit 0): every deterministic dimension has the same status, the same score
-  and evidence carrying the same facts. Evidence that differs only in wording (the same
-  numbers, the same judge facts) is listed separately and is not a drift.
-* **drift** (exit 1): one line per differing field, naming the dimension and the field.
-* **version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit, or the
-  current rubric text no longer hashes to the stored ``provenance.rubric_sha256``. Re-scoring
-  under another rubric text would compare different rules, so this is never called drift.
+* **Derived from the ledger** (the deterministic dimensions, their order, status, score and
+  evidence; the KPIs; ``harness.host_class``; ``session_id`` as resolved): re-scored from the
+  same metrics directory under the stored rubric version.
+* **Derived from other fields** (``run_id`` from ``session_id`` and ``timestamp``;
+  ``anonymized`` from ``handle``; ``provenance.rubric_sha256`` from the rubric text;
+  ``schema_version``, ``record_kind``, ``standard_version``): reproduced by the engine.
+* **Run inputs** (``timestamp``, ``model.id``/``model.source``, ``handle``,
+  ``harness.plugin_version``/``platform``/``hostname_hash``, ``provenance.engine_commit``):
+  what the scoring run was told or where it ran. No re-score can re-derive them, and no hash
+  anyone can recompute offline could bind them either (a forger recomputes it too), so they
+  are passed back to the engine as inputs, and what can be checked is: the engine would
+  write them so (``model.id`` stripped, a known ``model.source``, ``anonymized`` = no handle,
+  ``run_id`` built from ``session_id`` + ``timestamp``, ``harness.hostname_hash`` null or 16
+  lowercase hex as the engine computes it), and ``provenance.engine_commit`` is
+  null or a git commit id that this evalkit's repository holds (checked with ``git`` when
+  evalkit runs from a checkout; otherwise only its form, and a note says so). The result lists
+  these fields as ``claims``: taken from the record, not re-derived.
 
-Judge dimensions are advisory and are not verified (they are listed as unverified).
+The engine's record for those inputs is then compared with the stored line as JSON values,
+exactly (:func:`evalkit.record_diff.diff_records`): every key, its order, every dimension and
+their order, strings code point for code point, numbers with their JSON type. The keys SPEC
+section 2 gives a default (``schema_version``, ``handle``, ``anonymized``) may be absent, as in
+the reference engine's lines. Whitespace between JSON tokens and ``\\u`` escapes, which no JSON
+reader sees, are not compared; a key written twice in one object (readers disagree on which
+copy wins) is a difference. **Any difference exits 1**, each one classified (verdict, score,
+kpi, evidence values, evidence wording, order, identity, extra or missing key, duplicate,
+form), and the first line says whether a verdict changed.
+
+**Judge dimensions** are advisory and not re-scored (the engine never writes them; a judge
+does, through :func:`evalkit.judge.run.merge_judge`). Each one is checked against that
+writer's contract instead: an id the rubric version defines for a judge, only the writer's
+keys, a valid status, string evidence, a finite or null score, ``advisory: true``, placed
+after every deterministic dimension ("deterministic before judge"); its calibration status is
+checked by record validation. A violation is a drift of kind ``judge-contract``.
+
+**Copies.** Every other line carrying the same run id must be the same JSON value; a copy that
+differs, or a line with the run id that is not a valid record, is a ``duplicate`` drift.
+
+**Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit, or the
+stored ``rubric_sha256`` is a sha256 that no current rubric text has (the text changed since).
+Re-scoring under other rules would compare different things, so that is never called drift.
+A ``rubric_sha256`` that is the current hash of *another* known version (the label was
+changed) or not a sha256 at all is a drift.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,17 +59,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
-from evalkit.record import KPI_KEYS, Method, make_run_id, normalize_record, validate_record
+from evalkit.input_files import JsonInputError, parse_json
+from evalkit.record import Method, normalize_record, validate_record
+from evalkit.record_diff import (
+    DriftKind,
+    FieldDrift,
+    diff_records,
+    duplicate_keys,
+    evidence_tokens,
+    iter_kinds,
+)
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "CLAIMS",
+    "DriftKind",
     "FieldDrift",
     "VerifyOutcome",
     "VerifyResult",
-    "WordingDifference",
     "evidence_tokens",
     "find_record",
     "verify_record",
@@ -45,10 +86,25 @@ __all__ = [
 
 DEFAULT_JOURNAL_NAME = "eval.jsonl"
 
-# The value tokens evidence carries: numbers as JavaScript prints them, and the literal
-# stand-ins for "no number" (null, n/a) and flags (true/false).
-_VALUE_TOKEN = re.compile(
-    r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|\b(?:null|n/a|true|false|NaN|Infinity)\b"
+#: Record fields that are run inputs: passed back to the engine, checked for form and
+#: consistency, never re-derived (see the module docstring).
+CLAIMS: tuple[str, ...] = (
+    "timestamp",
+    "model.id",
+    "model.source",
+    "handle",
+    "harness.plugin_version",
+    "harness.platform",
+    "harness.hostname_hash",
+    "provenance.engine_commit",
+)
+_PASSED_BACK_HARNESS = ("plugin_version", "platform", "hostname_hash")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_HOSTNAME_HASH = re.compile(r"[0-9a-f]{16}")
+_JUDGE_KEYS = frozenset(
+    {"id", "method", "status", "evidence", "score", "advisory", "calibration_status"}
+    | {"calibration_ref"}
 )
 
 
@@ -65,36 +121,6 @@ class VerifyOutcome(StrEnum):
 
 
 @dataclass(frozen=True)
-class FieldDrift:
-    """One field of one dimension (or ``kpis``/``record``) that differs after re-scoring."""
-
-    dimension: str
-    field: str
-    stored: Any
-    rescored: Any
-    detail: str = ""
-
-    def line(self) -> str:
-        text = (
-            f"drift: dimension {self.dimension} field {self.field}: "
-            f"stored {_show(self.stored)}, re-scored {_show(self.rescored)}"
-        )
-        return f"{text} ({self.detail})" if self.detail else text
-
-
-@dataclass(frozen=True)
-class WordingDifference:
-    """Evidence of one dimension that changed wording but carries the same facts."""
-
-    dimension: str
-    stored: str
-    rescored: str
-
-    def line(self) -> str:
-        return f"wording only (not drift): dimension {self.dimension} evidence text differs"
-
-
-@dataclass(frozen=True)
 class VerifyResult:
     """What ``verify_record`` found. ``exit_code`` follows SPEC section 3."""
 
@@ -102,13 +128,13 @@ class VerifyResult:
     outcome: VerifyOutcome
     rubric_version: str
     drifts: tuple[FieldDrift, ...] = ()
-    wording: tuple[WordingDifference, ...] = ()
     mismatch: str | None = None
     stored_sha256: str | None = None
     current_sha256: str | None = None
     verified_dimensions: tuple[str, ...] = ()
     unverified_dimensions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    claims: tuple[str, ...] = CLAIMS
 
     @property
     def exit_code(self) -> int:
@@ -118,24 +144,48 @@ class VerifyResult:
     def ok(self) -> bool:
         return self.outcome is VerifyOutcome.AGREEMENT
 
-    def lines(self) -> list[str]:
-        """Human-readable report, one finding per line (drifts first)."""
-        out: list[str] = []
+    @property
+    def wording(self) -> tuple[FieldDrift, ...]:
+        """The evidence differences that are wording only (still drift)."""
+        return tuple(d for d in self.drifts if d.kind is DriftKind.EVIDENCE_WORDING)
+
+    @property
+    def verdicts_changed(self) -> tuple[str, ...]:
+        """Dimensions whose verdict (status or method) differs, or that are present on one
+        side only."""
+        kinds = (DriftKind.VERDICT, DriftKind.PRESENCE)
+        return tuple(dict.fromkeys(d.dimension for d in self.drifts if d.kind in kinds))
+
+    def headline(self) -> str:
+        """One line: the outcome, and for a drift whether any verdict changed."""
         if self.outcome is VerifyOutcome.VERSION_MISMATCH:
-            out.append(f"version mismatch: {self.mismatch}")
-        else:
-            out.extend(d.line() for d in self.drifts)
-            out.extend(w.line() for w in self.wording)
-            verified = len(self.verified_dimensions)
-            if self.outcome is VerifyOutcome.AGREEMENT:
-                out.append(
-                    f"agreement: {self.run_id}: {verified} deterministic dimension(s) re-scored "
-                    f"identically under {self.rubric_version}"
-                )
-            else:
-                out.append(f"drift: {self.run_id}: {len(self.drifts)} differing field(s)")
+            return f"version mismatch: {self.run_id}: {self.mismatch}"
+        if self.outcome is VerifyOutcome.AGREEMENT:
+            return (
+                f"agreement: {self.run_id}: the stored record is what the engine writes, byte "
+                f"for byte ({len(self.verified_dimensions)} deterministic dimension(s) "
+                f"re-scored under {self.rubric_version})"
+            )
+        kinds = ", ".join(kind.value for kind in iter_kinds(self.drifts))
+        changed = self.verdicts_changed
+        verdicts = f"VERDICT CHANGED: {', '.join(changed)}" if changed else "no verdict changed"
+        return f"drift: {self.run_id}: {len(self.drifts)} difference(s) [{kinds}]; {verdicts}"
+
+    def lines(self) -> list[str]:
+        """Human-readable report: the headline, one line per difference, then what was not
+        re-derived."""
+        out = [self.headline()]
+        out.extend(d.line() for d in self.drifts)
         if self.unverified_dimensions:
-            out.append("not verified (judge, advisory): " + ", ".join(self.unverified_dimensions))
+            out.append(
+                "not re-scored (judge, advisory; checked against the judge contract): "
+                + ", ".join(self.unverified_dimensions)
+            )
+        if self.outcome is not VerifyOutcome.VERSION_MISMATCH:
+            out.append(
+                "taken from the record, not re-derivable (checked for form and consistency): "
+                + ", ".join(self.claims)
+            )
         out.extend(f"note: {note}" for note in self.notes)
         return out
 
@@ -148,33 +198,53 @@ class VerifyResult:
             "mismatch": self.mismatch,
             "stored_sha256": self.stored_sha256,
             "current_sha256": self.current_sha256,
-            "drifts": [
-                {
-                    "dimension": d.dimension,
-                    "field": d.field,
-                    "stored": d.stored,
-                    "rescored": d.rescored,
-                    "detail": d.detail,
-                }
-                for d in self.drifts
-            ],
-            "wording": [
-                {"dimension": w.dimension, "stored": w.stored, "rescored": w.rescored}
-                for w in self.wording
-            ],
+            "verdicts_changed": list(self.verdicts_changed),
+            "drifts": [d.to_dict() for d in self.drifts],
             "verified_dimensions": list(self.verified_dimensions),
             "unverified_dimensions": list(self.unverified_dimensions),
+            "claims": list(self.claims),
             "notes": list(self.notes),
         }
 
 
-def _show(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+# ------------------------------------------------------------------------- the stored line
 
 
-def evidence_tokens(evidence: str) -> list[str]:
-    """The value tokens (numbers, null, n/a, true, false) of an evidence string, in order."""
-    return _VALUE_TOKEN.findall(evidence)
+@dataclass(frozen=True)
+class _Stored:
+    """The verified copy: validated (the run's inputs) and as parsed (for the comparison)."""
+
+    record: dict[str, Any]
+    raw: dict[str, Any]
+    drifts: tuple[FieldDrift, ...]
+    notes: tuple[str, ...]
+
+
+def _copies(
+    run_id: str, path: Path, accepted: CalibrationAcceptance | None = None
+) -> tuple[list[tuple[int, dict[str, Any]]], Any]:
+    """Every valid copy of ``run_id`` (exact, else as evalkit prints it, surrogates escaped:
+    :meth:`evalkit.journal.JournalRead.find`) and the journal as read."""
+    from evalkit import journal
+
+    try:
+        read = journal.read(path, accepted=accepted)
+    except FileNotFoundError:
+        raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
+    return read.find(run_id), read
+
+
+def _unknown(run_id: str, path: Path, read: Any) -> EvalkitError:
+    invalid = [d for d in read.diagnostics if d.run_id == run_id]
+    if invalid:
+        d = invalid[-1]
+        return EvalkitError(
+            f"{path}: line {d.line} holds run id {run_id!r} but is not a valid record: {d.reason}"
+        )
+    hint = (
+        f"; {len(read.diagnostics)} unreadable line(s) in the journal" if read.diagnostics else ""
+    )
+    return EvalkitError(f"{path}: unknown run id {run_id!r}{hint}")
 
 
 def find_record(
@@ -188,43 +258,98 @@ def find_record(
     Raises ``EvalkitError`` when the journal does not exist or holds no such run id.
     ``accepted``: the verified calibration certificates a judge dimension may claim.
     """
-    from evalkit import journal
-
     path = Path(journal_path)
-    try:
-        read = journal.read(path, accepted=accepted)
-    except FileNotFoundError:
-        raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
-    copies = read.find(run_id)
+    copies, read = _copies(run_id, path, accepted)
     if not copies:
-        hint = (
-            f"; {len(read.diagnostics)} unreadable line(s) in the journal"
-            if read.diagnostics
-            else ""
-        )
-        raise EvalkitError(f"{path}: unknown run id {run_id!r}{hint}")
+        raise _unknown(run_id, path, read)
     notes: list[str] = []
     if len(copies) > 1:
         lines = ", ".join(str(line) for line, _ in copies)
-        notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
-        canonical = {json.dumps(rec, sort_keys=True) for _, rec in copies}
-        if len(canonical) > 1:
-            notes.append("the copies of this run id differ from each other")
+        notes.append(f"run id appears {len(copies)} times (lines {lines}); the last is shown")
     return copies[-1][1], notes
 
 
-def _same_number(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    return a == b
+def _parsed(raw: bytes) -> Any:
+    from evalkit.journal import MAX_RECORD_DEPTH
+
+    try:
+        return parse_json(raw, max_depth=MAX_RECORD_DEPTH)
+    except JsonInputError:  # read() parsed this very line; only a race could get here
+        return None
+
+
+def _copy_drifts(
+    copies: list[tuple[int, dict[str, Any]]], raws: dict[int, bytes], last: Any
+) -> list[FieldDrift]:
+    """How every earlier copy of the run id differs from the verified (last) one."""
+    last_line = copies[-1][0]
+    out: list[FieldDrift] = []
+    for line, _ in copies[:-1]:
+        value = _parsed(raws.get(line, b""))
+        if not isinstance(value, dict):
+            continue
+        for d in diff_records(value, last):
+            out.append(
+                FieldDrift(
+                    d.dimension,
+                    d.field,
+                    d.stored,
+                    d.rescored,
+                    f"line {line} and line {last_line} are copies of this run id that differ",
+                    DriftKind.DUPLICATE,
+                    (f"line {line}", f"line {last_line}"),
+                )
+            )
+    return out
+
+
+def _locate(run_id: str, path: Path, accepted: CalibrationAcceptance | None = None) -> _Stored:
+    from evalkit import journal
+
+    copies, read = _copies(run_id, path, accepted)
+    if not copies:
+        raise _unknown(run_id, path, read)
+    raws = journal.raw_lines(path, [line for line, _ in copies])
+    last_line, record = copies[-1]
+    raw = _parsed(raws.get(last_line, b""))
+    if not isinstance(raw, dict):
+        raise EvalkitError(f"{path}: line {last_line} changed while it was read; run again")
+    drifts = _copy_drifts(copies, raws, raw)
+    drifts += [
+        FieldDrift(
+            "record",
+            f"key {key!r}",
+            "written twice in one object",
+            "written once",
+            "JSON readers disagree on which copy wins",
+            DriftKind.DUPLICATE,
+        )
+        for key in duplicate_keys(raws[last_line])
+    ]
+    drifts += [
+        FieldDrift(
+            "record",
+            f"line {d.line}",
+            d.reason,
+            "no other line with this run id",
+            "a line carrying this run id is not a valid record",
+            DriftKind.DUPLICATE,
+        )
+        for d in read.diagnostics
+        if d.run_id == record["run_id"]
+    ]
+    notes = []
+    if len(copies) > 1:
+        lines = ", ".join(str(line) for line, _ in copies)
+        notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
+    return _Stored(record, raw, tuple(drifts), tuple(notes))
+
+
+# ------------------------------------------------------------------------------- the checks
 
 
 def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """Return (mismatch message or None, current sha256 or None) for a record."""
+    """(mismatch message or None, current sha256 or None); see the module docstring."""
     from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 
     version = stored["rubric_version"]
@@ -238,43 +363,116 @@ def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
         )
     rubric = get_rubric(version)
     current_sha = rubric.sha256
-    if current_sha != stored_sha:
+    other_versions = {get_rubric(v).sha256 for v in RUBRIC_VERSIONS if v != version}
+    if (
+        current_sha != stored_sha
+        and _SHA256.fullmatch(stored_sha)
+        and stored_sha not in other_versions
+    ):
         return (
             f"rubric text changed: {version} was scored against rubric_sha256 {stored_sha}, "
             f"but the current rubric file {rubric.text_path.name} hashes to {current_sha}",
             current_sha,
         )
+    # equal, not a sha256 at all, or another version's hash: re-scored, and the diff says it
     return None, current_sha
 
 
-def _compare_evidence(
-    dim_id: str,
-    stored_dims: list[dict[str, Any]],
-    stored_ev: str,
-    fresh_ev: str,
-) -> tuple[list[FieldDrift], bool]:
-    """Drifts carried by an evidence difference, and whether it is wording only."""
-    drifts: list[FieldDrift] = []
-    stored_tokens, fresh_tokens = evidence_tokens(stored_ev), evidence_tokens(fresh_ev)
-    if stored_tokens != fresh_tokens:
-        drifts.append(
-            FieldDrift(
-                dim_id,
-                "evidence",
-                stored_tokens,
-                fresh_tokens,
-                "the values the evidence carries differ",
-            )
+def _commit_known(sha: str) -> bool | None:
+    """Whether this evalkit's git repository holds commit ``sha``; None when it cannot tell."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "-e", f"{sha}^{{commit}}"],
+            capture_output=True,
+            timeout=10,
+            check=False,
         )
-    # The judge facts read from this dimension: swap in the re-scored evidence alone and see
-    # which facts move, so each moved fact is attributed to the dimension that moved it.
-    before = compute_facts(stored_dims)
-    swapped = [{**d, "evidence": fresh_ev} if d.get("id") == dim_id else d for d in stored_dims]
-    after = compute_facts(swapped)
-    for key, value in before.items():
-        if after[key] != value:
-            drifts.append(FieldDrift(dim_id, f"evidence (fact {key})", value, after[key]))
-    return drifts, not drifts
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.returncode == 0
+
+
+def _hostname_hash_check(value: Any) -> list[FieldDrift]:
+    # the engine writes the first 16 hex of sha256(hostname), or null when there is no name
+    if value is None or (isinstance(value, str) and _HOSTNAME_HASH.fullmatch(value)):
+        return []
+    why = "the engine writes the first 16 hex of sha256(hostname) or null"
+    return [FieldDrift("record", "harness.hostname_hash", value, "16 lowercase hex or null", why)]
+
+
+def _engine_commit_check(value: Any) -> tuple[list[FieldDrift], list[str]]:
+    if value is None:
+        return [], []
+    field = "provenance.engine_commit"
+    if not isinstance(value, str) or not _COMMIT.fullmatch(value):
+        why = "the engine writes the git commit id of its checkout (40 or 64 lowercase hex) or null"
+        return [FieldDrift("record", field, value, "a commit id or null", why)], []
+    known = _commit_known(value)
+    if known is None:
+        return [], [f"{field} {value} not checked: this evalkit is not a git checkout"]
+    if not known:
+        why = "names no commit of this evalkit repository: the claim cannot be re-checked"
+        return [FieldDrift("record", field, value, "a commit of this repository", why)], []
+    return [], []
+
+
+def _judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDrift]:
+    """How a stored judge dimension breaks the judge writer's contract (module docstring)."""
+    from evalkit.judge.parse import JUDGE_DIMENSION_IDS, validate_judge_dimensions
+
+    dim_id = str(dim.get("id"))
+    allowed = JUDGE_DIMENSION_IDS.get(rubric_version, ())
+    out: list[FieldDrift] = []
+
+    def bad(field: str, stored: Any, wanted: Any, why: str) -> None:
+        out.append(FieldDrift(dim_id, field, stored, wanted, why, DriftKind.JUDGE))
+
+    if dim_id not in allowed:
+        bad("id", dim_id, list(allowed), f"not a judge dimension of {rubric_version}")
+    for key in dim:
+        if key not in _JUDGE_KEYS:
+            bad(key, dim[key], "(absent)", "a key the judge writer never writes")
+    if dim.get("advisory") is not True:
+        bad("advisory", dim.get("advisory"), True, "a judge dimension is advisory")
+    if "calibration_status" not in dim:
+        bad("calibration_status", "(absent)", "uncalibrated", "the judge writer always writes it")
+    if dim_id in allowed and not validate_judge_dimensions([dict(dim)], rubric_version):
+        bad("status/evidence/score", dim.get("status"), "valid", "not a valid judge verdict")
+    return out
+
+
+def _rescore(stored: Mapping[str, Any], metrics_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The record the engine writes for the stored record's inputs (deterministic part)."""
+    import evalkit
+    from evalkit.errors import SessionResolutionError
+    from evalkit.ledger_files import describe_sessions_file
+
+    harness = stored["harness"]
+    try:
+        fresh = evalkit.score_session(
+            metrics_dir,
+            session_id=stored["session_id"],
+            rubric=stored["rubric_version"],
+            timestamp=stored["timestamp"],
+            model_id=stored["model"]["id"],
+            model_source=stored["model"]["source"],
+            handle=stored["handle"],
+            harness={key: harness[key] for key in _PASSED_BACK_HARNESS if key in harness},
+        )
+    except SessionResolutionError as exc:
+        where = describe_sessions_file(metrics_dir)
+        raise type(exc)(
+            f"cannot re-score {stored['run_id']} from {metrics_dir}: {exc} ({where})"
+        ) from exc
+    except EvalkitError as exc:
+        raise type(exc)(f"cannot re-score {stored['run_id']} from {metrics_dir}: {exc}") from exc
+    record = fresh.to_dict()
+    # a run input, checked by _engine_commit_check; the verifying engine's own commit is not it
+    record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
+    return record
 
 
 def verify_record(
@@ -284,32 +482,29 @@ def verify_record(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> VerifyResult:
-    """Re-score a stored record from ``metrics_dir`` and compare it dimension by dimension.
+    """Re-score a stored record from ``metrics_dir`` and compare it byte for byte.
 
     ``record_or_run_id`` is a record (dict) or a run id looked up in ``journal_path`` (default
-    ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult``; raises ``EvalkitError`` for an
-    unknown run id, an invalid stored record, or a session the ledger no longer resolves.
+    ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult`` (module docstring: the rule);
+    raises ``EvalkitError`` for an unknown run id, an invalid stored record, or a session the
+    ledger no longer resolves.
     ``accepted``: the verified calibration certificates a judge dimension may claim
     (``validate_record``; default: ``uncalibrated`` only).
     """
-    notes: list[str] = []
     if isinstance(record_or_run_id, str):
         journal = Path(journal_path) if journal_path else Path(metrics_dir) / DEFAULT_JOURNAL_NAME
-        raw, notes = find_record(record_or_run_id, journal, accepted=accepted)
+        found = _locate(record_or_run_id, journal, accepted)
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
+        found = _Stored(validate_record(normalize_record(raw), accepted=accepted), raw, (), ())
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    stored = validate_record(normalize_record(raw), accepted=accepted)
+    stored = found.record
     run_id = stored["run_id"]
-    expected_run_id = make_run_id(stored["session_id"], stored["timestamp"])
-    if run_id != expected_run_id:
-        notes.append(
-            f"run_id does not follow <session_id>-eval-<timestamp> (expected {expected_run_id})"
-        )
-    judge_ids = tuple(d["id"] for d in stored["dimensions"] if d["method"] == Method.JUDGE)
+    judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
+    judge_ids = tuple(str(d.get("id")) for d in judges)
 
     mismatch, current_sha = _version_check(stored)
     if mismatch is not None:
@@ -321,71 +516,28 @@ def verify_record(
             stored_sha256=stored["provenance"]["rubric_sha256"],
             current_sha256=current_sha,
             unverified_dimensions=judge_ids,
-            notes=tuple(notes),
+            notes=found.notes,
         )
 
-    import evalkit
-
-    try:
-        fresh_record = evalkit.score_session(
-            metrics_dir,
-            session_id=stored["session_id"],
-            rubric=stored["rubric_version"],
-            timestamp=stored["timestamp"],
-            model_id=stored["model"]["id"],
-            model_source=stored["model"]["source"],
-            handle=stored["handle"],
-            harness=stored["harness"],
-        )
-    except EvalkitError as exc:
-        raise type(exc)(f"cannot re-score {run_id} from {metrics_dir}: {exc}") from exc
-    fresh = normalize_record(fresh_record.to_dict())
-
-    drifts: list[FieldDrift] = []
-    wording: list[WordingDifference] = []
-    if fresh.get("run_id") != expected_run_id:
-        drifts.append(FieldDrift("record", "run_id", expected_run_id, fresh.get("run_id")))
-    for key in KPI_KEYS:
-        a, b = stored["kpis"].get(key), fresh["kpis"].get(key)
-        if not _same_number(a, b):
-            drifts.append(FieldDrift("kpis", key, a, b))
-
-    stored_det = [d for d in stored["dimensions"] if d["method"] == Method.DETERMINISTIC]
-    fresh_det = {
-        d["id"]: d for d in fresh.get("dimensions", []) if d.get("method") == Method.DETERMINISTIC
-    }
-    stored_ids = [d["id"] for d in stored_det]
-    for dim in stored_det:
-        dim_id = dim["id"]
-        new = fresh_det.get(dim_id)
-        if new is None:
-            drifts.append(FieldDrift(dim_id, "presence", "present", "absent"))
-            continue
-        if dim["status"] != new.get("status"):
-            drifts.append(FieldDrift(dim_id, "status", dim["status"], new.get("status")))
-        # A score that is absent and a null score both mean "no score".
-        if not _same_number(dim.get("score"), new.get("score")):
-            drifts.append(FieldDrift(dim_id, "score", dim.get("score"), new.get("score")))
-        if dim["evidence"] != new.get("evidence"):
-            found, wording_only = _compare_evidence(
-                dim_id, stored_det, dim["evidence"], str(new.get("evidence"))
-            )
-            drifts.extend(found)
-            if wording_only:
-                wording.append(WordingDifference(dim_id, dim["evidence"], str(new.get("evidence"))))
-    for dim_id in fresh_det:
-        if dim_id not in stored_ids:
-            drifts.append(FieldDrift(dim_id, "presence", "absent", "present"))
-
+    expected = _rescore(stored, metrics_dir)
+    deterministic_ids = tuple(d["id"] for d in expected["dimensions"])
+    drifts = list(found.drifts)
+    commit_drifts, commit_notes = _engine_commit_check(stored["provenance"]["engine_commit"])
+    drifts += commit_drifts
+    drifts += _hostname_hash_check(stored["harness"]["hostname_hash"])
+    for dim in judges:
+        drifts += _judge_contract(dim, stored["rubric_version"])
+    # the judge dimensions are carried over (not re-scored), after the deterministic ones
+    expected["dimensions"] += [d for d in judges if d.get("id") not in deterministic_ids]
+    drifts += diff_records(found.raw, expected)
     return VerifyResult(
         run_id=run_id,
         outcome=VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT,
         rubric_version=stored["rubric_version"],
         drifts=tuple(drifts),
-        wording=tuple(wording),
         stored_sha256=stored["provenance"]["rubric_sha256"],
         current_sha256=current_sha,
-        verified_dimensions=tuple(stored_ids),
+        verified_dimensions=deterministic_ids,
         unverified_dimensions=judge_ids,
-        notes=tuple(notes),
+        notes=found.notes + tuple(commit_notes),
     )

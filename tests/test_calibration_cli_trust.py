@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 from repo_layout import SET, clean_env, make_repo, relabelled_copy_outside, run_evalkit
 
 import evalkit
 from evalkit.cli.main import main
+
+from conftest import REPO_ROOT, require_shared
 
 V2 = f"gold/{SET}/v2"
 
@@ -94,7 +95,10 @@ def test_register_then_journal_verify_and_report_show_the_judge_calibrated(
     verify = run_evalkit(repo, "verify", run_id, "--metrics-dir", str(metrics),
                          "--journal", str(journal))  # fmt: skip
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert "not verified (judge, advisory): instruction-adherence" in verify.stdout
+    assert (
+        "not re-scored (judge, advisory; checked against the judge contract): "
+        "instruction-adherence" in verify.stdout
+    )
     page = tmp_path / "page.html"
     report = run_evalkit(repo, "report", run_id, "--journal", str(journal), "--out", str(page))
     assert report.returncode == 0, report.stderr
@@ -108,7 +112,7 @@ def test_register_then_journal_verify_and_report_show_the_judge_calibrated(
     assert _journal_count(repo, journal) == 0
     verify = run_evalkit(repo, "verify", run_id, "--metrics-dir", str(metrics),
                          "--journal", str(journal))  # fmt: skip
-    assert verify.returncode == 1 and "unknown run id" in verify.stderr
+    assert verify.returncode == 1 and "is not a valid record" in verify.stderr
     assert "refused: its name is not the sha256 of its bytes" in verify.stderr
     assert run_evalkit(repo, "report", run_id, "--journal", str(journal)).returncode == 1
     cert.unlink()  # deleted: refused too
@@ -136,7 +140,8 @@ def test_a_hand_written_registry_line_is_never_a_calibration(
         assert _journal_count(repo, journal, env) == 0
         verify = run_evalkit(repo, "verify", rec["run_id"], "--metrics-dir", str(metrics),
                              "--journal", str(journal), env=env)  # fmt: skip
-        assert verify.returncode == 1 and "unknown run id" in verify.stderr
+        assert verify.returncode == 1 and "is not a valid record" in verify.stderr
+        assert "not an accepted calibration status" in verify.stderr
         report = run_evalkit(repo, "report", rec["run_id"], "--journal", str(journal), env=env)
         assert report.returncode == 1
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import require_shared
 from record_factory import TIMESTAMP
 
 import evalkit
 from evalkit.cli.main import main
+
+from conftest import require_shared
 
 CASE = "random-20260919-002"
 
@@ -246,8 +247,10 @@ def test_verify_cli_agreement_drift_and_version_mismatch(
     gate["status"] = "fail" if gate["status"] != "fail" else "pass"
     journal_file.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     assert main(["verify", run_id, "--metrics-dir", str(metrics)]) == 1
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("drift: dimension gate-health field status: stored ")
+    lines = capsys.readouterr().out.splitlines()
+    # the first line says whether a verdict changed; then one classified line per difference
+    assert lines[0].endswith("[verdict]; VERDICT CHANGED: gate-health")
+    assert lines[1].startswith("drift [verdict]: dimension gate-health field status: stored ")
 
     rec["rubric_version"] = "rubric-v7"
     journal_file.write_text(json.dumps(rec) + "\n", encoding="utf-8")

@@ -7,7 +7,6 @@ import json
 import math
 
 import pytest
-from conftest import require_shared
 from hypothesis import given
 from hypothesis import strategies as st
 from record_factory import TIMESTAMP, make_record, reference_record
@@ -23,6 +22,8 @@ from evalkit.record import (
     project_submission,
     validate_record,
 )
+
+from conftest import require_shared
 
 # ---------------------------------------------------------------------------------- valid
 

@@ -18,10 +18,11 @@ import pytest
 from matplotlib import image as mpimg
 from record_factory import make_record, reference_record
 
-from conftest import require_shared
 from evalkit.errors import ValidationError
 from evalkit.report import render_report, write_report
 from tests.browser import DevTools, assert_inert, chromium, open_page
+
+from conftest import require_shared
 
 HOSTILE = "<script>alert(1)</script>"
 

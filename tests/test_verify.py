@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
 from evalkit import journal
 from evalkit.errors import EvalkitError
 from evalkit.rubrics import registry
-from evalkit.verify import VerifyOutcome, evidence_tokens, verify_record
+from evalkit.verify import DriftKind, VerifyOutcome, evidence_tokens, verify_record
+
+from conftest import require_shared
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 
@@ -97,8 +98,13 @@ def test_tampered_status_is_drift_naming_dimension_and_field(metrics: Path) -> N
     result = verify_record(stored["run_id"], metrics)
     assert result.outcome is VerifyOutcome.DRIFT and result.exit_code == 1
     assert [(d.dimension, d.field) for d in result.drifts] == [("plan-fidelity", "status")]
+    assert result.verdicts_changed == ("plan-fidelity",)
     assert result.lines()[0] == (
-        f"drift: dimension plan-fidelity field status: stored {flipped!r}, re-scored {original!r}"
+        f"drift: {stored['run_id']}: 1 difference(s) [verdict]; VERDICT CHANGED: plan-fidelity"
+    )
+    assert result.lines()[1] == (
+        f"drift [verdict]: dimension plan-fidelity field status: stored {flipped!r}, "
+        f"re-scored {original!r}"
     )
 
 
@@ -115,16 +121,19 @@ def test_tampered_score_kpi_and_evidence_number_each_drift(metrics: Path) -> Non
 
     _rewrite_journal(metrics / "eval.jsonl", tamper)
     result = verify_record(stored["run_id"], metrics)
-    fields = [(d.dimension, d.field) for d in result.drifts]
-    assert ("kpis", "total_agents") in fields
-    assert ("plan-fidelity", "score") in fields
-    assert ("plan-fidelity", "evidence") in fields
-    assert ("plan-fidelity", "evidence (fact completion_rate)") in fields
+    kinds = {(d.dimension, d.field): d.kind for d in result.drifts}
+    assert kinds[("kpis", "total_agents")] is DriftKind.KPI
+    assert kinds[("plan-fidelity", "score")] is DriftKind.SCORE
+    assert kinds[("plan-fidelity", "evidence")] is DriftKind.EVIDENCE_VALUES
+    assert kinds[("plan-fidelity", "evidence (fact completion_rate)")] is DriftKind.EVIDENCE_VALUES
     assert result.exit_code == 1
-    assert all(line.startswith("drift: dimension ") for line in result.lines()[: len(fields)])
+    assert result.verdicts_changed == ()
+    assert result.lines()[0].endswith("; no verdict changed")
+    assert all(line.startswith("drift [") for line in result.lines()[1 : 1 + len(kinds)])
 
 
-def test_wording_only_difference_is_reported_but_not_drift(metrics: Path) -> None:
+def test_wording_only_difference_is_drift_classified_as_wording(metrics: Path) -> None:
+    """Finding 5: evidence reworded with the same numbers was 'wording only (not drift)'."""
     stored = _score_and_journal(metrics, metrics / "eval.jsonl")
     _rewrite_journal(
         metrics / "eval.jsonl",
@@ -135,24 +144,27 @@ def test_wording_only_difference_is_reported_but_not_drift(metrics: Path) -> Non
         ),
     )
     result = verify_record(stored["run_id"], metrics)
-    assert result.outcome is VerifyOutcome.AGREEMENT and result.exit_code == 0
-    assert [w.dimension for w in result.wording] == ["efficiency-kpis"]
-    assert any(
-        line.startswith("wording only (not drift): dimension efficiency-kpis")
-        for line in result.lines()
+    assert result.outcome is VerifyOutcome.DRIFT and result.exit_code == 1
+    assert [(w.dimension, w.kind) for w in result.wording] == [
+        ("efficiency-kpis", DriftKind.EVIDENCE_WORDING)
+    ]
+    assert result.lines()[1].startswith(
+        "drift [evidence-wording]: dimension efficiency-kpis field evidence: "
     )
 
 
-def test_judge_dimensions_are_listed_unverified_never_drift(metrics: Path) -> None:
+def test_judge_dimensions_are_carried_not_rescored_but_checked(metrics: Path) -> None:
     scored = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
     judge = dict(JUDGE_DIM, status="fail")
     scored["dimensions"].append(judge)
     stored = journal.append(metrics / "eval.jsonl", scored)
     result = verify_record(stored["run_id"], metrics)
-    assert result.exit_code == 0
+    assert result.exit_code == 0, result.lines()
     assert result.unverified_dimensions == ("instruction-adherence",)
     assert "instruction-adherence" not in result.verified_dimensions
-    assert result.lines()[-1] == "not verified (judge, advisory): instruction-adherence"
+    assert (
+        "not re-scored (judge, advisory; checked against the judge contract): instruction-adherence"
+    ) in result.lines()
 
 
 def test_unknown_rubric_version_is_a_version_mismatch_not_drift(metrics: Path) -> None:
@@ -225,13 +237,15 @@ def test_evidence_tokens_keep_numbers_and_null_markers() -> None:
     assert evidence_tokens(text) == ["null", "3", "n/a", "0.75", "1e+21"]
 
 
-def test_run_id_of_another_writer_is_verified_and_noted(metrics: Path) -> None:
+def test_run_id_not_built_from_session_and_timestamp_is_drift(metrics: Path) -> None:
+    """Finding 5: a run_id that does not match session_id + timestamp was only a note."""
     rec = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
     expected = rec["run_id"]
     rec["run_id"] = "custom-run-1"
     journal.append(metrics / "eval.jsonl", rec)
     result = verify_record("custom-run-1", metrics)
-    assert result.exit_code == 0
-    assert result.notes == (
-        f"run_id does not follow <session_id>-eval-<timestamp> (expected {expected})",
-    )
+    assert result.exit_code == 1
+    assert [(d.dimension, d.field, d.kind) for d in result.drifts] == [
+        ("record", "run_id", DriftKind.IDENTITY)
+    ]
+    assert result.drifts[0].stored == "custom-run-1" and result.drifts[0].rescored == expected

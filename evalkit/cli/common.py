@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.input_files import escape_surrogates
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
@@ -17,6 +18,19 @@ if TYPE_CHECKING:
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 JOURNAL_NAME = "eval.jsonl"
 JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
+
+
+def require_text(value: str, flag: str) -> str:
+    """``value`` when it is valid text; an ``EvalkitError`` naming ``flag`` when it holds
+    command-line bytes that were not UTF-8 (Python decodes those as lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EvalkitError(
+            f"{flag}: not valid UTF-8 text (undecodable byte at character {exc.start + 1}: "
+            f"'{escape_surrogates(value)}'); pass it as UTF-8"
+        ) from None
+    return value
 
 
 def add_metrics_dir(parser: Any, what: str, *, default: Path | None = DEFAULT_METRICS_DIR) -> None:
@@ -68,9 +82,11 @@ def read_journal(path: Path) -> JournalRead:
     repository's verified calibration certificates; skipped lines are reported on stderr."""
     from evalkit import journal
 
-    if not path.is_file():
-        raise EvalkitError(f"{path}: no journal file there")
-    result = journal.read(path, accepted=accepted_calibrations())
+    try:
+        result = journal.read(path, accepted=accepted_calibrations())
+    except FileNotFoundError:
+        raise EvalkitError(f"{path}: no journal file there") from None
+    # anything else that is not a journal (a FIFO, a device, a directory) names itself
     for diag in result.diagnostics:
         print(f"evalkit: {path}: {diag}", file=sys.stderr)
     return result

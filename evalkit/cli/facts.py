@@ -8,14 +8,15 @@ stdin). The facts come from the record's dimensions alone (:func:`evalkit.comput
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, read_journal_records
+from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, read_journal
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
+from evalkit.input_files import JsonInputError, dumps, parse_json, read_bytes, read_stream
+from evalkit.journal import MAX_RECORD_DEPTH, JournalRead
 
 
 def register(subparsers: Any) -> None:
@@ -36,26 +37,27 @@ def register(subparsers: Any) -> None:
 
 
 def _load_record(spec: str) -> dict[str, Any]:
+    """The record in the file ``spec`` (``-``: stdin), read through ``input_files``: a regular
+    file only (a FIFO or device is refused, never waited on), bounded, strict UTF-8 and JSON,
+    nesting no deeper than a record can."""
     name = "<stdin>" if spec == "-" else spec
+    data = read_stream(sys.stdin, "record") if spec == "-" else read_bytes(spec, "record file")
     try:
-        text = sys.stdin.read() if spec == "-" else Path(spec).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvalkitError(f"{name}: no such file") from None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise EvalkitError(f"{name}: line {getattr(exc, 'lineno', 1)}: not JSON ({exc})") from None
+        value = parse_json(data.removeprefix(b"\xef\xbb\xbf"), max_depth=MAX_RECORD_DEPTH)
+    except JsonInputError as exc:
+        raise EvalkitError(f"{name}: line {exc.line or 1}: {exc}") from None
     if not isinstance(value, dict):
         raise EvalkitError(f"{name}: line 1: a record must be a JSON object")
     return value
 
 
-def find_record(records: list[dict[str, Any]], run_id: str, path: Path) -> dict[str, Any]:
-    """The record with ``run_id`` (the last one when the journal holds it twice)."""
-    matches = [rec for rec in records if rec.get("run_id") == run_id]
+def find_record(read: JournalRead, run_id: str, path: Path) -> dict[str, Any]:
+    """The record with ``run_id`` (the last one when the journal holds it twice; a lone
+    surrogate may be given as evalkit prints it, see :meth:`JournalRead.find`)."""
+    matches = read.find(run_id)
     if not matches:
         raise EvalkitError(f"{path}: no record with run_id {run_id!r}")
-    return matches[-1]
+    return matches[-1][1]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if args.run_id is None:
             raise EvalkitError("give a RUN_ID (or --record FILE)")
         path = journal_path(args)
-        record = find_record(read_journal_records(path), args.run_id, path)
+        record = find_record(read_journal(path), args.run_id, path)
     facts = compute_facts(record.get("dimensions"))
-    print(json.dumps(facts, ensure_ascii=False, indent=None if args.compact else 2))
+    print(dumps(facts, indent=None if args.compact else 2))
     return 0

@@ -9,12 +9,12 @@ are reported, not fatal); 1 when there is no journal.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
 from evalkit.errors import EvalkitError
+from evalkit.input_files import dumps, escape_surrogates
 
 _SHORT = {"pass": "pass", "fail": "fail", "not-applicable": "n/a", "cannot-determine": "cd"}
 
@@ -73,12 +73,13 @@ def run(args: argparse.Namespace) -> int:
             }
             for line, rec in zip(read.line_numbers, read.records, strict=True)
         ]
-        print(json.dumps({**summary, "entries": listing}, ensure_ascii=False))
+        print(dumps({**summary, "entries": listing}))
         return 0
 
     rows = [("LINE", "RUN_ID", "RUBRIC", "DETERMINISTIC STATUSES")]
+    # a lone surrogate is shown as its escape, so the columns line up as printed
     rows += [
-        (str(line), rec["run_id"], rec["rubric_version"], _statuses(rec))
+        (str(line), escape_surrogates(rec["run_id"]), rec["rubric_version"], _statuses(rec))
         for line, rec in zip(read.line_numbers, read.records, strict=True)
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]

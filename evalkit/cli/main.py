@@ -4,11 +4,16 @@ Each subcommand lives in its own module of this package and exposes
 ``register(subparsers) -> None``; the parser it adds sets ``func`` (``args -> int`` exit code).
 Exit codes (SPEC section 3): 0 success, 1 user-facing error, 2 internal or I/O failure,
 3 version mismatch.
+
+Output never crashes on text that UTF-8 cannot encode: a lone surrogate (from a ledger's
+``"\\ud800"`` or from undecodable command-line bytes) is printed as the escape ``\\ud800``
+(stdout and stderr use ``errors="backslashreplace"``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -55,7 +60,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _escape_unencodable_output() -> None:
+    """Print lone surrogates (and anything else the stream cannot encode) as escapes."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            # a stream that cannot be reconfigured (detached, closed) is left as it is
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _escape_unencodable_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -70,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         print(f"evalkit {args.command}: I/O error: {exc}", file=sys.stderr)
+        return 2
+    except UnicodeError as exc:
+        # a writer that is not surrogate-safe yet: a clear message, never a traceback
+        print(f"evalkit {args.command}: error: text that cannot be encoded: {exc}", file=sys.stderr)
         return 2
 
 

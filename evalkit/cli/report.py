@@ -1,4 +1,8 @@
-"""``evalkit report RUN_ID``: render one journal record as a self-contained HTML file."""
+"""``evalkit report RUN_ID``: render one journal record as a self-contained HTML file.
+
+The journal is read through :func:`evalkit.journal.read` (regular files only, bounded, every
+bad line a diagnostic); text a UTF-8 page cannot hold (a lone surrogate) is written escaped.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
+from evalkit.input_files import escape_surrogates
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     record, notes = find_record(args.run_id, journal_path(args), accepted=accepted)
     for note in notes:
         print(f"evalkit report: note: {note}", file=sys.stderr)
-    page = render_report(record, metrics_dir=args.metrics_dir, accepted=accepted)
+    # a lone surrogate (legal in a JSON string) is shown as its escape, never a crash
+    page = escape_surrogates(render_report(record, metrics_dir=args.metrics_dir, accepted=accepted))
     if args.out is None:
         sys.stdout.write(page)
     else:

@@ -4,8 +4,22 @@ One session: the record goes to stdout (a compact dimension table, or with ``--j
 line) and is appended to the journal unless ``--no-write``. A record that could not be
 appended is still printed; the exit code (2) says so, e.g. when the journal's directory does
 not exist (it is never created: a mistyped ``--journal`` must not start a second journal).
-Exit codes: 0 scored; 1 user error (bad
-argument, no session resolvable); 2 evaluation or I/O failure (also: not appended).
+An append is all-or-nothing (:func:`evalkit.journal.append`); the message says what is on
+disk. ``--journal`` may not name a file of the ledger (``sessions.jsonl``, ``events.jsonl``,
+its archives and ring), compared by resolved path and inode.
+
+What the ledger reading skipped or doubted (file:line: reason) goes to stderr: the first
+:data:`DIAGNOSTICS_SHOWN` always, every one with ``--diagnostics``/``-v``. A session that cannot
+be resolved names ``sessions.jsonl``'s path and state (missing, a directory, a FIFO, a
+dangling symlink, empty).
+
+Text arguments (``--session``, ``--model-id``, ``--handle``, ``--timestamp``) must be valid
+UTF-8: bytes the shell passed that are not (Python decodes them as lone surrogates) are refused
+with exit 1 before anything is scored or written. They would otherwise become a permanent
+identity field no UTF-8 tool can show or match; refusing is reversible, storing is not.
+
+Exit codes: 0 scored; 1 user error (bad argument, no session resolvable); 2 evaluation or I/O
+failure (also: not appended).
 """
 
 from __future__ import annotations
@@ -15,11 +29,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal, add_metrics_dir, journal_path
+from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, require_text
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.record import ModelSource
 
 FORMATS = ("csv", "jsonl", "parquet")
+#: Ledger diagnostics printed without ``--diagnostics``.
+DIAGNOSTICS_SHOWN = 5
+_TEXT_ARGUMENTS = (
+    ("--session", "session"),
+    ("--model-id", "model_id"),
+    ("--handle", "handle"),
+    ("--timestamp", "timestamp"),
+)
 MODEL_SOURCES = tuple(source.value for source in ModelSource)
 
 
@@ -55,6 +77,13 @@ def register(subparsers: Any) -> None:
         help=f"where the model id comes from: {', '.join(MODEL_SOURCES)} (default self-report)",
     )
     parser.add_argument("--handle", help="a handle to attach (default none: anonymized)")
+    parser.add_argument(
+        "-v",
+        "--diagnostics",
+        action="store_true",
+        help="list every ledger line that was skipped or doubted (file:line: reason) on "
+        f"stderr (default: the first {DIAGNOSTICS_SHOWN})",
+    )
     batch = parser.add_argument_group("batch (--all)")
     batch.add_argument(
         "--all", action="store_true", help="score every session into a table (no journal)"
@@ -76,6 +105,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
     from evalkit.record import validate_timestamp
     from evalkit.rubrics import RUBRIC_VERSIONS
 
+    for flag, attr in _TEXT_ARGUMENTS:
+        value = getattr(args, attr)
+        if value is not None:
+            require_text(value, flag)
     if args.rubric not in RUBRIC_VERSIONS:
         raise EvalkitError(
             f"--rubric: unknown rubric version {args.rubric!r} (known: {', '.join(RUBRIC_VERSIONS)})"
@@ -109,7 +142,45 @@ def run(args: argparse.Namespace) -> int:
         raise EvalkitError(f"--metrics-dir: {args.metrics_dir} is not a directory")
     if args.all:
         return _run_all(args)
+    if not args.no_write:
+        _check_journal_target(args)
     return _run_one(args)
+
+
+def _check_journal_target(args: argparse.Namespace) -> None:
+    """Refuse a journal that is a file of the ledger being scored (by resolved path/inode)."""
+    from evalkit.ledger_files import ledger_role
+
+    target = journal_path(args)
+    role = ledger_role(args.metrics_dir, target)
+    if role is not None:
+        raise EvalkitError(
+            f"--journal {str(target)!r} is the ledger's {role} in {str(args.metrics_dir)!r}; "
+            "records are never appended to the ledger (it would break every later score and "
+            "verify): name a separate journal file, e.g. <metrics-dir>/eval.jsonl"
+        )
+
+
+def _resolution_error(exc: SessionResolutionError, metrics_dir: Path) -> None:
+    """No session resolved: say so, with sessions.jsonl's path and state."""
+    from evalkit.ledger_files import describe_sessions_file
+
+    _err(f"{exc} ({describe_sessions_file(metrics_dir)})")
+
+
+def _print_diagnostics(diagnostics: tuple[Any, ...], show_all: bool) -> None:
+    """The ledger's skipped or doubted lines on stderr: the first few, or all of them."""
+    if not diagnostics:
+        return
+    shown = diagnostics if show_all else diagnostics[:DIAGNOSTICS_SHOWN]
+    _err(f"ledger: {len(diagnostics)} line(s) or file(s) skipped or doubted while reading:")
+    for diag in shown:
+        print(f"  {diag}", file=sys.stderr)
+    if len(shown) < len(diagnostics):
+        print(
+            f"  ... and {len(diagnostics) - len(shown)} more (--diagnostics lists all)",
+            file=sys.stderr,
+        )
 
 
 # ------------------------------------------------------------------------------ one session
@@ -164,11 +235,12 @@ def _run_one(args: argparse.Namespace) -> int:
             handle=args.handle,
         )
     except SessionResolutionError as exc:
-        _err(str(exc))
+        _resolution_error(exc, args.metrics_dir)
         return 1
     except EvalkitError as exc:  # the reference's "other evaluation error"
         _err(f"evaluation error: {exc}")
         return 2
+    _print_diagnostics(scored.ledger_diagnostics, args.diagnostics)
     record = scored.to_dict()
 
     target = journal_path(args)
@@ -196,7 +268,9 @@ def _run_one(args: argparse.Namespace) -> int:
         elif write_error is None:
             print(f"journal   appended to {target}")
     if write_error is not None:
-        _err(f"the record was NOT appended to {target}: {write_error}")
+        partly = isinstance(write_error, journal.JournalWriteError) and write_error.remains
+        state = "may be PARTLY on disk in" if partly else "was NOT appended to"
+        _err(f"the record {state} {target}: {write_error}")
         return 2
     return 0
 
@@ -230,7 +304,7 @@ def _run_all(args: argparse.Namespace) -> int:
         try:
             frame = evalkit.score_ledger(args.metrics_dir, rubric=args.rubric)
         except SessionResolutionError as exc:
-            _err(str(exc))
+            _resolution_error(exc, args.metrics_dir)
             return 1
         phases.update(1)
         phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.input_files import read_text
 
 _ITEM_COLUMNS = ("item_id", "item")
 
@@ -57,11 +59,21 @@ def _emit(payload: dict[str, Any], compact: bool) -> int:
 
 @contextmanager
 def _csv_rows(path: Path) -> Iterator[csv.DictReader[str]]:
-    """A ``csv.DictReader`` over the UTF-8 CSV file at ``path`` (an error when there is none)."""
-    if not path.is_file():
-        raise EvalkitError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8") as fh:
-        yield csv.DictReader(fh)
+    """A ``csv.DictReader`` over the UTF-8 CSV file at ``path``.
+
+    Read through :func:`evalkit.input_files.read_text`: a regular file only (a FIFO or device
+    is refused, never waited on), bounded by the byte and line caps, strict UTF-8 (a bad byte
+    is named by line and column). A row the csv module refuses (a field over its size limit, a bad quote) is an
+    ``EvalkitError`` naming the file and line, never a traceback.
+    """
+    text = read_text(path, "CSV file", line_cap=True)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        yield reader
+    except csv.Error as exc:
+        # the DictReader's own line_num lags behind on a failed row; its reader's does not
+        line = reader.reader.line_num
+        raise EvalkitError(f"{path}: line {line}: not readable as CSV ({exc})") from None
 
 
 def _header_text(header: Sequence[str]) -> str:

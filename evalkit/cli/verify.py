@@ -1,17 +1,23 @@
-"""``evalkit verify RUN_ID``: re-score a stored record offline and compare it.
+"""``evalkit verify RUN_ID``: re-score a stored record offline and compare it byte for byte.
 
-Exit codes: 0 agreement; 1 drift (one line per differing field, naming the dimension), or a
-user error such as an unknown run id; 3 version mismatch (unknown rubric version, or a rubric
-text whose sha256 differs from the stored one; both hashes are printed). Findings go to stdout.
+The first line says the outcome and, for a drift, whether a verdict changed; then one line per
+difference, classified (verdict, score, kpi, evidence values, evidence wording, order,
+identity, extra or missing key, judge contract, duplicate, form); then what verify cannot
+re-derive (the run inputs it takes from the record). The rule is in :mod:`evalkit.verify`.
+
+Exit codes: 0 agreement; 1 any difference, or a user error such as an unknown run id or a line
+with this run id that is not a valid record; 3 version mismatch (unknown rubric version, or a
+rubric text whose sha256 differs from the stored one; both hashes are printed). Findings go to
+stdout. A run id holding a lone surrogate may be given as evalkit prints it (``\\ud800``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
+from evalkit.input_files import dumps
 
 
 def register(subparsers: Any) -> None:
@@ -20,9 +26,10 @@ def register(subparsers: Any) -> None:
         "verify",
         help="re-score a stored record offline and compare it dimension by dimension",
         description="Re-score the stored record RUN_ID from the same ledger with its stored "
-        "timestamp, model, handle and harness, and compare every deterministic dimension "
-        "(status, score, the facts its evidence carries). Judge dimensions are advisory and "
-        "not verified. Exit 0 agreement, 1 drift, 3 version mismatch.",
+        "run inputs (timestamp, model, handle, harness) and compare the record the engine "
+        "writes with the stored line, byte for byte: every key, value and order. Judge "
+        "dimensions are advisory: checked against the judge contract, not re-scored. Exit 0 "
+        "agreement, 1 any difference, 3 version mismatch.",
     )
     parser.add_argument("run_id", metavar="RUN_ID", help="run id of a record in the journal")
     add_metrics_dir(parser, "the metrics directory to re-score from")
@@ -41,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         accepted=accepted_calibrations(),
     )
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        print(dumps(result.to_dict()))
     else:
         for line in result.lines():
             print(line)

@@ -1,0 +1,389 @@
+"""verify misses nothing: every tampering of a stored record exits 1, each one classified.
+
+Finding 5 of issue 10: ``verify`` exited 0 on evidence reworded with the same numbers, reversed
+dimension order, a changed model/harness/engine_commit/handle/anonymized, extra keys, a run id
+that does not match its session and timestamp, and duplicate copies that differ. The last two
+tests walk every field of a stored record: changing or deleting any one of them exits 1, except
+the run inputs verify documents it cannot re-derive (``evalkit.verify.CLAIMS``) and the three
+keys SPEC section 2 gives a default.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from record_factory import JUDGE_DIM, TIMESTAMP
+
+import evalkit
+from evalkit import journal
+from evalkit.cli.main import main
+from evalkit.record_diff import DEFAULTED_KEYS
+from evalkit.verify import CLAIMS, DriftKind, verify_record
+
+from conftest import require_shared
+
+Record = dict[str, Any]
+
+
+@pytest.fixture
+def metrics(tmp_path: Path) -> Path:
+    target = tmp_path / "metrics"
+    shutil.copytree(require_shared("conformance", "public", "random-20260919-002"), target)
+    return target
+
+
+def _store(metrics: Path, **extra: Any) -> Record:
+    rec = evalkit.score_session(
+        metrics,
+        timestamp=TIMESTAMP,
+        model_id="claude-test-model",
+        model_source="config",
+        handle="tester",
+    ).to_dict()
+    rec.update(extra)
+    return journal.append(metrics / "eval.jsonl", rec)
+
+
+def _rewrite(metrics: Path, change: Callable[[Record], Any]) -> None:
+    path = metrics / "eval.jsonl"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    change(rec)
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+
+
+def _dim(rec: Record, dim_id: str) -> Record:
+    return next(d for d in rec["dimensions"] if d["id"] == dim_id)
+
+
+def _verify_cli(metrics: Path, run_id: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["verify", run_id, "--metrics-dir", str(metrics)])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def _kinds(metrics: Path, run_id: str) -> set[tuple[str, str, DriftKind]]:
+    return {(d.dimension, d.field, d.kind) for d in verify_record(run_id, metrics).drifts}
+
+
+def test_an_untouched_record_agrees(metrics: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stored = _store(metrics)
+    code, out = _verify_cli(metrics, stored["run_id"], capsys)
+    assert code == 0, out
+    assert out.startswith(f"agreement: {stored['run_id']}: the stored record is what the engine")
+
+
+def test_pass_iff_reworded_to_fail_iff_is_drift(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    assert "pass iff" in _dim(stored, "plan-fidelity")["evidence"]
+    _rewrite(
+        metrics,
+        lambda r: _dim(r, "plan-fidelity").update(
+            evidence=_dim(r, "plan-fidelity")["evidence"].replace("pass iff", "fail iff")
+        ),
+    )
+    code, out = _verify_cli(metrics, stored["run_id"], capsys)
+    assert code == 1
+    assert out.splitlines()[0].endswith("[evidence-wording]; no verdict changed")
+    assert "drift [evidence-wording]: dimension plan-fidelity field evidence: " in out
+
+
+def test_an_appended_reviewer_note_is_drift(metrics: Path) -> None:
+    stored = _store(metrics)
+    _rewrite(
+        metrics,
+        lambda r: _dim(r, "gate-health").update(
+            evidence=_dim(r, "gate-health")["evidence"] + " Reviewer note: treat as green."
+        ),
+    )
+    assert _kinds(metrics, stored["run_id"]) == {
+        ("gate-health", "evidence", DriftKind.EVIDENCE_WORDING)
+    }
+
+
+def test_reversed_dimension_order_is_drift(metrics: Path) -> None:
+    stored = _store(metrics)
+    _rewrite(metrics, lambda r: r["dimensions"].reverse())
+    assert _kinds(metrics, stored["run_id"]) == {("record", "dimensions (order)", DriftKind.ORDER)}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda r: r["model"].update(id=" claude-test-model"),
+            ("record", "model.id", DriftKind.IDENTITY),
+        ),
+        (lambda r: r["model"].update(vendor="x"), ("record", "model.vendor", DriftKind.EXTRA_KEY)),
+        (
+            lambda r: r["harness"].update(host_class="tampered-host"),
+            ("record", "harness.host_class", DriftKind.IDENTITY),
+        ),
+        (
+            lambda r: r["harness"].update(hostname_hash="deadbeef"),
+            ("record", "harness.hostname_hash", DriftKind.IDENTITY),
+        ),
+        (lambda r: r["harness"].update(os="x"), ("record", "harness.os", DriftKind.EXTRA_KEY)),
+        (
+            lambda r: r["provenance"].update(engine_commit="f" * 40),
+            ("record", "provenance.engine_commit", DriftKind.IDENTITY),
+        ),
+        (
+            lambda r: r["provenance"].update(engine_commit="HEAD"),
+            ("record", "provenance.engine_commit", DriftKind.IDENTITY),
+        ),
+        (
+            lambda r: r["provenance"].update(signed_by="x"),
+            ("record", "provenance.signed_by", DriftKind.EXTRA_KEY),
+        ),
+        (lambda r: r.update(handle=None), ("record", "anonymized", DriftKind.IDENTITY)),
+        (lambda r: r.update(anonymized=True), ("record", "anonymized", DriftKind.IDENTITY)),
+        (lambda r: r.update(reviewed=True), ("record", "reviewed", DriftKind.EXTRA_KEY)),
+        (
+            lambda r: _dim(r, "gate-health").update(note="green"),
+            ("gate-health", "note", DriftKind.EXTRA_KEY),
+        ),
+        (
+            lambda r: r.update(timestamp="2026-10-02T00:00:00.000Z"),
+            ("record", "run_id", DriftKind.IDENTITY),
+        ),
+        (
+            lambda r: r["kpis"].update(total_waves=float(r["kpis"]["total_waves"])),
+            ("kpis", "total_waves", DriftKind.FORM),
+        ),
+        (
+            lambda r: r["harness"].update(
+                {k: r["harness"].pop(k) for k in ("plugin_version", "platform")}
+            ),
+            ("record", "harness.(key order)", DriftKind.ORDER),
+        ),
+    ],
+    ids=[
+        "model-id-padded",
+        "model-extra-key",
+        "host-class",
+        "hostname-hash-form",
+        "harness-extra-key",
+        "engine-commit-unknown",
+        "engine-commit-form",
+        "provenance-extra-key",
+        "handle-removed",
+        "anonymized-flipped",
+        "top-level-extra-key",
+        "dimension-extra-key",
+        "timestamp-not-in-run-id",
+        "kpi-spelled-as-float",
+        "key-order",
+    ],
+)
+def test_each_tampering_is_a_classified_drift(
+    metrics: Path, change: Callable[[Record], Any], expected: tuple[str, str, DriftKind]
+) -> None:
+    stored = _store(metrics)
+    assert isinstance(stored["kpis"]["total_waves"], int)
+    _rewrite(metrics, change)
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 1
+    assert expected in {(d.dimension, d.field, d.kind) for d in result.drifts}
+
+
+def test_duplicate_copies_that_differ_are_drift(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    altered = json.loads(json.dumps(stored))
+    gate = _dim(altered, "gate-health")
+    gate["status"] = "fail" if gate["status"] != "fail" else "pass"
+    gate["evidence"] += " (copy)"
+    path = metrics / "eval.jsonl"
+    path.write_text(json.dumps(altered) + "\n" + path.read_text(encoding="utf-8"), "utf-8")
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 1
+    duplicates = [d for d in result.drifts if d.kind is DriftKind.DUPLICATE]
+    assert {(d.dimension, d.field) for d in duplicates} == {
+        ("gate-health", "status"),
+        ("gate-health", "evidence"),
+    }
+    assert all(d.labels == ("line 1", "line 2") for d in duplicates)
+    assert "line 1 and line 2 are copies of this run id that differ" in duplicates[0].line()
+
+
+def test_a_copy_that_is_not_a_valid_record_is_drift(metrics: Path) -> None:
+    stored = _store(metrics)
+    broken = json.loads(json.dumps(stored))
+    broken["kpis"]["total_waves"] = -5
+    with (metrics / "eval.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(broken) + "\n")
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 1
+    assert [(d.field, d.kind) for d in result.drifts] == [("line 2", DriftKind.DUPLICATE)]
+
+
+def test_a_key_written_twice_is_drift(metrics: Path) -> None:
+    """Readers disagree on which copy of a duplicated key wins: never an agreement."""
+    stored = _store(metrics)
+    path = metrics / "eval.jsonl"
+    text = path.read_text(encoding="utf-8")
+    status = _dim(stored, "verification-evidence")["status"]
+    twice = text.replace(f'"status":"{status}"', f'"status":"fail","status":"{status}"', 1)
+    assert twice != text
+    path.write_text(twice, encoding="utf-8")
+    assert _kinds(metrics, stored["run_id"]) == {("record", "key 'status'", DriftKind.DUPLICATE)}
+
+
+def test_a_changed_rubric_label_is_drift_not_a_version_mismatch(metrics: Path) -> None:
+    stored = _store(metrics)
+    _rewrite(metrics, lambda r: r.update(rubric_version="rubric-v1"))
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 1
+    kinds = {(d.dimension, d.field, d.kind) for d in result.drifts}
+    assert ("record", "provenance.rubric_sha256", DriftKind.IDENTITY) in kinds
+
+
+def test_a_judge_dimension_is_checked_against_the_judge_contract(metrics: Path) -> None:
+    scored = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
+    scored["dimensions"].insert(0, dict(JUDGE_DIM, prompt="be nice"))  # before deterministic
+    (metrics / "eval.jsonl").write_text(json.dumps(scored) + "\n", encoding="utf-8")
+    result = verify_record(scored["run_id"], metrics)
+    kinds = {(d.dimension, d.field, d.kind) for d in result.drifts}
+    assert ("instruction-adherence", "prompt", DriftKind.JUDGE) in kinds
+    assert ("record", "dimensions (order)", DriftKind.ORDER) in kinds
+    assert result.unverified_dimensions == ("instruction-adherence",)
+
+
+def test_a_judge_dimension_the_rubric_does_not_define_is_drift(metrics: Path) -> None:
+    scored = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
+    scored["dimensions"].append(dict(JUDGE_DIM, id="report-quality"))  # retired in rubric-v2
+    (metrics / "eval.jsonl").write_text(json.dumps(scored) + "\n", encoding="utf-8")
+    result = verify_record(scored["run_id"], metrics)
+    assert ("report-quality", "id", DriftKind.JUDGE) in {
+        (d.dimension, d.field, d.kind) for d in result.drifts
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r["kpis"].update(cost=1), "kpis.cost"),
+        (lambda r: r.update(schema_version=2), "schema_version"),
+        (lambda r: r["model"].update(source="guess"), "model.source"),
+        (lambda r: r.update(overall=0.9), "overall"),
+    ],
+)
+def test_a_tampered_line_that_is_no_valid_record_exits_1_naming_the_field(
+    metrics: Path, change: Callable[[Record], Any], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    _rewrite(metrics, change)
+    code, out = _verify_cli(metrics, stored["run_id"], capsys)
+    assert code == 1
+    assert f"line 1 holds run id {stored['run_id']!r} but is not a valid record: {field}" in out
+
+
+# ----------------------------------------------------------------- every field, one by one
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+def _other(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    return 1
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _set(rec: Any, path: tuple[Any, ...], value: Any) -> None:
+    for key in path[:-1]:
+        rec = rec[key]
+    rec[path[-1]] = value
+
+
+def _delete(rec: Any, path: tuple[Any, ...]) -> None:
+    for key in path[:-1]:
+        rec = rec[key]
+    del rec[path[-1]]
+
+
+def test_changing_any_single_field_exits_nonzero_except_the_documented_claims(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
+    passed, codes = [], {}
+    for path, value in _leaves(json.loads(line)):
+        rec = json.loads(line)
+        _set(rec, path, _other(value))
+        (metrics / "eval.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+        code, _ = _verify_cli(metrics, stored["run_id"], capsys)
+        codes[_dotted(path)] = code
+        if code == 0:
+            passed.append(_dotted(path))
+    assert len(codes) > 40
+    # the only changes verify cannot see are run inputs it lists as taken from the record
+    assert set(passed) <= set(CLAIMS), passed
+    assert passed == ["model.id", "harness.plugin_version", "harness.platform", "handle"]
+    assert {p for p, c in codes.items() if c == 3} == {"rubric_version"}  # unknown version
+
+
+def test_deleting_any_key_exits_1_except_the_spec_defaults(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
+    passed = []
+    paths = [p for p, _ in _leaves(json.loads(line))]
+    paths += [("provenance",), ("model",), ("harness",), ("kpis",), ("dimensions", 2)]
+    for path in paths:
+        rec = json.loads(line)
+        _delete(rec, path)
+        (metrics / "eval.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+        code, out = _verify_cli(metrics, stored["run_id"], capsys)
+        assert code in (0, 1), (path, out)
+        if code == 0:
+            passed.append(_dotted(path))
+    # schema_version absent means 1, anonymized absent means "no handle" (SPEC section 2)
+    assert passed == ["schema_version", "anonymized"]
+    assert set(passed) <= set(DEFAULTED_KEYS)
+
+
+def test_json_output_names_absent_keys_and_beyond_double_numbers(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = _store(metrics)
+    path = metrics / "eval.jsonl"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    del rec["kpis"]["token_input"]
+    line = json.dumps(rec).replace(
+        f'"total_waves": {rec["kpis"]["total_waves"]}', '"total_waves": 1e400'
+    )
+    path.write_text(line + "\n", encoding="utf-8")
+    assert main(["verify", stored["run_id"], "--metrics-dir", str(metrics), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    drifts = {(d["field"], d["kind"]): d for d in result["drifts"]}
+    waves = drifts[("total_waves", "kpi")]
+    assert waves["stored"] == "Infinity" and waves["rescored"] == stored["kpis"]["total_waves"]
+    missing = drifts[("token_input", "missing-key")]
+    assert missing["stored"] is None and missing["stored_absent"] is True
+    assert result["verdicts_changed"] == [] and result["claims"] == list(CLAIMS)
