@@ -19,6 +19,7 @@ import pytest
 from record_factory import make_record
 from repo_layout import SET, make_repo, relabelled_copy_outside, relabelled_freeze, write_lock
 
+from evalkit import gold as gold_module
 from evalkit import journal, validate_record
 from evalkit.calibration import (
     CertificateError,
@@ -642,3 +643,26 @@ def test_a_journal_of_uncalibrated_judges_never_loads_a_certificate(
 
     assert child(plain) == [1, False]
     assert child(claimed) == [1, True]
+
+
+def test_a_gold_set_whose_name_cannot_form_a_status_is_shown_never_minted(
+    tmp_path: Path,
+) -> None:
+    # a gold set named with characters a status cannot carry (upper case, a space) graduates
+    # and is shown; calibrate never crashes on it, and nothing can be minted for it
+    repo = make_repo(tmp_path / "repo")
+    odd = repo / "gold" / "Odd Set"
+    shutil.copytree(repo / "gold" / SET, odd)
+    manifest = odd / "v2" / "MANIFEST.json"
+    body = json.loads(manifest.read_text(encoding="utf-8"))
+    body["name"] = "Odd Set"  # `gold freeze` refuses such a name; a hand-made manifest has it
+    body["manifest_sha256"] = gold_module._manifest_self_hash(body)
+    manifest.write_bytes(gold_module._canonical_manifest(body))
+    write_lock(repo)
+    gs = load(odd / "v2")
+    res = calibrate(rule_judge_labels(gs), gs, n_resamples=N_RES, root=repo)
+    assert res.graduates and not res.mintable
+    assert res.calibration_status == "uncalibrated"
+    assert "does not form a valid status" in res.mint_reason
+    with pytest.raises(EvalkitError, match="does not form a valid status"):
+        register(res)

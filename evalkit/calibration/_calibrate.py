@@ -308,5 +308,10 @@ def calibrate(
     if not result.mintable:
         return result
     ref = sha256_hex(certificate_bytes(result))
-    status = mint_status(gs.tag, ref) if graduates else "uncalibrated"
+    if not graduates:
+        return dataclasses.replace(result, calibration_ref=ref)
+    try:
+        status = mint_status(gs.tag, ref)
+    except EvalkitError as exc:  # a gold set whose name cannot form a status: shown, never minted
+        return dataclasses.replace(result, mintable=False, mint_reason=f"not mintable: {exc}")
     return dataclasses.replace(result, calibration_ref=ref, calibration_status=status)
