@@ -225,8 +225,10 @@ class OpenAIChatClient:
         try:
             response = await self._client.chat.completions.create(**kwargs)
         except Exception as exc:  # the SDK's errors, and a JSON body it could not decode
-            raise classify_error(exc, self._redact) from None
-        return openai_completion(response)
+            failed = classify_error(exc, self._redact)
+        else:
+            return openai_completion(response)
+        raise failed  # outside the handler: no __context__ holding the unscrubbed error
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -255,8 +257,10 @@ class AnthropicMessagesClient:
                 extra_body=extra or None,
             )
         except Exception as exc:  # the SDK's errors, and a JSON body it could not decode
-            raise classify_error(exc, self._redact) from None
-        return anthropic_completion(response)
+            failed = classify_error(exc, self._redact)
+        else:
+            return anthropic_completion(response)
+        raise failed  # outside the handler: no __context__ holding the unscrubbed error
 
     async def aclose(self) -> None:
         await self._client.close()

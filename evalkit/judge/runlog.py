@@ -227,4 +227,7 @@ def runlog_labels(logs: Iterable[RunLog | str | os.PathLike[str]]) -> pd.DataFra
                 "reason": entry.reason,
             }
     ordered = [rows[key] for key in sorted(rows, key=lambda k: (k[2], k[0], k[1]))]
-    return pd.DataFrame(ordered, columns=list(LABEL_COLUMNS))
+    frame = pd.DataFrame(ordered, columns=list(LABEL_COLUMNS))
+    for column in ("label", "reason"):  # missing is None, never NaN (a float among labels)
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
