@@ -69,6 +69,41 @@ def _temperature(text: str) -> float | None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'none'") from None
 
 
+def _add_call_parameters(calls: Any) -> None:
+    """The flags of the judges' call parameters (the defaults of every --judge)."""
+    calls.add_argument("--base-url", metavar="URL", help="the API's base URL (see above)")
+    calls.add_argument(
+        "--temperature",
+        type=_temperature,
+        default=0.0,
+        help="sampling temperature (default 0; 'none' sends none: the API's default)",
+    )
+    calls.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=1024,
+        metavar="N",
+        help="reply token limit (default 1024)",
+    )
+    calls.add_argument("--seed", type=int, help="sampling seed (openai only; default none)")
+    calls.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per-request timeout (default: the SDK's, 600 s)",
+    )
+    calls.add_argument(
+        "--max-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="the SDK's retries of a failed request (default 2)",
+    )
+    calls.add_argument(
+        "--api-key-env", metavar="NAME", help="environment variable holding the API key"
+    )
+
+
 def register_run(commands: Any) -> None:
     """Add ``evalkit judge run``."""
     parser = commands.add_parser(
@@ -115,38 +150,7 @@ def register_run(commands: Any) -> None:
         metavar="RUNLOG",
         help="the run log (JSON lines; appended to, and resumed from)",
     )
-    calls = parser.add_argument_group("call parameters (defaults of every judge)")
-    calls.add_argument("--base-url", metavar="URL", help="the API's base URL (see above)")
-    calls.add_argument(
-        "--temperature",
-        type=_temperature,
-        default=0.0,
-        help="sampling temperature (default 0; 'none' sends none: the API's default)",
-    )
-    calls.add_argument(
-        "--max-tokens",
-        type=_positive_int,
-        default=1024,
-        metavar="N",
-        help="reply token limit (default 1024)",
-    )
-    calls.add_argument("--seed", type=int, help="sampling seed (openai only; default none)")
-    calls.add_argument(
-        "--timeout",
-        type=float,
-        metavar="SECONDS",
-        help="per-request timeout (default: the SDK's, 600 s)",
-    )
-    calls.add_argument(
-        "--max-retries",
-        type=int,
-        default=2,
-        metavar="N",
-        help="the SDK's retries of a failed request (default 2)",
-    )
-    calls.add_argument(
-        "--api-key-env", metavar="NAME", help="environment variable holding the API key"
-    )
+    _add_call_parameters(parser.add_argument_group("call parameters (defaults of every judge)"))
     parser.add_argument(
         "--budget",
         type=_positive_int,

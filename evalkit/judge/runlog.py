@@ -23,7 +23,9 @@ of another file) is reported in ``diagnostics`` and skipped, never guessed.
 
 :func:`runlog_labels` turns run logs into long-format labels for calibration and agreement:
 ``item_id, judge, repeat, label, outcome, reason``, one row per (item, repeat, judge), with
-``label`` null unless the outcome is ``ok``.
+``label`` null unless the outcome is ``ok``. :func:`agreement_table` reshapes them into the long
+table of the agreement study (:mod:`evalkit.analyses.agreement`: ``item_id, target, family,
+rater, label``): each judge a label family, each of its repeats (or its majority label) a rater.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ __all__ = [
     "SCHEMA",
     "RunLog",
     "RunLogEntry",
+    "agreement_table",
     "read_runlog",
     "runlog_labels",
 ]
@@ -231,3 +234,35 @@ def runlog_labels(logs: Iterable[RunLog | str | os.PathLike[str]]) -> pd.DataFra
     for column in ("label", "reason"):  # missing is None, never NaN (a float among labels)
         frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
     return frame
+
+
+def agreement_table(
+    labels: pd.DataFrame, *, majority: bool = False, target: str = "instruction-adherence"
+) -> pd.DataFrame:
+    """Labels of :func:`runlog_labels` as the agreement study's long table.
+
+    Columns ``item_id, target, family, rater, label``: ``family`` is the judge; ``rater`` is
+    ``JUDGE#rN`` for repeat N, or, with ``majority=True``, the judge itself carrying its
+    per-item majority label (:func:`evalkit.judge.consistency.majority_labels`; a tie is no
+    label). Calls without a label (cannot-parse, error, tie) are missing ratings: left out.
+    """
+    import pandas as pd
+
+    from evalkit.judge.consistency import majority_labels
+
+    rows: list[dict[str, Any]] = []
+    for judge in dict.fromkeys(labels["judge"]):
+        own = labels[labels["judge"] == judge]
+        if majority:
+            pairs = [(i, judge, lab) for i, lab in majority_labels(own).labels.items()]
+        else:
+            pairs = [
+                (i, f"{judge}#r{r}", lab)
+                for i, r, lab in zip(own["item_id"], own["repeat"], own["label"], strict=True)
+            ]
+        rows += [
+            {"item_id": i, "target": target, "family": judge, "rater": rater, "label": lab}
+            for i, rater, lab in pairs
+            if lab is not None
+        ]
+    return pd.DataFrame(rows, columns=["item_id", "target", "family", "rater", "label"])
