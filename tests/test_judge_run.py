@@ -383,7 +383,7 @@ def test_replies_that_do_not_label_this_item_are_logged_cannot_parse_with_the_re
     }
     for item, reason in expected.items():
         entry = final[item]
-        assert entry.outcome == "cannot-parse" and entry.status is None, item
+        assert entry.outcome == entry.status == "cannot-parse", item
         assert reason in entry.reason, (item, entry.reason)
         assert entry.data["reply"]  # the reply itself is kept, for the record and for replay
     others = [e for i, e in final.items() if i not in expected]

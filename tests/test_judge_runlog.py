@@ -102,7 +102,7 @@ def _line(item: str, repeat: int, outcome: str = "ok", **extra) -> dict:
         "repeat": repeat,
         "judge": "openai:m",
         "outcome": outcome,
-        "status": "pass" if outcome == "ok" else None,
+        "status": {"ok": "pass", "error": None}.get(outcome, outcome),
         "reason": None,
         "error": None,
     }
@@ -128,6 +128,8 @@ def test_the_reader_skips_what_is_not_a_run_log_line_and_says_why(tmp_path: Path
         [1, 2],
         _line("e", 0, outcome="unknown"),
         _line("f", True),
+        _line("g", 0, outcome="cannot-parse", status=None),
+        _line("h", 0, outcome="error", status="pass"),
     ]
     log = read_runlog(_write(tmp_path / "log.jsonl", rows, tail='{"schema": "evalk'))
     assert [e.item_id for e in log.entries] == ["a"]
@@ -140,7 +142,9 @@ def test_the_reader_skips_what_is_not_a_run_log_line_and_says_why(tmp_path: Path
         "line 6: JSON list",
         "line 7: field outcome 'unknown'",
         "line 8: field repeat",
-        "line 9: not JSON",
+        "line 9: outcome cannot-parse with status None",
+        "line 10: outcome error must carry status null",
+        "line 11: not JSON",
         "cut off mid-write",
     ):
         assert expected in reasons

@@ -13,8 +13,9 @@ A line (schema :data:`SCHEMA`) holds::
   prompt can be rebuilt from the item and checked against the hash. ``item_sha256`` is the
   item's content hash (:mod:`evalkit.judge.items`).
 * ``outcome`` ``ok``: ``status`` is the label. ``cannot-parse``: a reply came but gave no label;
-  ``reason`` says why. ``error``: no usable reply; ``error`` is ``{kind, message,
-  http_status}``. Errors are never labels; a rerun retries them.
+  ``status`` is ``"cannot-parse"`` and ``reason`` says why. ``error``: no usable reply;
+  ``status`` is null and ``error`` is ``{kind, message, http_status}``. Neither is a label
+  (:func:`runlog_labels` keeps them apart); a rerun retries errors.
 * ``replay`` is ``{path, line}`` of the answer a replay judge copied, else null.
 
 The log is append-only and written with :class:`evalkit.jsonl_append.LineAppender`. Reading is
@@ -140,10 +141,13 @@ def _problem(obj: Any) -> str | None:
     outcome = obj.get("outcome")
     if outcome not in OUTCOMES:
         return f"field outcome {outcome!r} is not one of {', '.join(OUTCOMES)}"
-    if outcome == "ok" and obj.get("status") not in DIMENSION_STATUSES:
-        return f"outcome ok with status {obj.get('status')!r}, not a label"
-    if outcome != "ok" and obj.get("status") is not None:
-        return f"outcome {outcome} must carry status null"
+    status = obj.get("status")
+    if outcome == "ok" and status not in DIMENSION_STATUSES:
+        return f"outcome ok with status {status!r}, not a label"
+    if outcome == "cannot-parse" and status != "cannot-parse":
+        return f"outcome cannot-parse with status {status!r}, not 'cannot-parse'"
+    if outcome == "error" and status is not None:
+        return "outcome error must carry status null"
     error = obj.get("error")
     if outcome == "error" and not (isinstance(error, dict) and isinstance(error.get("kind"), str)):
         return "outcome error without an error object naming its kind"

@@ -43,7 +43,7 @@ from evalkit.judge.prompt import (
     new_nonce,
 )
 from evalkit.judge.redact import Redactor
-from evalkit.judge.reply import read_reply
+from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import SCHEMA, RunLog
 from evalkit.timestamps import format_iso
 
@@ -207,7 +207,8 @@ async def _one(call: Call, source: Mapping[str, Any], redact: Redactor, budget: 
         "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
         "nonce": nonce,
         "outcome": reading.outcome if reading is not None else "error",
-        "status": reading.status if reading is not None else None,
+        # the label, or "cannot-parse" (SPEC section 7); null for an error
+        "status": (reading.status or CANNOT_PARSE) if reading is not None else None,
         "reason": reading.reason if reading is not None else None,
         "reply": reply,
         "error": None
