@@ -191,3 +191,29 @@ def test_importing_evalkit_and_its_judge_layer_does_not_import_the_sdks() -> Non
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_ctrl_c_keeps_every_finished_line_and_says_how_to_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    with ScriptedServer(delay=0.05) as server:
+        command = run_args("openai:m", out, "--concurrency", "4", url=server.base_url())
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evalkit", *command],
+            cwd=REPO_ROOT,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and out.read_bytes().count(b"\n") >= 20:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert "interrupted; the same command resumes" in err and "Traceback" not in err
+    log = read_runlog(out)
+    assert not log.diagnostics and 20 <= len(log.entries) < N_GOLD
+    assert f"{len(log.entries)} call(s) in " in err  # the summary counts what was written
