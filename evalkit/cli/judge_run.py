@@ -225,6 +225,9 @@ def run_judges(args: argparse.Namespace) -> int:
                 )
         except KeyboardInterrupt:
             interrupted = True
+        except OSError:  # the log stopped growing: say what it holds, then exit 2
+            print(f"evalkit judge run: {summary.line()}; run log {args.out}", file=sys.stderr)
+            raise
     print(f"evalkit judge run: {summary.line()}; run log {args.out}", file=sys.stderr)
     errors = summary.outcomes["error"]
     if interrupted:

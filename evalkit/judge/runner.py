@@ -10,10 +10,10 @@ How a run goes:
 2. **Call.** At most ``concurrency`` calls are in flight (asyncio; the SDKs' async clients).
    Calls go repeat by repeat, so a run stopped early has whole repeats first.
 3. **Record.** One writer thread appends the finished lines to the log in batches, all or
-   nothing, fsynced (:mod:`evalkit.jsonl_append`), so the event loop never waits on the disk
-   and a killed run loses at most the calls in flight (and lines not yet fsynced). When the log
-   cannot be written, no new call starts and the run ends with the I/O error; lines already
-   written stay.
+   nothing, fsynced (:mod:`evalkit.jsonl_append`), so the event loop never waits on the disk.
+   A worker starts its next call only once its last line is fsynced, so a killed run loses at
+   most the calls in flight (one per worker, ``concurrency`` in all). When the log cannot be
+   written, no new call starts and the run ends with the I/O error; lines already written stay.
 4. **Report.** A tqdm bar on stderr (calls done/total, errors, tokens) and a summary line.
 """
 
@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -231,7 +232,12 @@ _STOP = object()
 
 
 class _LogWriter:
-    """The one writer of the run log: a thread appending queued lines in batches."""
+    """The one writer of the run log: a thread appending queued lines in batches.
+
+    :meth:`put` returns a future that completes once the line is fsynced (or fails with the
+    write error), so a worker starts its next call only after its last line is durable: at any
+    moment at most one call per worker is not yet in the log.
+    """
 
     def __init__(self, appender: LineAppender, summary: RunSummary, bar: Any) -> None:
         self._appender = appender
@@ -242,8 +248,30 @@ class _LogWriter:
         self._thread = threading.Thread(target=self._loop, name="runlog-writer", daemon=True)
         self._thread.start()
 
-    def put(self, line: dict[str, Any]) -> None:
-        self._queue.put((encode_line(line), line))
+    def put(self, line: dict[str, Any]) -> Future[None]:
+        written: Future[None] = Future()
+        self._queue.put((encode_line(line), line, written))
+        return written
+
+    def _write(self, lines: list[tuple[str, dict[str, Any], Future[None]]]) -> None:
+        if self.failed is None:
+            try:
+                self._appender.append([text for text, _, _ in lines])
+            except BaseException as exc:  # reported by close(); no new call starts
+                self.failed = exc
+        if self.failed is not None:
+            for _, _, written in lines:
+                written.set_exception(self.failed)
+            return
+        for _, line, written in lines:
+            self._summary.add(line)
+            written.set_result(None)
+        self._bar.update(len(lines))
+        self._bar.set_postfix(
+            errors=self._summary.outcomes["error"],
+            tokens=self._summary.input_tokens + self._summary.output_tokens,
+            refresh=False,
+        )
 
     def _loop(self) -> None:
         stop = False
@@ -256,21 +284,8 @@ class _LogWriter:
                     break
             stop = any(item is _STOP for item in batch)
             lines = [item for item in batch if item is not _STOP]
-            if self.failed is not None or not lines:
-                continue
-            try:
-                self._appender.append([text for text, _ in lines])
-            except BaseException as exc:  # reported by close(); no new call starts
-                self.failed = exc
-                continue
-            for _, line in lines:
-                self._summary.add(line)
-            self._bar.update(len(lines))
-            self._bar.set_postfix(
-                errors=self._summary.outcomes["error"],
-                tokens=self._summary.input_tokens + self._summary.output_tokens,
-                refresh=False,
-            )
+            if lines:
+                self._write(lines)
 
     def close(self) -> None:
         """Write what is queued, stop the thread; re-raise a write failure."""
@@ -294,7 +309,11 @@ async def _execute(
         for call in pending:  # the iterator is shared: each call is taken once
             if writer.failed is not None:
                 return
-            writer.put(await _one(call, source, redact, budget))
+            written = writer.put(await _one(call, source, redact, budget))
+            try:
+                await asyncio.wrap_future(written)  # the next call only once this line is durable
+            except Exception:  # the log cannot be written: close() reports it
+                return
 
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(calls))))))
