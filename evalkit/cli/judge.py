@@ -1,11 +1,16 @@
-"""``evalkit judge --rules``: label every record of a journal with the rule judge.
+"""``evalkit judge``: the rule judge over a journal, and model judges over items (``judge run``).
 
-Writes long-format labels, one row per record: ``item_id,rater,label,rule`` with
-``item_id`` = run id, ``rater`` = ``rule-judge``, ``label`` = the verdict status and ``rule`` =
-the number of the deciding rule. A journal without a single valid record is a user error
-(exit 1, nothing written; the skipped lines are listed on stderr). An LLM judge is plugged in through the Python API
-(:class:`evalkit.judge.CallableJudge`); the command line ships no model client and opens no
-network connection.
+``evalkit judge --rules`` writes long-format labels, one row per record: ``item_id,rater,label,
+rule`` with ``item_id`` = run id, ``rater`` = ``rule-judge``, ``label`` = the verdict status and
+``rule`` = the number of the deciding rule. A journal without a single valid record is a user
+error (exit 1, nothing written; the skipped lines are listed on stderr).
+
+``evalkit judge run`` runs model judges (``openai:MODEL``, ``anthropic:MODEL``, or
+``replay:RUNLOG``) over every gold item or journal record, K times each, into an append-only,
+resumable run log (:mod:`evalkit.judge.runner`, :mod:`evalkit.judge.runlog`). Its exit code is
+0 when the calls it made got at least one reply (error outcomes are recorded in the log and a
+rerun retries them), 1 on a user error or when every call it made failed, 2 when the log cannot
+be written.
 """
 
 from __future__ import annotations
@@ -29,13 +34,13 @@ COLUMNS = ("item_id", "rater", "label", "rule")
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``judge`` subcommand."""
+    """Add the ``judge`` subcommand (``--rules`` form) and its ``run`` subcommand."""
     parser = subparsers.add_parser(
         "judge",
-        help="label journal records with the rule judge (long-format CSV)",
+        help="label journal records with the rule judge, or run model judges (judge run)",
         description="Apply the rubric-v2 rule judge to every record of a journal and write "
-        "long-format labels item_id,rater,label,rule. Exit 1 when the journal holds no valid "
-        "record (nothing is written).",
+        "long-format labels item_id,rater,label,rule (--rules). Exit 1 when the journal holds "
+        "no valid record (nothing is written). `evalkit judge run --help`: model judges.",
     )
     parser.add_argument(
         "--rules", action="store_true", help="use the deterministic rule judge (required)"
@@ -43,6 +48,10 @@ def register(subparsers: Any) -> None:
     add_journal_source(parser, "the journal file (eval.jsonl)")
     parser.add_argument("--out", default="-", help="output CSV file ('-' = stdout, the default)")
     parser.set_defaults(func=run)
+    commands = parser.add_subparsers(dest="judge_command", metavar="{run}")
+    from evalkit.cli.judge_run import register_run
+
+    register_run(commands)
 
 
 def rule_labels(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     """Write the labels; exit 1 on a user error."""
     if not args.rules:
         raise EvalkitError(
-            "only --rules is available on the command line; plug an LLM judge in through "
-            "the Python API (evalkit.judge.CallableJudge)"
+            "give --rules for the rule judge; model judges run with "
+            "`evalkit judge run --judge SPEC` (see evalkit judge run --help)"
         )
     path = journal_path(args)
     journal = read_journal(path)

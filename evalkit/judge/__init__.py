@@ -7,7 +7,16 @@
 * :class:`Judge` and its adapters :class:`CallableJudge`, :class:`ReplayJudge`,
   :class:`RulesJudge`; :func:`judge_record` (budget gate before dispatch) and
   :func:`merge_judge`. A judge that raises is wrapped in :class:`JudgeDispatchError` (no
-  judge dimension is added). Nothing here opens a network connection.
+  judge dimension is added). None of these opens a network connection.
+
+Model judges (``evalkit judge run``) live in their own modules, imported only when used:
+:mod:`~evalkit.judge.specs` (``openai:MODEL`` / ``anthropic:MODEL`` / ``replay:RUNLOG``),
+:mod:`~evalkit.judge.clients` (the official SDKs, extra ``evalkit[judges]``),
+:mod:`~evalkit.judge.runner` (K repeats, bounded concurrency, resume),
+:mod:`~evalkit.judge.runlog` (the run log, its reader and long-format labels),
+:mod:`~evalkit.judge.reply` (a reply into a label or ``cannot-parse``),
+:mod:`~evalkit.judge.consistency` (repeat consistency and kappa against gold) and
+:mod:`~evalkit.judge.scripted_server` (a loopback server speaking both wire protocols).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Pluggable judges: the ``Judge`` protocol and three adapters.
 
-A judge is anything callable as ``judge(prompt: str) -> str`` (the reply text). evalkit ships no
-model client and opens no network connection: the user plugs in a local model or an API client
-of their own through :class:`CallableJudge`. Two offline judges come with it:
+A judge is anything callable as ``judge(prompt: str) -> str`` (the reply text). Nothing here
+opens a network connection: a local model or an API client of the user's own plugs in through
+:class:`CallableJudge` (the SDK clients of ``evalkit judge run`` are in
+:mod:`evalkit.judge.clients`). Two offline judges come with it:
 
 * :class:`ReplayJudge` replays labels from a CSV file (``item_id,label``; item_id = run id);
 * :class:`RulesJudge` answers with :func:`evalkit.judge.apply_rules` over the facts block of

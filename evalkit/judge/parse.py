@@ -42,6 +42,11 @@ class JudgeResponseError(EvalkitError):
     """A judge reply that does not hold exactly one valid fenced json block (strict mode)."""
 
 
+def json_blocks(text: str) -> list[str]:
+    """The contents of the fenced code blocks tagged ``json`` in ``text``, in order."""
+    return _JSON_BLOCK.findall(text)
+
+
 def judge_dimension_ids(rubric_version: str) -> tuple[str, ...]:
     """The judge dimension ids a record of ``rubric_version`` may carry."""
     try:
@@ -108,7 +113,7 @@ def parse_response(
     judge_dimension_ids(rubric_version)  # an unknown version is a caller error, always raised
     if not isinstance(text, str) or not text:
         return _fail(strict, "the judge reply is empty or not text")
-    blocks = _JSON_BLOCK.findall(text)
+    blocks = json_blocks(text)
     if len(blocks) != 1:
         return _fail(strict, f"expected exactly one fenced json block, found {len(blocks)}")
 
@@ -130,6 +135,7 @@ __all__ = [
     "DIMENSION_STATUSES",
     "JUDGE_DIMENSION_IDS",
     "JudgeResponseError",
+    "json_blocks",
     "judge_dimension_ids",
     "parse_response",
     "validate_judge_dimensions",

@@ -185,6 +185,14 @@ def _finite_json(value: Any) -> Any:
     return value
 
 
+def new_nonce() -> str:
+    """A fresh random nonce: ``secrets.token_hex(16)`` holding at least one letter."""
+    nonce = secrets.token_hex(16)
+    while not any(ch.isalpha() for ch in nonce):  # one letter is needed to neutralize it
+        nonce = secrets.token_hex(16)
+    return nonce
+
+
 def build_prompt(
     record: Mapping[str, Any],
     facts: Mapping[str, Any] | None = None,
@@ -202,9 +210,7 @@ def build_prompt(
     run_id = record.get("run_id") if isinstance(record, Mapping) else None
     untrusted = {"item": run_id if isinstance(run_id, str) else None, "slice": record_slice(record)}
     if nonce is None:
-        nonce = secrets.token_hex(16)
-        while not any(ch.isalpha() for ch in nonce):  # one letter is needed to neutralize it
-            nonce = secrets.token_hex(16)
+        nonce = new_nonce()
     elif not isinstance(nonce, str) or not _NONCE_RE.fullmatch(nonce):
         raise EvalkitError("nonce must be 1-128 ASCII letters, digits, '_' or '-'")
     elif not any(ch.isalpha() for ch in nonce):
@@ -288,6 +294,7 @@ __all__ = [
     "build_prompt",
     "check_budget",
     "estimate_tokens",
+    "new_nonce",
     "record_rubric_version",
     "record_slice",
 ]

@@ -1,0 +1,76 @@
+"""Benchmark: ``evalkit judge run`` over the 199 gold items x 3 repeats at concurrency 8, against
+a loopback server (:mod:`evalkit.judge.scripted_server`, OpenAI wire protocol) that answers
+every call after 50 ms.
+
+The ideal wall time is ``calls x 50 ms / 8`` (8 calls always in flight, no overhead); the
+figure is the measured wall time as a ratio of it (issue 11 target: <= 1.5x). The command runs
+as a separate process, as a user runs it; two ratios are printed: the whole process (start-up,
+imports, reading the gold set included) and the run itself (the summary line's own time, from
+the first call to the last line written). Each is the median of ``REPEATS`` runs, and the
+server runs in this process, in threads of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+N_ITEMS, N_REPEATS, CONCURRENCY, DELAY_S = 199, 3, 8, 0.05
+REPEATS = 3
+TARGET_RATIO = 1.5
+_RUN_TIME = re.compile(r"(\d+) call\(s\) in ([0-9.]+) s")
+
+
+def _one_run(url: str, out: Path) -> tuple[float, float, int]:
+    """(process wall seconds, in-run seconds, calls) of one ``evalkit judge run``."""
+    command = (
+        "-m evalkit judge run --gold gold/instruction-adherence/v2 --judge openai:bench "
+        f"--base-url {url} --repeats {N_REPEATS} --concurrency {CONCURRENCY} --out {out} --quiet"
+    )
+    args = [sys.executable, *command.split()]
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    match = _RUN_TIME.search(done.stderr)
+    if done.returncode != 0 or match is None:
+        raise RuntimeError(f"evalkit judge run failed ({done.returncode}): {done.stderr[-2000:]}")
+    return wall, float(match.group(2)), int(match.group(1))
+
+
+def main() -> None:
+    from evalkit.judge.scripted_server import ScriptedServer
+
+    ideal = N_ITEMS * N_REPEATS * DELAY_S / CONCURRENCY
+    walls, runs = [], []
+    with ScriptedServer(delay=DELAY_S) as server, tempfile.TemporaryDirectory() as tmp:
+        for index in range(REPEATS):
+            wall, run, calls = _one_run(server.base_url("openai"), Path(tmp) / f"run{index}.jsonl")
+            if calls != N_ITEMS * N_REPEATS:
+                raise RuntimeError(f"expected {N_ITEMS * N_REPEATS} calls, the run made {calls}")
+            walls.append(wall)
+            runs.append(run)
+    wall, run = statistics.median(walls), statistics.median(runs)
+    print(
+        f"judge run: {N_ITEMS} items x {N_REPEATS} repeats = {N_ITEMS * N_REPEATS} calls, "
+        f"concurrency {CONCURRENCY}, server answers after {DELAY_S * 1000:.0f} ms"
+    )
+    print(f"  ideal (calls x {DELAY_S * 1000:.0f} ms / {CONCURRENCY}): {ideal:.2f} s")
+    print(
+        f"  whole process: median {wall:.2f} s = {wall / ideal:.2f}x ideal; "
+        f"the run itself: median {run:.2f} s = {run / ideal:.2f}x ideal "
+        f"(target <= {TARGET_RATIO}x; {REPEATS} runs: "
+        + ", ".join(f"{w:.2f}/{r:.2f} s" for w, r in zip(walls, runs, strict=True))
+        + ")"
+    )
+
+
+if __name__ == "__main__":
+    main()

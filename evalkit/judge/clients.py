@@ -1,0 +1,275 @@
+"""Model clients on the official SDKs: ``openai`` (chat completions) and ``anthropic`` (Messages).
+
+The SDKs are the extra ``evalkit[judges]`` and are imported only when a model judge is built, so
+evalkit works without them; a missing SDK is an ``EvalkitError`` naming the extra to install.
+
+Retries and backoff are the SDK's own (``max_retries``: 429 honouring ``Retry-After``, 408,
+409, 5xx, timeouts and dropped connections, with exponential backoff and jitter). A call that
+still fails raises :class:`CallFailed` with an error ``kind`` (:data:`ERROR_KINDS`) and a
+message scrubbed of the key (:class:`~evalkit.judge.redact.Redactor`): the run records it as an
+error outcome, never as a label. A reply that arrives but is not a chat completion / message
+(a body that is not JSON, no choices) is ``bad-response``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
+
+from evalkit.errors import EvalkitError
+from evalkit.judge.redact import Redactor
+from evalkit.judge.specs import JudgeSpec, ResolvedKey, normalize_base_url
+
+__all__ = [
+    "ERROR_KINDS",
+    "AnthropicMessagesClient",
+    "CallFailed",
+    "Completion",
+    "ModelClient",
+    "OpenAIChatClient",
+    "classify_error",
+    "load_sdk",
+    "make_client",
+]
+
+#: Every error kind a run log may carry.
+ERROR_KINDS = (
+    "timeout",  # the SDK's timeout, after its retries
+    "connection",  # refused, reset or dropped connections, after the SDK's retries
+    "rate-limit",  # HTTP 429 after the SDK's retries
+    "server-error",  # HTTP 5xx after the SDK's retries
+    "auth",  # HTTP 401/403
+    "not-found",  # HTTP 404 (a wrong base URL or model)
+    "bad-request",  # HTTP 400/413/422
+    "http-error",  # any other HTTP status
+    "bad-response",  # a 2xx body that is not a completion (not JSON, no choices)
+    "sdk-error",  # anything else the SDK raised
+    "over-budget",  # the prompt is over the token budget: never sent
+    "internal-error",  # evalkit failed on this call (a bug): recorded, the run goes on
+    "replay-missing",  # replay: the run log has no answer for this item and repeat
+    "replay-mismatch",  # replay: the logged answer was for different item content
+)
+_MESSAGE_CAP = 2000
+_SDK_LOGGERS = ("openai", "anthropic", "httpx", "httpx2", "httpcore", "httpcore2")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a model answered: the reply text, the model id the API reported, token usage."""
+
+    text: str
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class CallFailed(Exception):
+    """A judge call that failed: ``kind`` (one of :data:`ERROR_KINDS`), a scrubbed message and
+    the HTTP status when there was one. Carries no key and no request object."""
+
+    def __init__(self, kind: str, message: str, http_status: int | None = None) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.http_status = http_status
+
+
+class ModelClient(Protocol):
+    """A model judge's client: one prompt in, one :class:`Completion` out."""
+
+    async def complete(self, prompt: str) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+def load_sdk(provider: str) -> ModuleType:
+    """Import the SDK of ``provider``; ``EvalkitError`` naming the extra when it is missing."""
+    try:
+        module = importlib.import_module(provider)
+    except ImportError:
+        raise EvalkitError(
+            f"the {provider} SDK is not installed; model judges need the extra: "
+            "pip install 'evalkit[judges]'"
+        ) from None
+    # The SDKs log request details at debug level when their *_LOG variable asks for it;
+    # nothing of a judge run is logged by them, whatever the environment says.
+    for name in _SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return module
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= _MESSAGE_CAP else text[:_MESSAGE_CAP] + "... [cut]"
+
+
+def _status_kind(status: int) -> str:
+    if status == 429:
+        return "rate-limit"
+    if status >= 500:
+        return "server-error"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not-found"
+    if status in (400, 413, 422):
+        return "bad-request"
+    return "http-error"
+
+
+def classify_error(exc: BaseException, redact: Redactor) -> CallFailed:
+    """The :class:`CallFailed` for what an SDK call raised (by the SDK's exception classes)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    message = _cap(redact(str(exc) or type(exc).__name__))
+    if "APITimeoutError" in names:
+        return CallFailed("timeout", message)
+    if "APIConnectionError" in names:
+        cause = exc.__cause__ or exc.__context__
+        detail = f" ({type(cause).__name__}: {redact(str(cause))})" if cause else ""
+        return CallFailed("connection", _cap(message + detail))
+    if "APIResponseValidationError" in names or isinstance(exc, json.JSONDecodeError):
+        return CallFailed("bad-response", f"the response body is not a valid reply: {message}")
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and "APIStatusError" in names:
+        return CallFailed(_status_kind(status), message, status)
+    return CallFailed("sdk-error", f"{type(exc).__name__}: {message}")
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj[name]`` (a lenient SDK model may hold either), else None."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _model_id(response: Any) -> str | None:
+    model = _field(response, "model")
+    return model if isinstance(model, str) else None
+
+
+def _not_a_reply(response: Any, what: str) -> CallFailed:
+    if isinstance(response, str | bytes):
+        return CallFailed("bad-response", f"the server answered with a body that is not {what}")
+    return CallFailed("bad-response", f"the response is not {what}")
+
+
+def openai_completion(response: Any) -> Completion:
+    """The :class:`Completion` of a chat completion; ``CallFailed`` when it is none."""
+    choices = _field(response, "choices") if not isinstance(response, str | bytes) else None
+    if not isinstance(choices, list) or not choices:
+        raise _not_a_reply(response, "a chat completion with a choice")
+    content = _field(_field(choices[0], "message"), "content")
+    if content is not None and not isinstance(content, str):
+        raise CallFailed("bad-response", "the first choice's message content is not text")
+    usage = _field(response, "usage")
+    return Completion(
+        text=content or "",
+        model=_model_id(response),
+        input_tokens=_count(_field(usage, "prompt_tokens")),
+        output_tokens=_count(_field(usage, "completion_tokens")),
+    )
+
+
+def anthropic_completion(response: Any) -> Completion:
+    """The :class:`Completion` of a Messages API message; ``CallFailed`` when it is none."""
+    blocks = _field(response, "content") if not isinstance(response, str | bytes) else None
+    if not isinstance(blocks, list):
+        raise _not_a_reply(response, "a message with content blocks")
+    texts = [_field(b, "text") for b in blocks if _field(b, "type") == "text"]
+    usage = _field(response, "usage")
+    return Completion(
+        text="".join(t for t in texts if isinstance(t, str)),
+        model=_model_id(response),
+        input_tokens=_count(_field(usage, "input_tokens")),
+        output_tokens=_count(_field(usage, "output_tokens")),
+    )
+
+
+def _client_options(spec: JudgeSpec) -> dict[str, Any]:
+    options: dict[str, Any] = {"max_retries": spec.params.max_retries}
+    base_url = normalize_base_url(spec.provider, spec.params.base_url)
+    if base_url is not None:
+        options["base_url"] = base_url
+    if spec.params.timeout is not None:
+        options["timeout"] = spec.params.timeout
+    return options
+
+
+class OpenAIChatClient:
+    """``openai:MODEL``: one user message to ``/chat/completions`` per call."""
+
+    def __init__(self, spec: JudgeSpec, key: ResolvedKey, redact: Redactor) -> None:
+        sdk = load_sdk("openai")
+        self.spec = spec
+        self._redact = redact
+        self._client = sdk.AsyncOpenAI(api_key=key.secret, **_client_options(spec))
+
+    async def complete(self, prompt: str) -> Completion:
+        params = self.spec.params
+        kwargs: dict[str, Any] = {
+            "model": self.spec.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": params.max_tokens,
+        }
+        if params.temperature is not None:
+            kwargs["temperature"] = params.temperature
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        try:
+            response = await self._client.chat.completions.create(**kwargs)
+        except Exception as exc:  # the SDK's errors, and a JSON body it could not decode
+            failed = classify_error(exc, self._redact)
+        else:
+            return openai_completion(response)
+        raise failed  # outside the handler: no __context__ holding the unscrubbed error
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class AnthropicMessagesClient:
+    """``anthropic:MODEL``: one user message to ``/v1/messages`` per call."""
+
+    def __init__(self, spec: JudgeSpec, key: ResolvedKey, redact: Redactor) -> None:
+        sdk = load_sdk("anthropic")
+        self.spec = spec
+        self._redact = redact
+        credential = {"auth_token" if key.auth_token else "api_key": key.secret}
+        self._client = sdk.AsyncAnthropic(**credential, **_client_options(spec))
+
+    async def complete(self, prompt: str) -> Completion:
+        params = self.spec.params
+        # The anthropic SDK 1.x dropped sampling keywords from messages.create; extra_body sends
+        # the same wire field with every SDK version (the API still takes it where supported).
+        extra = {"temperature": params.temperature} if params.temperature is not None else {}
+        try:
+            response = await self._client.messages.create(
+                model=self.spec.model,
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=params.max_tokens,
+                extra_body=extra or None,
+            )
+        except Exception as exc:  # the SDK's errors, and a JSON body it could not decode
+            failed = classify_error(exc, self._redact)
+        else:
+            return anthropic_completion(response)
+        raise failed  # outside the handler: no __context__ holding the unscrubbed error
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def make_client(spec: JudgeSpec, key: ResolvedKey, redact: Redactor) -> ModelClient:
+    """The SDK client of an ``openai:`` or ``anthropic:`` spec."""
+    if spec.provider == "openai":
+        return OpenAIChatClient(spec, key, redact)
+    if spec.provider == "anthropic":
+        return AnthropicMessagesClient(spec, key, redact)
+    raise EvalkitError(f"judge {spec.name}: no model client for provider {spec.provider!r}")

@@ -1,0 +1,246 @@
+"""How consistent a model judge is with itself over repeats, and how it agrees with gold.
+
+Pure statistics over long-format labels (:func:`evalkit.judge.runlog.runlog_labels`: columns
+``item_id, judge, repeat, label, outcome``; ``label`` null unless ``outcome`` is ``ok``). Every
+figure carries its n; proportions carry a Wilson interval, coefficients an interval of their
+own:
+
+* :func:`majority_labels` — per item, the label most of its labelled repeats gave; a tie for
+  the top is no majority (``None``), counted in ``ties`` and listed, never broken by a guess;
+* :func:`flip_rate` — the share of items (with >= 2 labelled repeats) whose repeats disagree,
+  Wilson interval (Wilson 1927);
+* :func:`repeat_kappa` — Fleiss' kappa with the repeats as raters (items with >= 2 labelled
+  repeats), via :func:`evalkit.stats.fleiss_kappa` and its intervals;
+* :func:`outcome_rates` — ``ok`` / ``cannot-parse`` / ``error`` counts and shares of all calls,
+  Wilson intervals: parse failures and errors are never labels and never dropped silently;
+* :func:`kappa_vs_gold` — Cohen's kappa of the judge against gold, either on every labelled
+  repeat (one row per (item, repeat)), whose bootstrap resamples *items* so an item's repeats
+  move together (``clusters``), or on the per-item majority label (ties left out, counted).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+from evalkit.judge.parse import DIMENSION_STATUSES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.stats import AgreementResult, ConfidenceInterval
+
+__all__ = [
+    "ClusteredKappa",
+    "MajorityLabels",
+    "Proportion",
+    "flip_rate",
+    "kappa_vs_gold",
+    "majority_labels",
+    "outcome_rates",
+    "repeat_kappa",
+]
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """``k`` of ``n`` with a Wilson interval (``None`` bounds when ``n < 2``)."""
+
+    k: int
+    n: int
+    low: float | None
+    high: float | None
+    level: float = 0.95
+
+    @property
+    def statistic(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    def confidence_interval(self) -> tuple[float | None, float | None]:
+        return (self.low, self.high)
+
+
+def _proportion(k: int, n: int, level: float) -> Proportion:
+    from evalkit.analyses.replay import wilson
+
+    low, high = wilson(k, n, level)
+    return Proportion(k, n, low, high, level)
+
+
+def _judge_rows(labels: pd.DataFrame, judge: str | None) -> pd.DataFrame:
+    """The rows of ``judge`` (required when ``labels`` holds several judges)."""
+    missing = {"item_id", "judge", "repeat", "label", "outcome"} - set(labels.columns)
+    if missing:
+        raise EvalkitError(f"labels: column(s) {', '.join(sorted(missing))} missing")
+    judges = list(dict.fromkeys(labels["judge"]))
+    if judge is None:
+        if len(judges) > 1:
+            raise EvalkitError(f"labels hold {len(judges)} judges ({', '.join(judges)}); name one")
+        return labels
+    if judge not in judges:
+        raise EvalkitError(f"labels hold no judge {judge!r}")
+    return labels[labels["judge"] == judge]
+
+
+def _labelled(rows: pd.DataFrame) -> dict[str, list[str]]:
+    """Item -> its labels over repeats (``ok`` outcomes only), in repeat order."""
+    ok = rows[rows["outcome"] == "ok"].sort_values(["item_id", "repeat"])
+    out: dict[str, list[str]] = {}
+    for item, label in zip(ok["item_id"], ok["label"], strict=True):
+        out.setdefault(str(item), []).append(str(label))
+    return out
+
+
+@dataclass(frozen=True)
+class MajorityLabels:
+    """Per item, the majority label over its labelled repeats (``None``: a tie or no label)."""
+
+    labels: Mapping[str, str | None]
+    ties: tuple[str, ...]  # items whose top labels tie
+    unlabelled: tuple[str, ...]  # items without a single labelled repeat
+
+    @property
+    def n(self) -> int:
+        """Items with a majority label."""
+        return sum(label is not None for label in self.labels.values())
+
+
+def majority_labels(labels: pd.DataFrame, judge: str | None = None) -> MajorityLabels:
+    """Majority label per item of ``judge`` (module docstring)."""
+    rows = _judge_rows(labels, judge)
+    by_item = _labelled(rows)
+    out: dict[str, str | None] = {}
+    ties: list[str] = []
+    for item in sorted({str(i) for i in rows["item_id"]}):
+        counts = Counter(by_item.get(item, [])).most_common()
+        if not counts:
+            out[item] = None
+        elif len(counts) > 1 and counts[0][1] == counts[1][1]:
+            out[item] = None
+            ties.append(item)
+        else:
+            out[item] = counts[0][0]
+    unlabelled = tuple(item for item in out if item not in by_item)
+    return MajorityLabels(out, tuple(ties), unlabelled)
+
+
+def flip_rate(labels: pd.DataFrame, judge: str | None = None, level: float = 0.95) -> Proportion:
+    """Items whose labelled repeats disagree, of the items with >= 2 labelled repeats."""
+    by_item = _labelled(_judge_rows(labels, judge))
+    multi = [values for values in by_item.values() if len(values) >= 2]
+    flips = sum(len(set(values)) > 1 for values in multi)
+    return _proportion(flips, len(multi), level)
+
+
+def repeat_kappa(labels: pd.DataFrame, judge: str | None = None) -> AgreementResult:
+    """Fleiss' kappa with the repeats as raters, over items with >= 2 labelled repeats.
+
+    Categories are the four dimension statuses, so the chance agreement does not depend on
+    which of them happened to occur. An item's labels are counted per category (a repeat that
+    failed is a missing rating, not a category).
+    """
+    from evalkit.stats import fleiss_kappa
+
+    by_item = _labelled(_judge_rows(labels, judge))
+    counts = [
+        [values.count(status) for status in DIMENSION_STATUSES]
+        for values in by_item.values()
+        if len(values) >= 2
+    ]
+    if not counts:
+        raise EvalkitError("repeat kappa needs items with at least two labelled repeats")
+    return fleiss_kappa(counts=counts, categories=DIMENSION_STATUSES)
+
+
+def outcome_rates(
+    labels: pd.DataFrame, judge: str | None = None, level: float = 0.95
+) -> dict[str, Proportion]:
+    """Share of all calls per outcome (``ok``, ``cannot-parse``, ``error``), Wilson intervals."""
+    rows = _judge_rows(labels, judge)
+    n = len(rows)
+    counts = Counter(rows["outcome"])
+    return {
+        outcome: _proportion(counts[outcome], n, level)
+        for outcome in ("ok", "cannot-parse", "error")
+    }
+
+
+@dataclass(frozen=True)
+class ClusteredKappa:
+    """Cohen's kappa over rows grouped in clusters (items); its bootstrap resamples clusters.
+
+    ``result`` is the :class:`~evalkit.stats.AgreementResult` (``statistic``, ``n`` rows);
+    ``clusters`` has one item id per input row; ``dropped_ties`` counts the items a
+    majority-label kappa left out for a tie (0 on all repeats).
+    """
+
+    result: AgreementResult
+    clusters: tuple[str, ...]
+    basis: str  # "all-repeats" or "majority"
+    dropped_ties: int = 0
+
+    @property
+    def statistic(self) -> float | None:
+        return self.result.statistic
+
+    @property
+    def n(self) -> int:
+        """Rows used (labelled (item, repeat) pairs, or items with a majority)."""
+        return self.result.n
+
+    @property
+    def n_items(self) -> int:
+        return len(set(self.clusters))
+
+    def confidence_interval(
+        self, level: float = 0.95, n_resamples: int = 9999, rng: Any = None
+    ) -> ConfidenceInterval:
+        """BCa interval resampling whole items (all of an item's repeats together)."""
+        return self.result.confidence_interval(
+            level=level, method="bca", n_resamples=n_resamples, rng=rng, clusters=self.clusters
+        )
+
+
+def kappa_vs_gold(
+    labels: pd.DataFrame,
+    gold: Mapping[str, str],
+    judge: str | None = None,
+    *,
+    majority: bool = False,
+) -> ClusteredKappa:
+    """Cohen's kappa of the judge against ``gold`` (item id -> gold label).
+
+    ``majority=False``: one row per labelled (item, repeat). ``majority=True``: one row per
+    item with a majority label (ties left out and counted in ``dropped_ties``). Items not in
+    ``gold`` are an ``EvalkitError`` (labels of another set); gold items the judge never
+    labelled are simply absent (their n shows it).
+    """
+    from evalkit.stats import cohen_kappa
+
+    rows = _judge_rows(labels, judge)
+    unknown = sorted({str(i) for i in rows["item_id"]} - set(gold))
+    if unknown:
+        raise EvalkitError(f"labels name item(s) not in the gold set: {unknown[:5]}")
+    pairs: list[tuple[str, str]] = []
+    clusters: list[str] = []
+    ties = 0
+    if majority:
+        maj = majority_labels(rows)
+        ties = len(maj.ties)
+        for item, label in maj.labels.items():
+            if label is not None:
+                pairs.append((gold[item], label))
+                clusters.append(item)
+    else:
+        for item, values in _labelled(rows).items():
+            for label in values:
+                pairs.append((gold[item], label))
+                clusters.append(item)
+    if not pairs:
+        raise EvalkitError("no labelled item to compare with gold")
+    result = cohen_kappa(pairs, categories=DIMENSION_STATUSES)
+    basis = "majority" if majority else "all-repeats"
+    return ClusteredKappa(result, tuple(clusters), basis, ties)
