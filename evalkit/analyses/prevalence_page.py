@@ -64,8 +64,9 @@ def data_text(data: PrevalenceData) -> str:
     if h is None:
         lines.append("- Human labels: none, so no PPI++ estimate.")
     else:
+        source = h.source if data.synthetic else "the human labels file"  # no machine path
         lines.append(
-            f"- Human labels: {h.n} target items ({markdown_text(h.source)}), "
+            f"- Human labels: {h.n} target items ({markdown_text(source)}), "
             f"{h.n_labelled} with a label; assumed a simple random sample of the target."
         )
     if t.judge is not None and g.judge is not None and t.judge != g.judge:
@@ -168,9 +169,9 @@ def undefined_text(est: PrevalenceEstimates) -> str:
     c = est.corrected
     if not c.defined:
         lines.append(
-            f"- **Corrected shares undefined:** {markdown_text(c.reason)}. The correction "
-            "inverts the judge's error rates; where they do not separate the classes, no "
-            "corrected figure is given rather than a wrong one."
+            f"- **Corrected shares undefined:** {markdown_text(c.reason)}. No corrected share "
+            "is given rather than a wrong one; the naive, PPI++ and human-only shares do not "
+            "depend on it."
         )
     if est.ppi is not None and not est.ppi.defined:
         lines.append(f"- **PPI++ undefined:** {markdown_text(est.ppi.reason)}.")
@@ -180,7 +181,9 @@ def undefined_text(est: PrevalenceEstimates) -> str:
             f"- The judge also gave labels that are no gold class on the target: {seen}. They "
             "count in the naive n, and the correction reads them as outcomes of the judge."
         )
-    lines += [f"- Note from the estimators: {markdown_text(n)}" for n in est.notes]
+    reasons = [r for r in (c.reason, est.ppi.reason if est.ppi is not None else None) if r]
+    notes = [n for n in est.notes if not any(r in n for r in reasons)]  # said above already
+    lines += [f"- Note from the estimators: {markdown_text(n)}" for n in notes]
     if not lines:
         return "Every figure on this page is defined: no undefined case occurred on these data."
     return "\n".join(lines)
