@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.stats_prevalence import register_prevalence
 from evalkit.errors import EvalkitError
 
 _ITEM_COLUMNS = ("item_id", "item")
@@ -42,6 +43,7 @@ def register(subparsers: Any) -> None:
     _register_kappa(sub)
     _register_sample_size(sub)
     _register_thresholds(sub)
+    register_prevalence(sub)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
