@@ -207,6 +207,17 @@ def test_one_gold_class_and_a_single_human_label_are_undefined_never_nan() -> No
     assert "NaN" not in text and "nan" not in re.sub(r'"[^"]*"', "", text)
 
 
+def test_a_class_only_humans_gave_has_no_corrected_share_and_the_page_says_why() -> None:
+    data = _data(["pass", "fail"] * 10, ["pass", "fail"] * 10, ["pass", "fail"] * 10,
+                 human=["pass", "fail", "unsure", "pass"] * 3)  # fmt: skip
+    est = prev.estimate(data, n_resamples=200, seed=0)
+    assert est.classes == ("pass", "fail", "unsure") and est.corrected.defined
+    rows = {(r["class"], r["estimator"]): r for r in est.rows()}
+    assert rows[("unsure", "corrected")]["share"] is None
+    assert rows[("unsure", "PPI++")]["share"] == pytest.approx(0.25)  # no judge help: lambda 0
+    assert "Humans gave `unsure`, which no gold item has" in page.undefined_text(est)
+
+
 def test_no_label_on_the_target_never_seen_on_gold_is_undefined() -> None:
     data = _data(["pass", None, "fail"] * 5, ["pass", "fail"] * 10, ["pass", "fail"] * 10)
     est = prev.estimate(data, n_resamples=200, seed=0)

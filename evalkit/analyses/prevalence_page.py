@@ -173,6 +173,13 @@ def undefined_text(est: PrevalenceEstimates) -> str:
             "is given rather than a wrong one; the naive, PPI++ and human-only shares do not "
             "depend on it."
         )
+    beyond = [cls for cls in est.classes if cls not in c.classes]
+    if beyond:
+        named = ", ".join(markdown_code(cls) for cls in beyond)
+        lines.append(
+            f"- Humans gave {named}, which no gold item has: the judge's error rates on such "
+            "items are unknown, so it has no corrected share."
+        )
     if est.ppi is not None and not est.ppi.defined:
         lines.append(f"- **PPI++ undefined:** {markdown_text(est.ppi.reason)}.")
     if est.other_labels:
