@@ -65,6 +65,7 @@ STUDIES: tuple[str, ...] = (
     "threshold-study",
     "agreement-study",
     "judge-calibration",
+    "prevalence-study",
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"

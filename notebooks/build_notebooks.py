@@ -477,6 +477,104 @@ NOTEBOOKS = {
 }
 
 
+# ------------------------------------------------------------------ prevalence-study (issue 12)
+
+PREVALENCE = [
+    (
+        "md",
+        """
+# Prevalence study: what share of the target really is each class?
+
+A judge labelled every item of a target that has no gold labels. Its own label shares (the
+**naive** shares) are biased by its errors. This page puts three estimates of each class
+share side by side, each with its 95% interval and its n: the naive share, the share
+**corrected** for the judge's error rates measured on the gold set
+(`evalkit.stats.corrected_prevalence`), and — where humans labelled a random subsample of the
+target — the **PPI++** share (`evalkit.stats.ppi_prevalence`) beside the human-only share.
+What each estimate assumes is said in plain words below; every undefined figure is explained.
+
+With the default parameters the data are **synthetic** (see `docs/DATA_CARD.md`): a simulated
+model judge over the gold set `gold/instruction-adherence/v2` and over a simulated target whose
+true class shares are known, so the page shows the truth beside the estimates.
+""",
+    ),
+    (
+        "params",
+        """
+target_labels_path: str = ""  # the judge's labels on the target: CSV item_id,label or item_id,judge,repeat,label,outcome; "" = the synthetic default data
+gold_labels_path: str = ""  # the same judge's labels on the gold items (same layouts); "" = the simulated judge (with the default target)
+gold_path: str = ""  # gold set version folder; "" = gold/instruction-adherence/v2
+human_labels_path: str = ""  # human labels (item_id,label) on a random subsample of the target; "" = simulated with the default data, none otherwise
+judge: str = ""  # the judge to read from label files in the long layout that hold several; "" = the only one
+level: float = 0.95  # confidence level of every interval
+n_resamples: int = 2000  # two-sample bootstrap resamples of the corrected shares
+seed: int = 20261201  # seed of the default data and of the bootstrap
+n_target: int = 2000  # default data: items of the simulated target
+true_shares: dict = {"pass": 0.5, "fail": 0.2, "cannot-determine": 0.3}  # default data: the known true class shares of the simulated target
+repeats: int = 5  # default data: judge calls per item; an item's label is its majority label
+n_human: int = 200  # default data: target items with a simulated human label (the true class); 0 = no PPI++
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import prevalence as prev, prevalence_page as page\n"),
+    (
+        "code",
+        """
+display(analyses.show_parameters({"target_labels_path": target_labels_path,
+        "gold_labels_path": gold_labels_path, "gold_path": gold_path,
+        "human_labels_path": human_labels_path, "judge": judge, "level": level,
+        "n_resamples": n_resamples,
+        "seed": seed, "n_target": n_target, "true_shares": true_shares, "repeats": repeats,
+        "n_human": n_human}, empty_means=prev.EMPTY_MEANS))
+data = prev.load_data(target_labels_path, gold_labels_path, gold_path, human_labels_path,
+                      n_target=n_target, true_shares=true_shares, repeats=repeats,
+                      n_human=n_human, seed=seed, judge=judge or None)
+display(Markdown(page.data_text(data)))
+""",
+    ),
+    ("md", "## The estimates side by side\n\n`share [95% CI]`; n is in each column's heading."),
+    (
+        "code",
+        """
+est = prev.estimate(data, level=level, n_resamples=n_resamples, seed=seed)
+display(page.plot_estimates(est, data))
+display(page.estimates_frame(est, data))
+display(Markdown(page.truth_text(est, data)))
+""",
+    ),
+    ("md", "## What the estimates assume"),
+    ("code", "display(Markdown(page.assumption_text(est, data)))"),
+    (
+        "md",
+        """
+## The judge's error rates on the gold set
+
+What the correction assumes to hold on the target: for each gold label (row), how often the
+judge gave each label, or none (columns); each row sums to 100%.
+""",
+    ),
+    ("code", "display(page.confusion_frame(est))"),
+    ("md", "## Undefined figures and notes"),
+    ("code", "display(Markdown(page.undefined_text(est)))"),
+    ("code", "_ = analyses.write_results(prev.figures(est, data))"),
+    (
+        "md",
+        """
+## What this does not show
+
+- The corrected share is only as good as its assumption: a judge that errs differently on the
+  target than on the gold set biases it, and nothing on this page can detect that. PPI++ does
+  not need the assumption, but needs a random human-labelled subsample.
+- Each interval covers its own share; the page shows many and makes no multiple-comparison
+  correction. One run that covers the truth is not a coverage study.
+- The default data are synthetic (see the data card): they show how the estimators behave on
+  a judge whose errors are known, not how any real judge behaves.
+""",
+    ),
+]
+
+NOTEBOOKS["prevalence-study"] = PREVALENCE
+
+
 def main() -> None:
     for name, cells in NOTEBOOKS.items():
         nb = _nb(name, cells)

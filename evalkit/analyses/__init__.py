@@ -2,7 +2,9 @@
 
 Modules: ``replay`` (score a ledger under rubric-v1 and v2), ``threshold`` (a fact's distribution
 and the counterfactual threshold table), ``agreement`` (inter-rater agreement), ``calibration``
-(a judge against the frozen gold set). ``write_results`` hands figures to the study runner.
+(a judge against the frozen gold set), ``prevalence`` and ``prevalence_page`` (class shares of
+a target: naive, corrected for the judge's errors, PPI++). ``write_results`` hands figures to
+the study runner.
 """
 
 from __future__ import annotations
@@ -50,11 +52,12 @@ _EMPTY_MEANS = {
 }
 
 
-def show_parameters(params: dict) -> object:
+def show_parameters(params: dict, empty_means: dict | None = None) -> object:
     """The run's parameters as a small table.
 
-    An empty path says what the default is; a given path shows its last two parts only, so the
-    page does not carry machine paths and reruns from another directory diff cleanly.
+    An empty path says what the default is (``empty_means``: a study's own wording, by
+    parameter); a given path shows its last two parts only, so the page does not carry machine
+    paths and reruns from another directory diff cleanly.
     """
     from pathlib import PurePath
 
@@ -65,7 +68,7 @@ def show_parameters(params: dict) -> object:
         text = str(v)
         if k.endswith("_dir") or k.endswith("_path"):
             if not v:
-                text = _EMPTY_MEANS.get(k, "(default)")
+                text = {**_EMPTY_MEANS, **(empty_means or {})}.get(k, "(default)")
             else:
                 parts = PurePath(str(v)).parts[-2:]
                 text = f"(given path) …/{'/'.join(parts)}"

@@ -214,11 +214,57 @@ def _replay(res: Mapping[str, Any]) -> Headline:
     return Headline(text, tuple(details))
 
 
+def _share(name: str, row: Mapping[str, Any] | None, n_text: str) -> str:
+    if row is None or _num(row.get("share")) is None:
+        return f"{name} undefined"
+    ci = (_num(row.get("low")), _num(row.get("high")))
+    return f"{name} {fmt_estimate(_num(row['share']), ci, None, percent=True)} ({n_text})"
+
+
+def _prevalence_line(res: Mapping[str, Any], cls: str) -> str:
+    rows = {r["estimator"]: r for r in res["estimates"] if r["class"] == cls}
+    n = {name: (row or {}).get("n") for name, row in rows.items()}
+    gold = (res.get("corrected") or {}).get("n_gold")
+    parts = [
+        _share("corrected", rows.get("corrected"), f"n = {n.get('corrected')} target, {gold} gold"),
+        _share("naive", rows.get("naive"), f"n = {n.get('naive')} labelled by the judge"),
+    ]
+    if "PPI++" in rows:
+        parts.append(_share("PPI++", rows["PPI++"], f"n = {n.get('PPI++')} human-labelled"))
+    truth = _num((res.get("truth") or {}).get(cls)) if res.get("synthetic") else None
+    if truth is not None:
+        parts.append(f"known true share {100 * truth:.1f}% (synthetic)")
+    return f"share of {cls!r}: " + "; ".join(parts)
+
+
+def _prevalence(res: Mapping[str, Any]) -> Headline:
+    classes = list(res["classes"])
+    lead = "fail" if "fail" in classes else classes[0]
+    level = _num(res.get("level")) or 0.95
+    text = _prevalence_line(res, lead) + f"; {100 * level:g}% intervals"
+    details = [_prevalence_line(res, c) + "." for c in classes if c != lead]
+    corrected = res.get("corrected") or {}
+    advisory = None
+    if corrected.get("reason"):
+        advisory = f"Corrected shares undefined: {corrected['reason']}."
+    details.append(
+        "Assumption of the corrected share: the judge's error rates measured on the gold set "
+        "hold on the target."
+    )
+    ppi = res.get("ppi") or {}
+    if ppi.get("reason"):
+        details.append(f"PPI++ undefined: {ppi['reason']}.")
+    if res.get("synthetic"):
+        details.append("Synthetic data: a simulated judge over a simulated target (data card).")
+    return Headline(text, tuple(details), advisory)
+
+
 _HEADLINES: dict[str, Callable[[Mapping[str, Any]], Headline]] = {
     "threshold-study": _threshold,
     "judge-calibration": _calibration,
     "agreement-study": _agreement,
     "rubric-replay": _replay,
+    "prevalence-study": _prevalence,
 }
 
 
@@ -269,6 +315,9 @@ _NOT_PROVEN = (
     "figures are advisory until the calibration graduates and is registered.",
     "A dead-instrument flag is a reason to look, not a verdict: a rare class and a broken "
     "instrument look the same from outside.",
+    "A judge-error-corrected share holds only if the judge errs on the target as it did on the "
+    "gold set; nothing on these pages can detect a judge that does not. PPI++ needs no such "
+    "assumption, but a random human-labelled subsample of the target.",
     "Status ok means the notebook ran without error. It says nothing about whether the figures "
     "are favourable.",
 )
@@ -475,9 +524,11 @@ def render_index(rows: Sequence[Mapping[str, Any]], out_dir: str | Path | None =
         f"<p>Default data: the synthetic preset <code>{PRESET}</code> built by "
         "<code>evalkit.simulate</code> (seeded; the same seed writes the same bytes) into "
         "<code>_default-data/metrics</code> beside these reports; the agreement study simulates "
-        "its rater labels and the judge calibration reads the committed gold set "
-        "<code>gold/instruction-adherence</code>. Nothing here is a real session or a real "
-        'rater. See the <a href="#data-card">data card</a>.</p>\n'
+        "its rater labels, the judge calibration reads the committed gold set "
+        "<code>gold/instruction-adherence</code>, and the prevalence study simulates a model "
+        "judge over its version v2 and over a target with known class shares. Nothing here is "
+        'a real session, a real judge or a real rater. See the <a href="#data-card">data '
+        "card</a>.</p>\n"
         + _data_card()
         + "\n<h2>Provenance</h2>\n"
         + _provenance(results)

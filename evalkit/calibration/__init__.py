@@ -63,6 +63,8 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
         register,
         verify_certificate,
     )
+    from evalkit.stats.ppi import ppi_prevalence
+    from evalkit.stats.prevalence import corrected_prevalence
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
@@ -83,6 +85,9 @@ _LAZY: dict[str, str] = {
     "is_registered": "evalkit.calibration.certificate",
     "register": "evalkit.calibration.certificate",
     "verify_certificate": "evalkit.calibration.certificate",
+    # class shares on a target, corrected by a calibration (or with human labels): re-exported
+    "corrected_prevalence": "evalkit.stats.prevalence",
+    "ppi_prevalence": "evalkit.stats.ppi",
 }
 
 __all__ = [
@@ -97,8 +102,10 @@ __all__ = [
     "accepted_calibrations",
     "calibrate",
     "certificate_bytes",
+    "corrected_prevalence",
     "is_registered",
     "load_decision_rule",
+    "ppi_prevalence",
     "read_judge_labels",
     "register",
     "rule_judge_labels",

@@ -300,6 +300,7 @@ def calibrate(
         mint_reason=prereg.reason,
         preregistration=prereg.statement,
         labels=tuple(sorted(paired.judged.items())),
+        gold_labels=tuple(sorted(paired.gold.items())),
         gold_path=prereg.gold_path,
         decision_rule_path=prereg.rule_path,
         root=str(repo_root(root)),

@@ -114,6 +114,9 @@ class CalibrationResult:
     preregistration: str = ""
     #: the judge's labels as given, ``(item_id, label or None)`` sorted by item id
     labels: tuple[tuple[str, str | None], ...] = field(default=(), repr=False)
+    #: the gold label of every gold item, ``(item_id, label)`` sorted by item id (not part of
+    #: the certificate: the gold set it names holds them)
+    gold_labels: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     #: the gold version folder and decision rule, repository-relative when inside ``root``
     gold_path: str = field(default="", repr=False)
     decision_rule_path: str = field(default="", repr=False)
@@ -134,6 +137,22 @@ class CalibrationResult:
     def bias_index(self) -> dict[str, float | None]:
         """One-vs-rest bias index per class (see the package docstring)."""
         return {r["class"]: r["bias_index"] for r in self.prevalence_bias.to_dict("records")}
+
+    def paired_labels(self) -> tuple[list[str | None], list[str]]:
+        """``(judge_labels, gold_labels)`` over every gold item, aligned, sorted by item id.
+
+        A gold item the judge did not label has judge label None (missing, never guessed).
+        What :func:`evalkit.stats.corrected_prevalence` reads from a calibration.
+        """
+        if not self.gold_labels:
+            raise EvalkitError(
+                "this calibration result carries no gold labels (made by calibrate(), it does)"
+            )
+        judged = dict(self.labels)
+        return (
+            [judged.get(iid) for iid, _ in self.gold_labels],
+            [label for _, label in self.gold_labels],
+        )
 
     def items_needed_for_width(self, width: float) -> int | None:
         """Gold items needed for a kappa CI of total ``width`` at this kappa and class mix.

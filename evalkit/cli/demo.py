@@ -19,6 +19,7 @@ _DEMO_PARAMS: dict[str, dict[str, Any]] = {
     "threshold-study": {},
     "agreement-study": {},
     "judge-calibration": {},
+    "prevalence-study": {},
 }
 
 

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.stats_prevalence import register_prevalence
 from evalkit.errors import EvalkitError
 from evalkit.input_files import read_text
 
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
     _register_kappa(sub)
     _register_sample_size(sub)
     _register_thresholds(sub)
+    register_prevalence(sub)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
