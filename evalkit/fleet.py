@@ -259,7 +259,7 @@ def fleet_client(
 ) -> Iterator[Any]:
     """A ``dask.distributed.Client``, closed on exit: connected to ``scheduler`` (an address
     such as ``tcp://scheduler:8786``), or to a new local cluster of ``workers`` processes
-    (default: one per CPU) on loopback, without a dashboard. Raises :class:`MissingExtraError`
+    (default: one per CPU) on loopback (its HTTP endpoint on a free loopback port). Raises :class:`MissingExtraError`
     without Dask."""
     dd = _distributed()
     if scheduler is not None and workers is not None:
@@ -278,7 +278,7 @@ def fleet_client(
             threads_per_worker=threads_per_worker,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
         ) as cluster,
         dd.Client(cluster) as client,
     ):

@@ -1,7 +1,8 @@
 """A ``score_ledger`` table as it travels from a worker: one Arrow IPC stream, and back.
 
 Every column is dictionary-encoded (a ledger repeats its dimension ids, statuses, scores and
-most evidence texts), and the stream's buffers are zstd-compressed where pyarrow has the codec:
+most evidence texts; values as UTF-8 bytes, lone surrogates included, since a ledger's JSON may
+hold them), and the stream's buffers are zstd-compressed where pyarrow has the codec:
 a 500-session table is ~40 KB instead of ~900 KB as a pickled object-dtype frame, and no Python
 object is pickled per row. The ``score`` column travels as the text of each number (``repr``
 of a float, the digits of an int, null for ``None``), so decoding gives back the very values
@@ -50,8 +51,21 @@ def _columns() -> tuple[str, ...]:
     return LEDGER_COLUMNS
 
 
+def _dictionary(values: Sequence[str | None]) -> pa.DictionaryArray:
+    """Strings as a dictionary array: distinct values once (UTF-8 bytes, lone surrogates kept
+    with ``surrogatepass``: a ledger's JSON may hold them), one int32 index per row."""
+    import pyarrow as pa
+
+    index: dict[str, int] = {}
+    codes = [None if v is None else index.setdefault(v, len(index)) for v in values]
+    words = [v.encode("utf-8", "surrogatepass") for v in index]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(codes, type=pa.int32()), pa.array(words, type=pa.binary())
+    )
+
+
 def encode_ledger_table(frame: pd.DataFrame) -> bytes:
-    """``score_ledger``'s frame as an Arrow IPC stream (dictionary-encoded string columns)."""
+    """``score_ledger``'s frame as an Arrow IPC stream of dictionary-encoded columns."""
     import pyarrow as pa
 
     arrays = {}
@@ -59,7 +73,7 @@ def encode_ledger_table(frame: pd.DataFrame) -> bytes:
         values = frame[name].tolist()
         if name == "score":
             values = [_score_text(v) for v in values]
-        arrays[name] = pa.array(values, type=pa.string()).dictionary_encode()
+        arrays[name] = _dictionary(values)
     table = pa.table(arrays)
     codec = _CODEC if pa.Codec.is_available(_CODEC) else None
     sink = pa.BufferOutputStream()
@@ -76,7 +90,7 @@ def _objects(column: pa.ChunkedArray, convert: Any = None) -> np.ndarray:
 
     parts = []
     for chunk in column.chunks:
-        values = chunk.dictionary.to_pylist()
+        values = [w.decode("utf-8", "surrogatepass") for w in chunk.dictionary.to_pylist()]
         if convert is not None:
             values = [convert(v) for v in values]
         table = np.empty(len(values) + 1, dtype=object)
