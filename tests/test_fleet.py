@@ -338,3 +338,17 @@ def test_missing_extra_error_is_both_evalkit_and_import_error() -> None:
     assert issubclass(MissingExtraError, EvalkitError) and issubclass(
         MissingExtraError, ImportError
     )
+
+
+def test_a_ledger_with_lone_surrogates_scores_the_same_in_a_fleet(tmp_path: Path) -> None:
+    # JSON may escape a lone surrogate; Arrow's string type cannot hold one, the fleet must
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    line = (
+        '{"session_id": "s-\\ud83d-1", "started_at": "2026-09-01T10:00:00.000Z", '
+        '"completed_at": "2026-09-01T11:00:00.000Z", "plan_fidelity": {"planned": 3}}\n'
+    )
+    (metrics / "sessions.jsonl").write_text(line, encoding="utf-8")
+    expected = score_ledger(metrics)
+    assert expected["session_id"][0] == "s-\ud83d-1"
+    assert assert_matches_score_ledger(score_fleet([metrics]), [str(metrics)], "rubric-v2") == set()
