@@ -248,7 +248,8 @@ class FleetRates:
 
 def repository_labels(metrics_dirs: Sequence[str]) -> dict[str, str]:
     """Short names: the trailing path parts every directory shares are dropped (``metrics``,
-    ``.orchestrator/metrics``), then the shortest unique tail of what is left is kept."""
+    ``.orchestrator/metrics``), then the last parts of what is left, as few as make every
+    label unique (the same number of parts for all)."""
     parts = {d: PurePath(os.path.normpath(d)).parts for d in metrics_dirs}
     common = 0
     if len(parts) > 1:
