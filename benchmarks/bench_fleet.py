@@ -6,8 +6,8 @@ change) are scored once in this process and once on a local cluster of 2 worker 
 with one thread each. Both sides are warmed first (imports, one directory), cluster start-up
 is timed separately. Prints the speed-up (serial / cluster; on a quiet 2-core machine
 >= 1.5x is expected), each worker's peak resident memory (``getrusage`` run on the worker,
-before and after the fleet), what travelled back (Arrow streams against the same tables
-pickled as object-dtype frames) and whether both results are identical.
+before and after the fleet), what travelled back (Arrow streams, against score_ledger's own
+frame pickled, on a sample of directories) and whether both results are identical.
 Needs the fleet extra: ``pip install 'evalkit[fleet]'``.
 """
 
@@ -26,6 +26,7 @@ N_LEDGERS = 40
 N_SESSIONS = 500
 SEED = 20261201
 WORKERS = 2
+SAMPLE_PICKLED = 5
 CACHE = Path(__file__).resolve().parent / "out" / "fleet-ledgers"
 
 
@@ -85,6 +86,7 @@ def main() -> None:
         return
     import pandas as pd
 
+    from evalkit.engine import score_ledger
     from evalkit.fleet import fleet_summary, score_fleet
 
     dirs = fleet_ledgers()
@@ -123,14 +125,15 @@ def main() -> None:
         )
     print(f"peak memory of this (client) process: {_peak_rss_mib():.0f} MiB")
     summary = fleet_summary(distributed)
-    arrow = sum(o.payload_bytes for o in summary.outcomes)
-    pickled = sum(
-        len(pickle.dumps(part.drop(columns="metrics_dir"), protocol=5))
-        for _, part in serial.groupby("metrics_dir", sort=False)
-    )
+    arrow = [o.payload_bytes for o in summary.outcomes]
+    # what a task returning score_ledger's own frame would send (pickled object columns)
+    sample = dirs[:SAMPLE_PICKLED]
+    pickled = [len(pickle.dumps(score_ledger(d), protocol=5)) for d in sample]
+    per_arrow = sum(arrow[: len(sample)]) / len(sample)
     print(
-        f"sent back: {arrow / 1e6:.2f} MB of Arrow streams ({arrow / len(dirs) / 1e3:.0f} KB per "
-        f"directory) vs {pickled / 1e6:.2f} MB as pickled object frames ({pickled / arrow:.0f}x)"
+        f"sent back: {sum(arrow) / 1e6:.2f} MB of Arrow streams in all; per directory "
+        f"{per_arrow / 1e3:.0f} KB vs {sum(pickled) / len(sample) / 1e3:.0f} KB for score_ledger's "
+        f"frame pickled ({sum(pickled) / len(sample) / per_arrow:.0f}x, mean of {len(sample)})"
     )
     try:
         pd.testing.assert_frame_equal(distributed, serial)

@@ -491,37 +491,46 @@ def score_fleet(
 
     rub = get_rubric(rubric)  # an unknown rubric fails here, not once per directory
     dirs = resolve_fleet(metrics_dirs)
-    outcomes: list[DirectoryOutcome | None] = [None] * len(dirs)
-    tables: list[Any] = [None] * len(dirs)
-    bar = _progress_bar(progress, len(dirs), rub.version)
-    done = 0
+    collect = _Collector(len(dirs), progress, rub.version)
+    task = partial(_score_directory, rubric=rub.version if isinstance(rubric, str) else rub)
+    try:
+        run_fleet(dirs, task, client=client, on_result=collect)
+    finally:
+        collect.close()
+    summary = FleetSummary(rub.version, tuple(o for o in collect.outcomes if o is not None))
+    return _assemble(dirs, collect.payloads, summary)
 
-    def on_result(i: int, d: str, value: _Scored | None, failure: FleetFailure | None) -> None:
-        nonlocal done
-        done += 1
+
+class _Collector:
+    """Keeps each directory's outcome and payload as it arrives, and reports progress."""
+
+    def __init__(self, total: int, progress: Any, rubric_version: str) -> None:
+        self.outcomes: list[DirectoryOutcome | None] = [None] * total
+        self.payloads: list[bytes | None] = [None] * total
+        self.done = 0
+        self.progress = progress
+        self.bar = _progress_bar(progress, total, rubric_version)
+
+    def __call__(self, i: int, d: str, value: _Scored | None, failure: FleetFailure | None) -> None:
+        self.done += 1
         if value is None:
             outcome = DirectoryOutcome(d, i, failure=failure)
         else:
             outcome = DirectoryOutcome(
                 d, i, value.sessions, value.rows, value.skipped, len(value.payload)
             )
-            tables[i] = value.payload
-        outcomes[i] = outcome
-        if bar is not None:
-            bar.update(1)
-            failed = sum(1 for o in outcomes if o is not None and not o.ok)
-            bar.set_postfix_str(f"{failed} failed" if failed else "")
-        elif callable(progress):
-            progress(outcome, done, len(dirs))
+            self.payloads[i] = value.payload
+        self.outcomes[i] = outcome
+        if self.bar is not None:
+            self.bar.update(1)
+            failed = sum(1 for o in self.outcomes if o is not None and not o.ok)
+            self.bar.set_postfix_str(f"{failed} failed" if failed else "")
+        elif callable(self.progress):
+            self.progress(outcome, self.done, len(self.outcomes))
 
-    task = partial(_score_directory, rubric=rub.version if isinstance(rubric, str) else rub)
-    try:
-        run_fleet(dirs, task, client=client, on_result=on_result)
-    finally:
-        if bar is not None:
-            bar.close()
-    summary = FleetSummary(rub.version, tuple(o for o in outcomes if o is not None))
-    return _assemble(dirs, tables, summary)
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _assemble(dirs: Sequence[str], payloads: Sequence[Any], summary: FleetSummary) -> pd.DataFrame:
