@@ -10,7 +10,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,judges]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,judges,fleet]'
 	touch $(STAMP)
 
 demo: install

@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "validate_record": "evalkit.record",
     "normalize_record": "evalkit.record",
     "compute_facts": "evalkit.facts",
+    "score_fleet": "evalkit.fleet",
 }
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "compute_facts",
     "normalize_record",
     "resolve_session",
+    "score_fleet",
     "score_ledger",
     "score_session",
     "validate_record",
