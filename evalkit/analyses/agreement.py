@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.extras import require
 from evalkit.text_escape import markdown_code, plot_text
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ def load_labels(labels_path: str = "", *, n_items: int = 40, seed: int = 0) -> p
     elif path.suffix in (".jsonl", ".ndjson"):
         df = pd.read_json(path, lines=True, dtype=False)
     elif path.suffix == ".parquet":
+        require("pyarrow", purpose="a .parquet label file")
         df = pd.read_parquet(path)
     else:
         raise EvalkitError(f"{path}: unsupported label file type; use .csv, .jsonl or .parquet")
@@ -534,6 +536,7 @@ def paradox_text(table: pd.DataFrame) -> str:
 
 def plot_forest(table: pd.DataFrame) -> Figure:
     """Estimates with their CIs per target and coefficient; undefined ones are named, not drawn."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     targets = sorted(table["target"].unique())

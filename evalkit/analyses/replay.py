@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.extras import require
 from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ def _short(text: Any, width: int = 90) -> str:
 
 def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10) -> Figure:
     """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
     import numpy as np
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.extras import require
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
 from evalkit.text_escape import markdown_text, plot_text
 
@@ -201,6 +202,7 @@ def plot_distribution(
     df: pd.DataFrame, fact: str, thresholds: Sequence[int | float] = ()
 ) -> Figure:
     """Bar chart of the fact's observed values (records), candidate thresholds marked."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     values = df["value"].dropna().astype(int)

@@ -512,6 +512,9 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
     (returning its figure), else on a new figure built without pyplot (safe in headless runs).
     The cluster fail rate is drawn dashed for comparison.
     """
+    from evalkit.extras import require
+
+    require("matplotlib", purpose="plot_threshold_study")
     from matplotlib.figure import Figure as _Figure
 
     if not isinstance(study, ThresholdStudy) and isinstance(study, pd.DataFrame):
