@@ -433,13 +433,16 @@ def paradox(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             fk = stats.fleiss_kappa(matrix, categories=categories)
-            pis, bis = [], []
+            pis: list[float] = []
+            bis: list[float] = []
             if len(categories) == 2:
                 for a, b in itertools.combinations(range(mat.shape[1]), 2):
                     pair = [[row[a], row[b]] for row in matrix]
                     res = stats.pabak(pair, categories=categories)
-                    pis.append(res.prevalence_index)
-                    bis.append(res.bias_index)
+                    # two declared categories: pabak always gives both indices
+                    if res.prevalence_index is not None and res.bias_index is not None:
+                        pis.append(res.prevalence_index)
+                        bis.append(res.bias_index)
             kappa_ci: tuple[float | None, float | None] = (None, None)
             if fk.statistic is not None:
                 import numpy as np

@@ -9,7 +9,32 @@ class-share results map each class to its share and to its ``(low, high)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalkit._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only when first used
+    from evalkit.stats._result import AgreementResult, BootstrapResult, ConfidenceInterval
+    from evalkit.stats.agreement import (
+        brennan_prediger,
+        cohen_kappa,
+        conger_kappa,
+        fleiss_kappa,
+        gwet_ac1,
+        kappa_max,
+        krippendorff_alpha,
+        light_kappa,
+        pabak,
+        specific_agreement,
+    )
+    from evalkit.stats.bootstrap import bootstrap_sums, resample_weights
+    from evalkit.stats.latent_class import DawidSkeneResult, dawid_skene
+    from evalkit.stats.panels import JudgePanel, judge_panel
+    from evalkit.stats.planning import PrevalencePlan, plan_prevalence
+    from evalkit.stats.power import kappa_ci_sample_size, kappa_test_sample_size
+    from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
+    from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
+    from evalkit.stats.thresholds import ThresholdStudy, plot_threshold_study, threshold_study
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
