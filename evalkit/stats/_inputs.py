@@ -148,18 +148,21 @@ def _rows_of(ratings: Any, argname: str) -> list[list[Any]]:
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover
-        pd = None  # type: ignore[assignment]
+        pd = None
+    rows: list[list[Any]]
     if pd is not None and isinstance(ratings, pd.DataFrame):
         names = set(map(str, ratings.columns))
         if {"item", "rater"} <= names or "label" in names:  # meant as the long form
             return _long_to_wide(ratings)
-        return ratings.astype(object).values.tolist()
+        rows = ratings.astype(object).values.tolist()
+        return rows
     if isinstance(ratings, np.ndarray):
         if ratings.ndim != 2:
             raise EvalkitError(
                 f"{argname} must be 2-D (rows items, columns raters), got {ratings.ndim}-D"
             )
-        return ratings.astype(object).tolist()
+        rows = ratings.astype(object).tolist()
+        return rows
     if isinstance(ratings, (str, bytes)) or not isinstance(ratings, Sequence):
         raise EvalkitError(
             f"{argname} must be a 2-D array-like (rows items, columns raters) or a long "

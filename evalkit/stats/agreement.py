@@ -698,7 +698,8 @@ def conger_kappa(
         pbar = pgk.mean(axis=-2)
         outer = pbar[..., :, None] * pbar[..., None, :]
         s2 = (np.einsum("...gk,...gl->...kl", pgk, pgk) - nr * outer) / (nr - 1)
-        return np.sum(w * (outer - s2 / nr), axis=(-1, -2))
+        pe: Array = np.sum(w * (outer - s2 / nr), axis=(-1, -2))
+        return pe
 
     def coef_fn(sums: Array) -> Array:
         _, pa, _ = _family_parts(sums[..., :3])
@@ -758,7 +759,8 @@ def light_kappa(
         per = pair_fn(sums.reshape((*sums.shape[:-1], npairs, width)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(per, axis=-1)
+            mean: Array = np.nanmean(per, axis=-1)
+            return mean
 
     est = _Estimator(suff, coef_fn, r.rows, r.n_rows_input)
     sums = suff.sum(axis=0)

@@ -18,12 +18,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+
+if TYPE_CHECKING:  # imported at run time inside the functions: _result imports this module
+    from evalkit.stats._result import BootstrapResult
 
 __all__ = [
     "as_generator",
@@ -154,7 +157,8 @@ def _row_products(counts: NDArray[np.float64], rows: NDArray[np.float64]) -> NDA
     einsum's own loop does not depend on the number of rows: a resample's statistic is the
     same whatever chunk it falls in, and on every machine with the same numpy.
     """
-    return np.einsum("ij,jk->ik", counts, rows)
+    products: NDArray[np.float64] = np.einsum("ij,jk->ik", counts, rows)
+    return products
 
 
 def _sums_of_resamples(
@@ -326,7 +330,7 @@ def bootstrap_estimator(
     weights: Any,
     name: str,
     bounds: tuple[float | None, float | None] = (None, None),
-) -> Any:
+) -> BootstrapResult:
     """Bootstrap a result's estimator; see ``AgreementResult.bootstrap``.
 
     The interval is clipped to ``bounds`` (the statistic's range; resamples lie in it, so
@@ -381,7 +385,9 @@ def bootstrap_estimator(
         )
     se = float(np.std(dist, ddof=1)) if dist.size > 1 else None
 
-    def result(ci: ConfidenceInterval, z0: float | None = None, a: float | None = None) -> Any:
+    def result(
+        ci: ConfidenceInterval, z0: float | None = None, a: float | None = None
+    ) -> BootstrapResult:
         return BootstrapResult(
             confidence_interval=clip_interval(ci, bounds),
             distribution=dist,

@@ -92,7 +92,8 @@ def _m_step(codes: NDArray[np.intp], post: NDArray[np.float64], k: int) -> NDArr
         onehot = np.eye(k)[codes[seen, j]]  # items x labels
         err[j] = post[seen].T @ onehot
     err = np.maximum(err, _EPS)
-    return err / err.sum(axis=2, keepdims=True)
+    rates: NDArray[np.float64] = err / err.sum(axis=2, keepdims=True)
+    return rates
 
 
 def _log_terms(
@@ -109,7 +110,8 @@ def _log_terms(
 
 def _e_step(log_terms: NDArray[np.float64]) -> NDArray[np.float64]:
     shifted = np.exp(log_terms - log_terms.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+    posterior: NDArray[np.float64] = shifted / shifted.sum(axis=1, keepdims=True)
+    return posterior
 
 
 def _elbo(post: NDArray[np.float64], log_terms: NDArray[np.float64], n_labels: int) -> float:

@@ -257,7 +257,7 @@ def _newton_on_face(
 ) -> NDArray[np.float64] | None:
     """Newton's method for the ML on the face ``active`` (None: singular; may go negative)."""
     a = np.nonzero(active)[0]
-    x = np.where(active, pi, 0.0)
+    x: NDArray[np.float64] = np.where(active, pi, 0.0)
     x = x / x.sum()
     ones = np.ones((1, a.size))
     for _ in range(50):
@@ -326,7 +326,9 @@ def _prepare(target_labels: Any, calibration: Any, classes: Any) -> _Data:
     )
 
 
-def _youden(table: NDArray[np.float64], labels: tuple[Any, ...], classes: tuple[Any, ...]) -> dict:
+def _youden(
+    table: NDArray[np.float64], labels: tuple[Any, ...], classes: tuple[Any, ...]
+) -> dict[Any, float | None]:
     """One-vs-rest Youden's J per class on gold: ``Se_c + Sp_c - 1`` (None when undefined)."""
     out: dict[Any, float | None] = {}
     n_c = table.sum(axis=1)

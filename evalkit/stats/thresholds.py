@@ -99,7 +99,7 @@ class Gap:
         }
 
 
-class ThresholdStudy(pd.DataFrame):
+class ThresholdStudy(pd.DataFrame):  # type: ignore[misc]  # pandas ships no types here
     """Result of :func:`threshold_study`: a pandas DataFrame, one row per threshold.
 
     Columns (``COLUMNS``): ``threshold`` (the rule is "count >= threshold"), ``items_firing``
@@ -116,7 +116,7 @@ class ThresholdStudy(pd.DataFrame):
     ``ci_method`` and ``warnings``. :meth:`to_json_dict` gives all of it JSON-simple.
     """
 
-    _metadata: ClassVar[list[str]] = [  # type: ignore[misc]
+    _metadata: ClassVar[list[str]] = [
         "gaps",
         "distribution",
         "n_items",
@@ -572,4 +572,4 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
         f"Threshold study: n = {study.n_items} items, {study.n_clusters} clusters{unknown}"
     )
     ax.legend(loc="upper right", fontsize="small")
-    return fig  # type: ignore[return-value]
+    return fig
