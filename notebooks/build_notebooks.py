@@ -73,7 +73,7 @@ seed: int = 20260919  # bootstrap seed
 v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import threshold as th\nfrom evalkit.analyses.replay import wilson\n"),
+    ("code", SETUP + "from evalkit.analyses import threshold as th\nfrom evalkit.stats import wilson_interval as wilson\n"),
     (
         "code",
         """

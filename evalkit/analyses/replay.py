@@ -25,7 +25,6 @@ __all__ = [
     "plot_rates",
     "score_both",
     "status_rates",
-    "wilson",
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
@@ -49,19 +48,15 @@ def score_both(
     return pd.concat(frames, ignore_index=True)
 
 
-def wilson(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Wilson score interval for k of n; ``(None, None)`` when n < 2 (no CI on n = 0 or 1)."""
-    if n < 2:
-        return (None, None)
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
-    return (float(lo), float(hi))
-
-
 def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored)."""
+    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored).
+
+    No interval on fewer than two sessions (``ci_low``/``ci_high`` None): one session is a
+    case, not a rate.
+    """
     import pandas as pd
+
+    from evalkit.stats import wilson_interval
 
     rows = []
     for (rubric, dim), grp in scored.groupby(["rubric", "dimension"], sort=False):
@@ -69,7 +64,7 @@ def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         counts = grp.drop_duplicates("session_id")["status"].value_counts()
         for status in STATUSES:
             k = int(counts.get(status, 0))
-            lo, hi = wilson(k, n, level)
+            lo, hi = wilson_interval(k, n, level) if n >= 2 else (None, None)
             rows.append(
                 {
                     "rubric": rubric,

@@ -263,14 +263,18 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
     import pandas as pd
 
     from evalkit.analyses._results import fmt_estimate
-    from evalkit.analyses.replay import wilson
+    from evalkit.stats import wilson_interval
 
     rows = []
     for row in cf:
         t = row["threshold"]
         ci, status = _study_row(st, t)
         determined = row["sessions"] - row["sessions_undetermined"]
-        s_ci = wilson(row["sessions_failing"], determined)
+        s_ci = (
+            wilson_interval(row["sessions_failing"], determined)
+            if determined >= 2
+            else (None, None)
+        )
         rows.append(
             {
                 "threshold": t,

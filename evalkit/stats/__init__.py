@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.power import kappa_ci_sample_size, kappa_test_sample_size
     from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
     from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
+    from evalkit.stats.proportion import wilson_interval
     from evalkit.stats.thresholds import ThresholdStudy, plot_threshold_study, threshold_study
 
 # public name -> module that defines it (loaded on first use)
@@ -68,6 +69,7 @@ _LAZY: dict[str, str] = {
     "DawidSkeneResult": "evalkit.stats.latent_class",
     "plan_prevalence": "evalkit.stats.planning",
     "PrevalencePlan": "evalkit.stats.planning",
+    "wilson_interval": "evalkit.stats.proportion",
 }
 
 __all__ = [
@@ -101,6 +103,7 @@ __all__ = [
     "resample_weights",
     "specific_agreement",
     "threshold_study",
+    "wilson_interval",
 ]
 
 

@@ -23,6 +23,8 @@ __all__ = [
     "as_counts_indexed",
     "as_ratings",
     "as_table",
+    "check_level",
+    "check_resamples",
     "is_missing",
     "ratings_from_table",
 ]
@@ -315,6 +317,23 @@ def ratings_from_table(table: NDArray[np.float64]) -> Ratings:
     idx = np.repeat(np.arange(k * k), cells)
     codes = np.stack([idx // k, idx % k], axis=1).astype(np.intp)
     return Ratings(codes, tuple(range(k)))
+
+
+def check_level(level: float) -> None:
+    """Refuse a confidence level that is not a number strictly between 0 and 1."""
+    if not isinstance(level, (int, float)) or not 0 < float(level) < 1 or math.isnan(level):
+        raise EvalkitError(f"level must be a number strictly between 0 and 1, got {level!r}")
+
+
+def check_resamples(n_resamples: Any, minimum: int = 1) -> int:
+    """``n_resamples`` as an ``int``; refuses a bool, a non-integer or fewer than ``minimum``."""
+    if (
+        not isinstance(n_resamples, (int, np.integer))
+        or isinstance(n_resamples, (bool, np.bool_))
+        or n_resamples < minimum
+    ):
+        raise EvalkitError(f"n_resamples must be an int >= {minimum}, got {n_resamples!r}")
+    return int(n_resamples)
 
 
 def exclusive(argname: str, *given: tuple[str, Any]) -> tuple[str, Any]:

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats._inputs import check_resamples
 
 if TYPE_CHECKING:  # imported at run time inside the functions: _result imports this module
     from evalkit.stats._result import BootstrapResult
@@ -107,8 +108,7 @@ def resample_weights(
     """
     if not _is_int(n_items) or n_items < 1:
         raise EvalkitError(f"n_items must be a positive int, got {n_items!r}")
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    check_resamples(n_resamples)
     gen = as_generator(rng)
     if clusters is None:
         return gen.multinomial(
@@ -346,8 +346,8 @@ def bootstrap_estimator(
     """
     from evalkit.stats._result import BootstrapResult, ConfidenceInterval, clip_interval
 
-    if weights is None and (not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2):
-        raise EvalkitError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
+    if weights is None:
+        check_resamples(n_resamples, minimum=2)
     gen = as_generator(rng)
     suff, fn = estimator.suff, estimator.fn
     clusters = _align_clusters(clusters, estimator)

@@ -56,6 +56,7 @@ from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
+from evalkit.stats._inputs import check_level
 from evalkit.stats._labels import as_labels, as_pairs, check_classes, encode, order_classes
 from evalkit.stats._result import ConfidenceInterval
 
@@ -286,7 +287,7 @@ def ppi_prevalence(
     ``human_labelled``: the judge's and a human's label on a random subsample of the target,
     aligned item by item (pairs with a missing label are left out and counted).
     """
-    sh.check_level(level)
+    check_level(level)
     tune = _check_tuning(tuning)
     if overlap not in ("included", "disjoint"):
         raise EvalkitError(f"overlap must be 'included' or 'disjoint', got {overlap!r}")

@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
+from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats._labels import (
     as_labels,
     calibration_pairs,
@@ -62,6 +63,7 @@ from evalkit.stats._labels import (
 )
 from evalkit.stats._result import ConfidenceInterval
 from evalkit.stats.bootstrap import as_generator
+from evalkit.stats.proportion import wilson_interval
 
 __all__ = ["ASSUMPTION", "CorrectedPrevalence", "corrected_prevalence", "ml_class_shares"]
 
@@ -133,7 +135,7 @@ class CorrectedPrevalence:
         ``(None, None)`` with a ``DegenerateDataWarning``.
         """
         lv = self.level if level is None else level
-        sh.check_level(lv)
+        check_level(lv)
         if self.statistic is None or self._distribution.shape[0] == 0:
             why = self.reason or "too few items to estimate the sampling variation"
             sh.warn(f"corrected prevalence has no interval ({why}); intervals are None")
@@ -460,7 +462,7 @@ def _base_fields(
         if n_t == 0
         else {lab: float(v) for lab, v in zip(d.labels, d.target_counts / n_t, strict=True)},
         "naive_interval": {
-            lab: sh.wilson(int(v), n_t, level)
+            lab: wilson_interval(int(v), n_t, level)
             for lab, v in zip(d.labels, d.target_counts, strict=True)
         },
         "n_missing": d.n_missing,
@@ -499,8 +501,8 @@ def corrected_prevalence(
     (Generator or int seed) give the percentile interval at ``level``. Undefined cases, the
     bound ``min_singular_value`` and the method: see the module docstring.
     """
-    sh.check_level(level)
-    n_res = sh.check_resamples(n_resamples)
+    check_level(level)
+    n_res = check_resamples(n_resamples, minimum=100)
     if (
         isinstance(min_singular_value, bool)
         or not isinstance(min_singular_value, (int, float))

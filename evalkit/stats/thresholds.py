@@ -30,6 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats.bootstrap import as_generator, resample_weights
 
 if TYPE_CHECKING:
@@ -312,8 +313,7 @@ def threshold_study(
     variation: the CI is NaN, ``ceiling_status`` "undecided"); it never raises.
     """
     ceiling_f, floor_f, level_f = _check_rates(ceiling, floor, level)
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    check_resamples(n_resamples)
     values_all, known = _parse_counts(counts)
     codes_all = _cluster_codes(clusters, values_all.size)
     values = values_all[known]
@@ -432,8 +432,7 @@ def _check_rates(ceiling: float, floor: float, level: float) -> tuple[float, flo
         raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
     if not (0.0 <= f <= 1.0) or f > c:
         raise EvalkitError(f"floor must be a rate in [0, ceiling], got {floor!r}")
-    if not (0.0 < lv < 1.0):
-        raise EvalkitError(f"level must be strictly between 0 and 1, got {level!r}")
+    check_level(lv)
     return c, f, lv
 
 
