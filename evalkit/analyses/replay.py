@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
 from evalkit.extras import require
 from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
+from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +31,7 @@ __all__ = [
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
 # Dimensions whose status is always not-applicable by design: reported, never graded.
-REPORTED_ONLY: frozenset[str] = frozenset({"efficiency-kpis", "guard-friction"})
+REPORTED_ONLY: frozenset[str] = frozenset({DimensionId.EFFICIENCY_KPIS, DimensionId.GUARD_FRICTION})
 
 
 def score_both(
@@ -97,7 +99,7 @@ def rate_matrix(rates: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=list(STATUSES))
 
 
-def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = 0.10) -> pd.DataFrame:
+def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = FIRE_RATE_CEILING) -> pd.DataFrame:
     """Flags per graded dimension: ``fail`` or ``cannot-determine`` far above the ceiling (the
     whole CI above it), or ``fail`` at 0% (never fires)."""
     import pandas as pd
@@ -175,7 +177,7 @@ def _why(r: Any, facts: dict[str, Any]) -> str:
         return "dimension new in the later rubric"
     if not isinstance(r.status_b, str):
         return "dimension retired in the later rubric"
-    if r.dimension == "process-safety":
+    if r.dimension == DimensionId.PROCESS_SAFETY:
         blocked, spiral = facts.get("guard_blocked"), facts.get("spiral")
         if r.status_a == "fail" and r.status_b == "pass":
             return (
@@ -198,7 +200,9 @@ def _short(text: Any, width: int = 90) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10) -> Figure:
+def plot_rates(
+    rates: pd.DataFrame, status: str = "fail", ceiling: float = FIRE_RATE_CEILING
+) -> Figure:
     """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed."""
     require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
+from evalkit.stats.thresholds import FIRE_RATE_CEILING
 from evalkit.text_escape import markdown_text, plot_text
 
 if TYPE_CHECKING:
@@ -80,7 +82,7 @@ def fact_table(
             (
                 d
                 for d in rec.get("dimensions", [])
-                if isinstance(d, dict) and d.get("id") == "process-safety"
+                if isinstance(d, dict) and d.get("id") == DimensionId.PROCESS_SAFETY
             ),
             None,
         )
@@ -176,7 +178,7 @@ def counterfactual(df: pd.DataFrame, thresholds: Sequence[int | float]) -> list[
 def study(
     df: pd.DataFrame,
     *,
-    ceiling: float = 0.10,
+    ceiling: float = FIRE_RATE_CEILING,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,

@@ -35,7 +35,12 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
     from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
     from evalkit.stats.proportion import wilson_interval
-    from evalkit.stats.thresholds import ThresholdStudy, plot_threshold_study, threshold_study
+    from evalkit.stats.thresholds import (
+        FIRE_RATE_CEILING,
+        ThresholdStudy,
+        plot_threshold_study,
+        threshold_study,
+    )
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
@@ -59,6 +64,7 @@ _LAZY: dict[str, str] = {
     "threshold_study": "evalkit.stats.thresholds",
     "plot_threshold_study": "evalkit.stats.thresholds",
     "ThresholdStudy": "evalkit.stats.thresholds",
+    "FIRE_RATE_CEILING": "evalkit.stats.thresholds",
     "corrected_prevalence": "evalkit.stats.prevalence",
     "CorrectedPrevalence": "evalkit.stats.prevalence",
     "ppi_prevalence": "evalkit.stats.ppi",
@@ -73,6 +79,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "FIRE_RATE_CEILING",
     "AgreementResult",
     "BootstrapResult",
     "ConfidenceInterval",

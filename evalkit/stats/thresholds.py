@@ -38,12 +38,17 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "FIRE_RATE_CEILING",
     "CeilingStatus",
     "Gap",
     "ThresholdStudy",
     "plot_threshold_study",
     "threshold_study",
 ]
+
+#: The largest share of items a signal may fire on before it is a broken instrument (rubric
+#: rule HR-101: "~10%"); the default ceiling of every threshold and dead-instrument check.
+FIRE_RATE_CEILING: float = 0.10
 
 COLUMNS: tuple[str, ...] = (
     "threshold",
@@ -136,7 +141,7 @@ class ThresholdStudy(pd.DataFrame):  # type: ignore[misc]  # pandas ships no typ
     n_items: int = 0
     n_unknown: int = 0
     n_clusters: int = 0
-    ceiling: float = 0.10
+    ceiling: float = FIRE_RATE_CEILING
     floor: float = 0.0
     level: float = 0.95
     n_resamples: int = 0
@@ -286,7 +291,7 @@ def threshold_study(
     clusters: ArrayLike | Sequence[Any] | None = None,
     *,
     thresholds: Sequence[float] | ArrayLike | None = None,
-    ceiling: float = 0.10,
+    ceiling: float = FIRE_RATE_CEILING,
     floor: float = 0.0,
     level: float = 0.95,
     n_resamples: int = 2000,
@@ -496,7 +501,7 @@ def _study_of_table(table: pd.DataFrame) -> ThresholdStudy:
         n_items=n_items,
         n_unknown=int(table.attrs.get("n_unknown", 0)),
         n_clusters=int(table.attrs.get("n_clusters", 0)),
-        ceiling=float(table.attrs.get("ceiling", 0.10)),
+        ceiling=float(table.attrs.get("ceiling", FIRE_RATE_CEILING)),
         floor=float(table.attrs.get("floor", 0.0)),
         level=float(table.attrs.get("level", 0.95)),
         n_resamples=int(table.attrs.get("n_resamples", 0)),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
@@ -57,7 +57,7 @@ __all__ = [
     "unknown",
 ]
 
-ID: Final = "gate-health"
+ID: Final = DimensionId.GATE_HEALTH
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 

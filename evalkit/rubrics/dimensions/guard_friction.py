@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions import process_safety
 from evalkit.rubrics.dimensions.reading import (
@@ -58,7 +58,7 @@ __all__ = [
     "unmeasured",
 ]
 
-ID: Final = "guard-friction"
+ID: Final = DimensionId.GUARD_FRICTION
 _A = re.ASCII
 
 #: rubric-v2 decision rule 2: a blocked count at or above this is conspicuous — a reason to look,

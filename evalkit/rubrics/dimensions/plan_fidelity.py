@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     Misses,
@@ -50,7 +50,7 @@ __all__ = [
     "score_v1",
 ]
 
-ID: Final = "plan-fidelity"
+ID: Final = DimensionId.PLAN_FIDELITY
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     Misses,
@@ -62,7 +62,7 @@ __all__ = [
     "v2_spiral",
 ]
 
-ID: Final = "process-safety"
+ID: Final = DimensionId.PROCESS_SAFETY
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 

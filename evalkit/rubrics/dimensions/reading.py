@@ -143,7 +143,7 @@ class Misses:
     """Collects one dimension's parse misses while its reader runs."""
 
     def __init__(self, dimension: str) -> None:
-        self.dimension = dimension
+        self.dimension = str(dimension)  # a DimensionId member: facts carry the plain id
         self.items: list[Mapping[str, str]] = []
 
     def add(self, fact: str, reason: str) -> None:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
@@ -63,7 +63,7 @@ __all__ = [
     "unavailable",
 ]
 
-ID: Final = "verification-evidence"
+ID: Final = DimensionId.VERIFICATION_EVIDENCE
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 
