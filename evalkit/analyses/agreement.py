@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "PARADOX_CAPTION",
     "REQUIRED_COLUMNS",
     "describe",
+    "figures",
     "format_category_table",
     "format_paradox",
     "format_table",
@@ -520,6 +522,9 @@ def format_paradox(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("target")
 
 
+PARADOX_CAPTION = "`estimate [95% bootstrap CI]` over the items every rater labelled (n items)."
+
+
 def paradox_text(table: pd.DataFrame) -> str:
     """What the paradox table says, in sentences."""
     lines = []
@@ -535,6 +540,24 @@ def paradox_text(table: pd.DataFrame) -> str:
         elif r["diagnosis"] == UNDEFINED:
             lines.append(f"- {markdown_code(target)}: κ {UNDEFINED}.")
     return "\n".join(lines) or "No target shows high observed agreement with a low κ."
+
+
+def figures(
+    labels: pd.DataFrame,
+    vf: pd.DataFrame,
+    per_target_table: pd.DataFrame,
+    per_category_table: pd.DataFrame,
+    paradox_table: pd.DataFrame,
+) -> dict[str, Any]:
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    return {
+        "n_items": int(labels["item_id"].nunique()),
+        "targets": sorted(labels["target"].unique()),
+        "variance_free": vf.to_dict(orient="records"),
+        "per_target": per_target_table.to_dict(orient="records"),
+        "per_category": per_category_table.to_dict(orient="records"),
+        "paradox": paradox_table.reset_index().to_dict(orient="records"),
+    }
 
 
 def plot_forest(table: pd.DataFrame) -> Figure:
