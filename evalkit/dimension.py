@@ -84,6 +84,7 @@ class Dimension:
     score: Any = field(default=NO_SCORE)
 
     def __post_init__(self) -> None:
+        """Keep the id a plain ``str`` whatever was passed."""
         # a DimensionId member becomes its plain id: a record holds strings, never enum members
         if type(self.id) is not str:
             object.__setattr__(self, "id", str(self.id))

@@ -1,6 +1,7 @@
-"""Agreement statistics, bootstrap intervals, sample sizes, threshold studies, and class
-shares on a target: judge-error-corrected prevalence, prediction-powered inference (PPI++),
-judge panels (Dawid-Skene) and their planning.
+"""Agreement, bootstrap intervals, sample sizes, threshold studies and class shares.
+
+Class shares on a target: judge-error-corrected prevalence, prediction-powered inference
+(PPI++), judge panels (Dawid-Skene) and their planning.
 
 Results follow the scipy style: ``.statistic``, ``.standard_error``, ``.n`` and
 ``.confidence_interval(level=0.95, method="analytic" | "percentile" | "bca", ...)``; the

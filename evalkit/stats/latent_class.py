@@ -45,9 +45,12 @@ _EPS = 1e-10
 
 @dataclass(frozen=True)
 class DawidSkeneResult:
-    """Latent-class estimates: ``class_shares`` (class -> share; the ``statistic``),
-    ``confusion`` (judge -> true class -> label -> probability), per-item ``posterior``
-    (items x classes, rows of the items used) and ``most_likely`` class per item used."""
+    """Latent-class estimates.
+
+    ``class_shares`` (class -> share; the ``statistic``), ``confusion`` (judge -> true class ->
+    label -> probability), per-item ``posterior`` (items x classes, rows of the items used) and
+    ``most_likely`` class per item used.
+    """
 
     class_shares: Mapping[Any, float]
     confusion: Mapping[Any, Mapping[Any, Mapping[Any, float]]]
@@ -63,13 +66,16 @@ class DawidSkeneResult:
 
     @property
     def statistic(self) -> Mapping[Any, float]:
+        """The class shares (scipy-style name)."""
         return self.class_shares
 
     @property
     def most_likely(self) -> tuple[Any, ...]:
+        """The most likely class of each item used."""
         return tuple(self.classes[i] for i in np.argmax(self.posterior, axis=1))
 
     def to_dict(self) -> dict[str, Any]:
+        """The estimates as JSON-simple values."""
         return {
             "class_shares": sh.json_shares(self.class_shares),
             "confusion": {

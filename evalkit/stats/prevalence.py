@@ -121,6 +121,7 @@ class CorrectedPrevalence:
 
     @property
     def defined(self) -> bool:
+        """Whether the estimate exists (the data allowed it)."""
         return self.statistic is not None
 
     @property
@@ -129,7 +130,7 @@ class CorrectedPrevalence:
         return self._distribution
 
     def confidence_interval(self, level: float | None = None) -> dict[Any, ConfidenceInterval]:
-        """class -> ``(low, high)`` at ``level`` (default: the level the result was built at).
+        """Class -> ``(low, high)`` at ``level`` (default: the level the result was built at).
 
         Another level reads the same bootstrap distribution. Undefined: every class
         ``(None, None)`` with a ``DegenerateDataWarning``.

@@ -85,17 +85,21 @@ class Gap:
 
     @property
     def first_missing(self) -> int:
+        """The smallest value inside the gap."""
         return self.after + 1
 
     @property
     def last_missing(self) -> int:
+        """The largest value inside the gap."""
         return self.before - 1
 
     @property
     def length(self) -> int:
+        """How many values the gap spans."""
         return self.before - self.after - 1
 
     def to_dict(self) -> dict[str, int]:
+        """The gap as JSON-simple values."""
         return {
             "after": self.after,
             "before": self.before,
