@@ -3,15 +3,33 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCK   := requirements.lock
+PIP    := $(PY) -m pip --disable-pip-version-check
+# What `make lock` resolves for: CI's interpreter and machine.
+LOCK_TARGET := --python-version 3.11 --python-platform x86_64-unknown-linux-gnu
 
-.PHONY: install demo test bench lab lint clean
+.PHONY: install lock demo test bench lab lint clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Every package at the version and hash the lock pins (the core and every extra: the demo,
+# the lab and the tests all run from one environment), then evalkit itself without resolving
+# anything; the check fails when pyproject.toml asks for something the lock lacks.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,judges,fleet]'
+	$(PIP) install --quiet --require-hashes -r $(LOCK)
+	$(PY) -m evalkit.lockfile pyproject.toml $(LOCK)
+	rm -rf evalkit.egg-info  # stale metadata of an older checkout would shadow pyproject.toml
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Regenerate the lock from pyproject.toml: every extra and the build system's requirements,
+# exact versions, the sha256 of every file of each. Needs the package index; commit the result.
+lock:
+	test -x $(VENV)/bin/uv || { $(PYTHON) -m venv $(VENV) && $(PIP) install --quiet 'uv>=0.5'; }
+	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires'], sep='\n')" \
+	  | $(VENV)/bin/uv pip compile --quiet pyproject.toml - --all-extras --generate-hashes \
+	    $(LOCK_TARGET) --custom-compile-command 'make lock' -o $(LOCK)
 
 demo: install
 	$(VENV)/bin/evalkit demo
@@ -19,6 +37,7 @@ demo: install
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
+	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 	$(VENV)/bin/mypy
 	$(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
@@ -31,8 +50,8 @@ lab: install
 
 lint: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
-	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) reports/* build *.egg-info

@@ -7,6 +7,8 @@ stack load only when a function that needs them is first used).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalkit._lazy import lazy_attributes
 from evalkit.errors import (
     DegenerateDataWarning,
@@ -16,6 +18,15 @@ from evalkit.errors import (
     VersionMismatchError,
 )
 
+if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
+    from evalkit.engine import EvalRecord, score_ledger, score_session
+    from evalkit.facts import compute_facts
+    from evalkit.fleet import score_fleet
+    from evalkit.record import normalize_record, validate_record
+    from evalkit.resolve import Resolution, resolve_session
+
+# The one version source: pyproject.toml reads it (setuptools dynamic version), as do records,
+# calibration certificates and `evalkit --version`.
 __version__ = "0.1.0"
 
 # public name -> module that defines it

@@ -15,7 +15,26 @@ from typing import Any, Final
 
 from evalkit.jsnum import json_number
 
-__all__ = ["NO_SCORE", "Dimension", "Method", "Status"]
+__all__ = ["NO_SCORE", "Dimension", "DimensionId", "Method", "Status"]
+
+
+class DimensionId(StrEnum):
+    """The dimension ids of the shipped rubrics (``dimensions[].id`` of a record).
+
+    Six deterministic dimensions (``guard-friction`` from rubric-v2 on) and the judge
+    dimensions (``report-quality`` in rubric-v1 only). A ``str`` subclass, so a member equals,
+    hashes and serializes as its id; records and facts still carry the plain string. A made-up
+    dimension of a new rubric version may use any other id.
+    """
+
+    VERIFICATION_EVIDENCE = "verification-evidence"
+    PLAN_FIDELITY = "plan-fidelity"
+    GATE_HEALTH = "gate-health"
+    PROCESS_SAFETY = "process-safety"
+    GUARD_FRICTION = "guard-friction"
+    EFFICIENCY_KPIS = "efficiency-kpis"
+    INSTRUCTION_ADHERENCE = "instruction-adherence"
+    REPORT_QUALITY = "report-quality"
 
 
 class Status(StrEnum):
@@ -63,6 +82,12 @@ class Dimension:
     status: Status
     evidence: str
     score: Any = field(default=NO_SCORE)
+
+    def __post_init__(self) -> None:
+        """Keep the id a plain ``str`` whatever was passed."""
+        # a DimensionId member becomes its plain id: a record holds strings, never enum members
+        if type(self.id) is not str:
+            object.__setattr__(self, "id", str(self.id))
 
     @property
     def has_score(self) -> bool:

@@ -146,8 +146,11 @@ def _events_unreadable(view: RecordView, readers: Sequence[FactsReader]) -> bool
 
 
 def _merge(readings: Sequence[tuple[str, Reading]]) -> tuple[dict[str, Any], list[str]]:
-    """Each fact from the first reader that has a number for it; a later reader with another
-    number for the same fact is a disagreement (the record contradicts itself)."""
+    """Each fact from the first reader that has a number for it.
+
+    A later reader with another number for the same fact is a disagreement (the record
+    contradicts itself).
+    """
     values: dict[str, Any] = {}
     source: dict[str, str] = {}
     disagreements: list[str] = []

@@ -89,7 +89,8 @@ class FleetFailure:
 @dataclass(frozen=True)
 class DirectoryOutcome:
     """What one directory's task gave: rows and sessions scored, ids skipped, bytes sent back
-    (``payload_bytes``, the Arrow stream), or the :class:`FleetFailure`."""
+    (``payload_bytes``, the Arrow stream), or the :class:`FleetFailure`.
+    """
 
     metrics_dir: str
     index: int
@@ -155,7 +156,8 @@ def _is_glob(text: str) -> bool:
 
 def _from_list_file(path: str) -> list[str]:
     """Directories named one per line; blank lines and ``#`` comments skipped, relative paths
-    taken from the file's own folder (so the file can travel with the directories)."""
+    taken from the file's own folder (so the file can travel with the directories).
+    """
     from evalkit.input_files import read_text
 
     base = os.path.dirname(os.path.abspath(path))
@@ -260,7 +262,8 @@ def fleet_client(
     """A ``dask.distributed.Client``, closed on exit: connected to ``scheduler`` (an address
     such as ``tcp://scheduler:8786``), or to a new local cluster of ``workers`` processes
     (default: one per CPU) on loopback (its HTTP endpoint on a free loopback port). Raises :class:`MissingExtraError`
-    without Dask."""
+    without Dask.
+    """
     dd = _distributed()
     if scheduler is not None and workers is not None:
         raise EvalkitError("give a scheduler address or a number of local workers, not both")
@@ -291,7 +294,8 @@ def fleet_client(
 @dataclass(frozen=True)
 class _Result:
     """A task's answer: its value, or the failure caught on the worker (as text, so an
-    exception that cannot be pickled never costs the result)."""
+    exception that cannot be pickled never costs the result).
+    """
 
     index: int
     metrics_dir: str
@@ -318,7 +322,8 @@ def _serial(fn: Callable[[str], Any], dirs: Sequence[str]) -> Iterator[_Result]:
 
 def _on_dask(client: Any, fn: Callable[[str], Any], dirs: Sequence[str]) -> Iterator[_Result]:
     """One task per directory, answers in completion order; a task that never returns is a
-    ``lost`` failure. Remaining tasks are cancelled if the caller stops early."""
+    ``lost`` failure. Remaining tasks are cancelled if the caller stops early.
+    """
     import uuid
 
     dd = _distributed()

@@ -53,7 +53,8 @@ def _columns() -> tuple[str, ...]:
 
 def _dictionary(values: Sequence[str | None]) -> pa.DictionaryArray:
     """Strings as a dictionary array: distinct values once (UTF-8 bytes, lone surrogates kept
-    with ``surrogatepass``: a ledger's JSON may hold them), one int32 index per row."""
+    with ``surrogatepass``: a ledger's JSON may hold them), one int32 index per row.
+    """
     import pyarrow as pa
 
     index: dict[str, int] = {}
@@ -85,7 +86,8 @@ def encode_ledger_table(frame: pd.DataFrame) -> bytes:
 
 def _objects(column: pa.ChunkedArray, convert: Any = None) -> np.ndarray:
     """A dictionary column as an object array: each dictionary value is made once and every
-    row points at it; null rows are ``None``."""
+    row points at it; null rows are ``None``.
+    """
     import numpy as np
 
     parts = []
@@ -102,7 +104,8 @@ def _objects(column: pa.ChunkedArray, convert: Any = None) -> np.ndarray:
 
 def decode_ledger_tables(payloads: Sequence[tuple[str, bytes]], dir_column: str) -> pd.DataFrame:
     """Frames of :func:`encode_ledger_table` streams, stacked in the given order, with the
-    directory each came from in ``dir_column`` (pandas' default string dtype)."""
+    directory each came from in ``dir_column`` (pandas' default string dtype).
+    """
     import numpy as np
     import pandas as pd
     import pyarrow as pa

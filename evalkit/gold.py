@@ -74,8 +74,10 @@ def sha256_hex(data: bytes) -> str:
 
 
 def sha256_file(path: Path, what: str = "gold set file") -> str:
-    """sha256 of a regular file, streamed; a FIFO, device or directory is refused (an
-    ``EvalkitError`` naming it), never waited on."""
+    """sha256 of a regular file, streamed.
+
+    A FIFO, device or directory is refused (an ``EvalkitError`` naming it), never waited on.
+    """
     h = hashlib.sha256()
     fd = open_regular(path, what)
     try:
@@ -87,7 +89,7 @@ def sha256_file(path: Path, what: str = "gold set file") -> str:
 
 
 def set_sha256(files: Mapping[str, str]) -> str:
-    """The sha256 of a whole set: over ``"<name>\\t<sha256>\\n"`` lines sorted by file name."""
+    r"""The sha256 of a whole set: over ``"<name>\t<sha256>\n"`` lines sorted by file name."""
     lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
     return sha256_hex(lines.encode("utf-8"))
 
@@ -133,6 +135,7 @@ class GoldSet:
 
     @property
     def items(self) -> pd.DataFrame:
+        """The items table (a copy: the gold set itself never changes)."""
         return self._items.copy(deep=True)
 
     @property
@@ -142,14 +145,17 @@ class GoldSet:
 
     @property
     def n_items(self) -> int:
+        """How many items the set holds."""
         return len(self._items)
 
     @property
     def class_balance(self) -> dict[str, int]:
+        """Items per gold label, every label listed (0 when absent)."""
         counts = self._items["label"].value_counts()
         return {label: int(counts.get(label, 0)) for label in LABELS}
 
     def __len__(self) -> int:
+        """How many items the set holds."""
         return self.n_items
 
 

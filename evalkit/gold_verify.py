@@ -40,6 +40,7 @@ class VerifyResult:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The outcome as JSON-simple values."""
         return {
             "name": self.name,
             "version": self.version,
@@ -119,8 +120,10 @@ def _require_bound_rules(vdir: Path, manifest: Mapping[str, Any]) -> None:
 
 
 def _verify_against_lock(base: Path, results: list[VerifyResult]) -> list[VerifyResult]:
-    """Gold versions and decision rules the repository's lock holds under ``base``: each is
-    present and hashes as locked (a version's set sha256, a rule's file sha256)."""
+    """Gold versions and decision rules the repository's lock holds under ``base``.
+
+    Each is present and hashes as locked (a version's set sha256, a rule's file sha256).
+    """
     from evalkit import prereg
 
     repo = base.parent

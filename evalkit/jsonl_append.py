@@ -1,4 +1,4 @@
-"""Append complete lines to a JSON-lines file: all or nothing, safe across processes.
+r"""Append complete lines to a JSON-lines file: all or nothing, safe across processes.
 
 One set of write rules for every append-only JSON-lines file evalkit writes (the run log of
 ``evalkit judge run``; the journal keeps the same rules in :mod:`evalkit.journal`):
@@ -6,7 +6,7 @@ One set of write rules for every append-only JSON-lines file evalkit writes (the
 * **Locked.** The whole append holds an exclusive ``fcntl.flock`` on the file itself, so two
   writers (two processes, or two threads with their own appender) never interleave bytes.
 * **Complete lines.** Each line is one serialized JSON value without a line break, followed by
-  ``\\n``; ``os.write`` is looped over short writes. When the file does not end in a newline (a
+  ``\n``; ``os.write`` is looped over short writes. When the file does not end in a newline (a
   writer died mid-line long ago), the new lines start on a fresh line, so the torn fragment
   stays one unreadable line and never swallows a new one.
 * **Durable.** The data is fsynced before the lock is released; a file this appender created
@@ -110,6 +110,7 @@ class LineAppender:
             self._fd = None
 
     def __enter__(self) -> LineAppender:
+        """The appender itself (closed on exit)."""
         return self
 
     def __exit__(
@@ -118,6 +119,7 @@ class LineAppender:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close the file."""
         self.close()
 
 

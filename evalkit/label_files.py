@@ -89,6 +89,7 @@ class ItemLabels:
         return sum(lab is not None for lab in self.labels)
 
     def by_item(self) -> dict[str, str | None]:
+        """Item id -> its label (None: no label), in item order."""
         return dict(zip(self.item_ids, self.labels, strict=True))
 
     def summary(self) -> dict[str, Any]:
@@ -210,7 +211,7 @@ def _long_values(
 def _long_calls(
     values: Iterable[tuple[int, Mapping[str, str]]], shown: str
 ) -> dict[str, dict[str, list[tuple[int, str, str]]]]:
-    """judge -> item -> [(repeat, label, outcome)], every call checked (``line``: where)."""
+    """Judge -> item -> [(repeat, label, outcome)], every call checked (``line``: where)."""
     calls: dict[str, dict[str, list[tuple[int, str, str]]]] = {}
     seen: dict[tuple[str, str, int], int] = {}
     for line, v in values:
@@ -278,10 +279,12 @@ def _long(
 
 
 def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None) -> ItemLabels:
-    """One label per item from long-format calls already in memory (a DataFrame with the
-    columns ``item_id, judge, repeat, label, outcome``, e.g. from
-    :meth:`evalkit.simulate.SimulatedModelJudge.label`), by the same checks and majority rule
-    as a file; ``line`` in an error is the row's number (1 = the first row)."""
+    """One label per item from long-format calls already in memory.
+
+    ``calls`` is a DataFrame with the columns ``item_id, judge, repeat, label, outcome``, e.g.
+    from :meth:`evalkit.simulate.SimulatedModelJudge.label`; the same checks and majority rule
+    as a file apply, and ``line`` in an error is the row's number (1 = the first row).
+    """
     missing = [c for c in LONG_COLUMNS if c not in getattr(calls, "columns", ())]
     if missing:
         raise EvalkitError(f"{source}: column(s) {', '.join(missing)} missing")
@@ -303,9 +306,12 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
 def read_item_labels(
     path: str | os.PathLike[str], what: str = "labels file", *, judge: str | None = None
 ) -> ItemLabels:
-    """One label per item of the CSV at ``path`` (see the module docstring for the layouts and
-    the majority rule). ``what`` names the file's role in errors; ``judge`` picks one judge of
-    a long-format file holding several. A file without a single item is an error."""
+    """One label per item of the CSV at ``path``.
+
+    The module docstring gives the layouts and the majority rule. ``what`` names the file's
+    role in errors; ``judge`` picks one judge of a long-format file holding several. A file
+    without a single item is an error.
+    """
     source = escape_surrogates(os.fsdecode(path))
     shown = f"{what} {source!r}"
     text = read_text(path, what)

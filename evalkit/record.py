@@ -102,8 +102,11 @@ def _finite_or_none(value: Any) -> Any:
 
 
 def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep copy with the three defaults SPEC section 2 defines: schema_version, handle,
-    anonymized. The write path applies only these; the read path fills more on top."""
+    """Deep copy with the three defaults SPEC section 2 defines.
+
+    The defaults are schema_version, handle and anonymized. The write path applies only these;
+    the read path fills more on top.
+    """
     try:
         rec: dict[str, Any] = copy.deepcopy(dict(d))
     except Exception:  # an exotic object that cannot be copied: keep a shallow copy

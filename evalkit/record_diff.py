@@ -92,7 +92,8 @@ class FieldDrift:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: a side where the key is absent is ``null`` with ``*_absent: true``; a
-        non-finite number read from ``1e400`` is the string ``"Infinity"``."""
+        non-finite number read from ``1e400`` is the string ``"Infinity"``.
+        """
         return {
             "kind": self.kind.value,
             "dimension": self.dimension,
@@ -139,7 +140,8 @@ def evidence_tokens(evidence: str) -> list[str]:
 
 def same_json(a: Any, b: Any) -> bool:
     """Exact JSON equality: same types (``bool`` is not ``int``, ``int`` is not ``float``),
-    same key order, same list order."""
+    same key order, same list order.
+    """
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -379,7 +381,8 @@ def diff_records(stored: Mapping[str, Any], expected: Mapping[str, Any]) -> list
 
 def duplicate_keys(raw: bytes | str) -> list[str]:
     """Keys written twice in one object of the JSON text ``raw`` (readers disagree on which
-    copy wins: JavaScript and Python take the last, others the first)."""
+    copy wins: JavaScript and Python take the last, others the first).
+    """
     found: list[str] = []
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.extras import require
 from evalkit.input_files import parse_json
+from evalkit.lockfile import environment_mismatches, lock_sha256
 from evalkit.study_params import (
     Parameter,
     injected_source,
@@ -81,10 +83,14 @@ _RUNNER_KEYS = (
     "git_commit",
     "git_dirty",
     "notebook_sha256",
+    "lock_sha256",
+    "lock_mismatches",
     "preregistration",
     "deviation",
     "inputs",
 )
+# what executing and rendering a study imports (the notebooks themselves import matplotlib)
+_KERNEL_STACK = ("papermill", "nbconvert", "nbformat", "ipykernel", "matplotlib")
 _VERSIONED = (
     "evalkit",
     "numpy",
@@ -294,6 +300,7 @@ def _stable(nb: Any, name: str) -> Any:
 
 def render_html(nb: Any, title: str) -> str:
     """Offline HTML of an executed notebook: inputs hidden by tag, no network reference."""
+    require("nbconvert", purpose="rendering a study page")
     import jinja2
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -393,6 +400,7 @@ def run_study(
     """
     from evalkit.study_lock import check_study, input_hashes
 
+    require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
     path = notebook_path(name)
@@ -439,6 +447,9 @@ def run_study(
         "git_commit": _git_commit(),
         "git_dirty": _git_dirty(),
         "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        # the dependency lock this checkout installs, and where this environment differs from it
+        "lock_sha256": lock_sha256(),
+        "lock_mismatches": environment_mismatches(),
     }
     for key, value in figures.items():
         if key not in _RUNNER_KEYS:

@@ -440,6 +440,9 @@ def load_parameters_file(path: str | Path) -> dict[str, Any]:
     non-string key is refused with its path, e.g. ``thresholds[2]: a YAML !!binary value
     (line 3) is not a JSON value``. Errors are ``EvalkitError`` naming the file.
     """
+    from evalkit.extras import require
+
+    require("yaml", purpose="a parameters file (-f)")
     import yaml
 
     shown = escape_surrogates(str(path))

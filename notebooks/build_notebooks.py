@@ -73,7 +73,7 @@ seed: int = 20260919  # bootstrap seed
 v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import threshold as th\nfrom evalkit.analyses.replay import wilson\n"),
+    ("code", SETUP + "from evalkit.analyses import threshold as th\n"),
     (
         "code",
         """
@@ -89,27 +89,11 @@ display(analyses.show_parameters({"metrics_dir": metrics_dir, "fact": fact,
         """
 df = th.fact_table(data_dir, fact, v1_prose_fallback=v1_prose_fallback)
 pub = th.published_table(df)
-display(Markdown(
-    f"**{pub['records']} records** over **{pub['sessions']} sessions**; "
-    f"rubric-v1 records: {pub['v1_records']}, of which `process-safety` failed on "
-    f"{pub['v1_fail_records']} records ({pub['v1_fail_sessions']} sessions: "
-    + analyses.fmt_estimate(pub['v1_fail_sessions'] / pub['sessions'] if pub['sessions'] else None,
-                            wilson(pub['v1_fail_sessions'], pub['sessions']), pub['sessions'],
-                            percent=True)
-    + " of sessions, Wilson 95% CI). "
-    f"Unknown {markdown_code(fact)} values (reader found no number): {int(df['value'].isna().sum())}. "
-    f"Journal lines skipped: {len(df.attrs['diagnostics'])}."
-))
-sources = df["value_source"].value_counts().to_dict()
-display(Markdown(
-    f"Where each value came from: `compute_facts` → {sources.get('facts', 0)} records; "
-    f"rubric-v1 prose fallback → {sources.get('v1-prose', 0)} records; "
-    f"unknown → {sources.get('unknown', 0)}. rubric-v1 wrote the guard count in prose on its "
-    "pass branches (`(0 blocked, 0 spiral, …`); the facts readers, like the reference, return "
-    "null there (no number on this branch), so the fallback reads that prose count and says so."
-))
-display(Markdown(f"First 12 of {len(df)} records (all of them: the frame `df`):"))
-display(df.drop(columns=["line"]).set_index("run_id").head(12))
+display(Markdown(th.records_text(df, pub)))
+display(Markdown(th.value_sources_text(th.value_sources(df))))
+caption, preview = th.records_preview(df)
+display(Markdown(caption))
+display(preview)
 """,
     ),
     ("md", "## Distribution and gaps"),
@@ -118,27 +102,16 @@ display(df.drop(columns=["line"]).set_index("run_id").head(12))
         """
 display(th.plot_distribution(df, fact, thresholds))
 bins = th.distribution_bins(df)
-display(Markdown("Records per bin: " + ", ".join(f"`{k}` → {v}" for k, v in bins.items())
-                 + f" (n = {int(df['value'].notna().sum())})."))
+display(Markdown(th.bins_text(df, bins)))
 st = th.study(df, ceiling=ceiling, n_resamples=n_resamples, seed=seed)
-gaps = [g.to_dict() for g in st.gaps]
-display(Markdown("Gaps in the observed values: " + (", ".join(
-    f"between {g['after']} and {g['before']}" for g in gaps) or "none")
-    + ". Every threshold inside one gap gives the same verdicts."))
+display(Markdown(th.gaps_text(st)))
 """,
     ),
-    (
-        "md",
-        """
-## Fire-rate curve
-
-Share of records with fact ≥ t, with a percentile cluster-bootstrap 95% interval (sessions
-resampled). The dashed line is the share of sessions failing.
-""",
-    ),
+    ("md", "## Fire-rate curve"),
     (
         "code",
         """
+display(Markdown(th.fire_rate_caption(st)))
 display(th.plot_fire_rate(st, fact))
 """,
     ),
@@ -152,23 +125,7 @@ display(table)
 display(Markdown(th.ceiling_text(cf, st, ceiling)))
 """,
     ),
-    (
-        "code",
-        """
-_ = analyses.write_results({
-    "fact": fact,
-    "value_sources": sources,
-    "published_table": {k: pub[k] for k in ("records", "sessions", "v1_fail_records", "v1_fail_sessions")},
-    "counterfactual": [{k: row[k] for k in ("threshold", "records_firing", "sessions_failing")}
-                       for row in cf],
-    "counterfactual_detail": table.reset_index().to_dict(orient="records"),
-    "distribution_bins": bins,
-    "maximum": None if df["value"].dropna().empty else float(df["value"].max()),
-    "gaps": gaps,
-    "threshold_study": st.to_json_dict(),
-})
-""",
-    ),
+    ("code", "_ = analyses.write_results(th.figures(df, pub, cf, table, bins, st))"),
     (
         "md",
         """
@@ -212,9 +169,8 @@ ceiling: float = 0.1  # ceiling for the dead-instrument flag (HR-101, ~10%)
 data_dir = analyses.default_metrics_dir(metrics_dir)
 display(analyses.show_parameters({"metrics_dir": metrics_dir, "ceiling": ceiling}))
 scored = replay.score_both(data_dir)
-n_sessions = {r: int(g["session_id"].nunique()) for r, g in scored.groupby("rubric")}
-display(Markdown("Sessions scored (every eligible session of the ledger, including any the journal "
-                 "never scored): " + ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())))
+n_sessions = replay.sessions_scored(scored)
+display(Markdown(replay.sessions_text(n_sessions)))
 """,
     ),
     ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric."),
@@ -231,14 +187,11 @@ display(replay.plot_rates(rates, "fail", ceiling))
         "code",
         """
 changed = replay.changed_verdicts(scored)
-display(Markdown(f"{len(changed)} session × dimension verdicts differ "
-                 f"(of {int(scored[scored['rubric'] == 'rubric-v1'].shape[0])} v1 verdicts)."))
-display(changed.groupby(["dimension", "rubric-v1", "rubric-v2"]).size().rename("sessions").to_frame()
-        if len(changed) else changed)
-detail = changed[changed["why"] != "dimension new in the later rubric"]
-display(Markdown(f"Changed verdicts other than the new `guard-friction` dimension: {len(detail)} "
-                 "(first 40 shown; all of them are in results.json)."))
-display(detail.head(40).set_index(["session_id", "dimension"]))
+display(Markdown(replay.changed_text(changed, scored)))
+display(replay.changed_summary(changed))
+caption, detail = replay.changed_detail(changed)
+display(Markdown(caption))
+display(detail)
 """,
     ),
     (
@@ -255,14 +208,9 @@ into `_archive/`, which the rubric-v1 engine never reads.
         "code",
         """
 drift = replay.journal_vs_replay(data_dir, scored)
-if drift is None:
-    display(Markdown("No journal (`eval.jsonl`) in this metrics directory: nothing to compare."))
-else:
-    display(Markdown(f"{len(drift)} stored session × dimension verdicts differ from today's replay "
-                     f"({drift['session_id'].nunique() if len(drift) else 0} sessions)."))
-    if len(drift):
-        display(drift.groupby(["rubric", "dimension", "stored", "replayed today"]).size()
-                .rename("sessions").to_frame())
+display(Markdown(replay.drift_text(drift)))
+if replay.drift_summary(drift) is not None:
+    display(replay.drift_summary(drift))
 """,
     ),
     ("md", "## Dead-instrument flags"),
@@ -270,20 +218,13 @@ else:
         "code",
         """
 flags = replay.dead_instrument_flags(rates, ceiling)
-display(flags.set_index(["rubric", "dimension", "status"]) if len(flags) else Markdown("No flag raised."))
+display(replay.flags_view(flags) if len(flags) else Markdown("No flag raised."))
 """,
     ),
     (
         "code",
         """
-_ = analyses.write_results({
-    "sessions": n_sessions,
-    "rates": rates.to_dict(orient="records"),
-    "changed": changed.to_dict(orient="records"),
-    "changed_count": len(changed),
-    "journal_vs_replay": None if drift is None else drift.to_dict(orient="records"),
-    "flags": flags.to_dict(orient="records"),
-})
+_ = analyses.write_results(replay.figures(n_sessions, rates, changed, drift, flags))
 """,
     ),
     (
@@ -364,7 +305,7 @@ display(ag.format_category_table(per_cat))
         "code",
         """
 paradox = ag.paradox(labels, n_resamples=n_resamples, seed=seed)
-display(Markdown("`estimate [95% bootstrap CI]` over the items every rater labelled (n items)."))
+display(Markdown(ag.PARADOX_CAPTION))
 display(ag.format_paradox(paradox))
 display(Markdown(ag.paradox_text(paradox)))
 """,
@@ -372,14 +313,7 @@ display(Markdown(ag.paradox_text(paradox)))
     (
         "code",
         """
-_ = analyses.write_results({
-    "n_items": int(labels["item_id"].nunique()),
-    "targets": sorted(labels["target"].unique()),
-    "variance_free": vf.to_dict(orient="records"),
-    "per_target": per_target.to_dict(orient="records"),
-    "per_category": per_cat.to_dict(orient="records"),
-    "paradox": paradox.reset_index().to_dict(orient="records"),
-})
+_ = analyses.write_results(ag.figures(labels, vf, per_target, per_cat, paradox))
 """,
     ),
     (

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from conftest import REPO_ROOT
 
 from evalkit.errors import EvalkitError
-
-from conftest import REPO_ROOT
 
 
 def classify(metrics_dir: str) -> str:

@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REPO_ROOT, require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 from repo_layout import SET, clean_env, make_repo, relabelled_copy_outside, run_evalkit
 
 import evalkit
 from evalkit.cli.main import main
-
-from conftest import REPO_ROOT, require_shared
 
 V2 = f"gold/{SET}/v2"
 

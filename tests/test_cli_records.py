@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import require_shared
 from record_factory import TIMESTAMP
 
 import evalkit
 from evalkit.cli.main import main
-
-from conftest import require_shared
 
 CASE = "random-20260919-002"
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SHARED_DIR, require_shared
 
 from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.resolve import resolve_session
-
-from conftest import SHARED_DIR, require_shared
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
 CORPORA = ("public", "real")

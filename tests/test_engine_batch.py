@@ -14,12 +14,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import REPO_ROOT, SHARED_DIR, require_shared
 
 from evalkit.engine import LEDGER_COLUMNS, parse_timestamps, score_ledger, score_session
 from evalkit.errors import ValidationError
 from evalkit.resolve import canonical_sessions, timestamp_ms
-
-from conftest import REPO_ROOT, SHARED_DIR, require_shared
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 TIMESTAMP = "2026-10-01T00:00:00.000Z"

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import SHARED_DIR, require_shared
 
 import evalkit
 from evalkit.facts import FACT_KEYS, compute_facts
@@ -23,8 +24,6 @@ from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.reading import js_number
 from evalkit.rubrics.dimensions.shared import contamination_note
-
-from conftest import SHARED_DIR, require_shared
 
 _VECTORS = SHARED_DIR / "conformance" / "facts-public.jsonl"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO_ROOT
 from fleet_support import (
     assert_matches_score_ledger,
     bad_directories,
@@ -37,8 +38,6 @@ from evalkit.fleet import (
     score_fleet,
 )
 from evalkit.fleet_arrow import decode_ledger_tables, encode_ledger_table
-
-from conftest import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

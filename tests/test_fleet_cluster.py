@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import IN_CI
 from fleet_support import (
     assert_matches_score_ledger,
     bad_directories,
@@ -28,8 +29,6 @@ from fleet_support import (
 )
 
 from evalkit.fleet import FleetFailureWarning, fleet_client, fleet_summary, run_fleet, score_fleet
-
-from conftest import IN_CI
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -7,6 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
+from conftest import require_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_factory import make_record, reference_record, run_id_for
@@ -14,8 +15,6 @@ from record_factory import make_record, reference_record, run_id_for
 from evalkit import journal
 from evalkit.errors import ValidationError
 from evalkit.journal import DiagnosticKind
-
-from conftest import require_shared
 
 
 def _ts(i: int) -> str:

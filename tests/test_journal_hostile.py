@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_shared
 from hostile import fifo, in_child, main_in_child
 from record_factory import TIMESTAMP, make_record
 
 from evalkit import journal
 from evalkit.errors import EvalkitError
 from evalkit.journal import DiagnosticKind, JournalWriteError
-
-from conftest import require_shared
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from conftest import require_shared
 
 from evalkit import journal
 from evalkit.cli.main import main
@@ -24,8 +25,6 @@ from evalkit.judge import (
     merge_judge,
 )
 from evalkit.rubrics import evidence as ev
-
-from conftest import require_shared
 
 RUN_A = "s-a-eval-20261001T000000000Z"
 RUN_B = "s-b-eval-20261001T000000000Z"

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +22,6 @@ from evalkit.ledger import (
     read_metrics_dir,
 )
 from evalkit.timestamps import parse_timestamp
-
-from conftest import require_shared
 
 EV = '{"timestamp":"%s","event":"orchestrator.quality_gate.passed","exit_code":0}'
 

@@ -7,6 +7,7 @@ import json
 import math
 
 import pytest
+from conftest import require_shared
 from hypothesis import given
 from hypothesis import strategies as st
 from record_factory import TIMESTAMP, make_record, reference_record
@@ -22,8 +23,6 @@ from evalkit.record import (
     project_submission,
     validate_record,
 )
-
-from conftest import require_shared
 
 # ---------------------------------------------------------------------------------- valid
 

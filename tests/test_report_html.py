@@ -15,14 +15,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import require_shared
 from matplotlib import image as mpimg
 from record_factory import make_record, reference_record
 
 from evalkit.errors import ValidationError
 from evalkit.report import render_report, write_report
 from tests.browser import DevTools, assert_inert, chromium, open_page
-
-from conftest import require_shared
 
 HOSTILE = "<script>alert(1)</script>"
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import REPO_ROOT
 
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
@@ -31,8 +32,6 @@ from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.shared import contamination_note, ledger_gap_note
 from evalkit.rubrics.jsvalues import UNDEFINED
-
-from conftest import REPO_ROOT
 
 _GUARD = (
     "destructive-guard emission exists only from 2026-07-16 onward; "

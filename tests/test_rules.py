@@ -6,14 +6,13 @@ import json
 import re
 
 import pytest
+from conftest import require_shared
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evalkit.facts import FACT_KEYS, compute_facts
 from evalkit.judge import RuleVerdict, apply_rules
 from evalkit.judge.rules import RUBRIC_V2_RULES, VerdictStatus
-
-from conftest import require_shared
 
 CLEAN = {key: None for key in FACT_KEYS} | {
     "gate_runs_total": 3,

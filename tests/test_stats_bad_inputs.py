@@ -134,6 +134,8 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "prevalence",
         lambda v: stats.plan_prevalence(v, [[0.9, 0.1], [0.2, 0.8]], 0.05, n_target=1000),
     ),
+    "wilson_interval(k)": ("k", lambda v: stats.wilson_interval(v, 10)),
+    "wilson_interval(n)": ("n", lambda v: stats.wilson_interval(1, v)),
     "plan_prevalence(half_width)": (
         "half_width",
         lambda v: stats.plan_prevalence(_PREV, [[0.9, 0.1], [0.2, 0.8]], v, n_target=1000),
@@ -197,6 +199,8 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         ("threshold_study(clusters)", "none"),  # no clusters
         ("cohen_kappa(weights)", "none"),  # unweighted
         ("judge_panel(gold)", "none"),  # no gold: agreement and Dawid-Skene only
+        ("wilson_interval(k)", "scalar"),  # 3 of 10
+        ("wilson_interval(n)", "scalar"),  # 1 of 3
     } | {(c, "string_cells") for c in labels_may_be_strings}
     return (call, bad) in legitimate
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
@@ -15,8 +16,6 @@ from evalkit import journal
 from evalkit.errors import EvalkitError
 from evalkit.rubrics import registry
 from evalkit.verify import DriftKind, VerifyOutcome, evidence_tokens, verify_record
-
-from conftest import require_shared
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
@@ -24,8 +25,6 @@ from evalkit import journal
 from evalkit.cli.main import main
 from evalkit.record_diff import DEFAULTED_KEYS
 from evalkit.verify import CLAIMS, DriftKind, verify_record
-
-from conftest import require_shared
 
 Record = dict[str, Any]
 

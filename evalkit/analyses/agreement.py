@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.extras import require
 from evalkit.text_escape import markdown_code, plot_text
 
 if TYPE_CHECKING:
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "PARADOX_CAPTION",
     "REQUIRED_COLUMNS",
     "describe",
+    "figures",
     "format_category_table",
     "format_paradox",
     "format_table",
@@ -86,6 +89,7 @@ def _parse_labels(path: Path) -> pd.DataFrame:
     what = "labels file"
     try:
         if path.suffix == ".parquet":
+            require("pyarrow", purpose="a .parquet label file")
             return pd.read_parquet(io.BytesIO(read_bytes(path, what)))
         # every line under the line cap, so no single row can cost more than the cap says
         text = read_text(path, what, line_cap=True)
@@ -460,13 +464,16 @@ def paradox(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateDataWarning)
             fk = stats.fleiss_kappa(matrix, categories=categories)
-            pis, bis = [], []
+            pis: list[float] = []
+            bis: list[float] = []
             if len(categories) == 2:
                 for a, b in itertools.combinations(range(mat.shape[1]), 2):
                     pair = [[row[a], row[b]] for row in matrix]
                     res = stats.pabak(pair, categories=categories)
-                    pis.append(res.prevalence_index)
-                    bis.append(res.bias_index)
+                    # two declared categories: pabak always gives both indices
+                    if res.prevalence_index is not None and res.bias_index is not None:
+                        pis.append(res.prevalence_index)
+                        bis.append(res.bias_index)
             kappa_ci: tuple[float | None, float | None] = (None, None)
             if fk.statistic is not None:
                 import numpy as np
@@ -544,6 +551,9 @@ def format_paradox(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("target")
 
 
+PARADOX_CAPTION = "`estimate [95% bootstrap CI]` over the items every rater labelled (n items)."
+
+
 def paradox_text(table: pd.DataFrame) -> str:
     """What the paradox table says, in sentences."""
     lines = []
@@ -561,8 +571,27 @@ def paradox_text(table: pd.DataFrame) -> str:
     return "\n".join(lines) or "No target shows high observed agreement with a low κ."
 
 
+def figures(
+    labels: pd.DataFrame,
+    vf: pd.DataFrame,
+    per_target_table: pd.DataFrame,
+    per_category_table: pd.DataFrame,
+    paradox_table: pd.DataFrame,
+) -> dict[str, Any]:
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    return {
+        "n_items": int(labels["item_id"].nunique()),
+        "targets": sorted(labels["target"].unique()),
+        "variance_free": vf.to_dict(orient="records"),
+        "per_target": per_target_table.to_dict(orient="records"),
+        "per_category": per_category_table.to_dict(orient="records"),
+        "paradox": paradox_table.reset_index().to_dict(orient="records"),
+    }
+
+
 def plot_forest(table: pd.DataFrame) -> Figure:
     """Estimates with their CIs per target and coefficient; undefined ones are named, not drawn."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     targets = sorted(table["target"].unique())

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.extras import require
 from evalkit.text_escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
@@ -205,6 +206,7 @@ def confusion_frame(result: Any) -> pd.DataFrame:
 
 
 def plot_confusion(result: Any) -> Figure:
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     conf = result.confusion

@@ -283,7 +283,7 @@ def _check_units(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def _per_repository(units: pd.DataFrame, level: float) -> pd.DataFrame:
-    from evalkit.stats._shares import wilson
+    from evalkit.stats import wilson_interval
 
     grouped = units.groupby("metrics_dir", sort=False, observed=True)
     table = grouped.agg(
@@ -291,7 +291,9 @@ def _per_repository(units: pd.DataFrame, level: float) -> pd.DataFrame:
     ).reset_index()
     labels = repository_labels(table["metrics_dir"].tolist())
     table.insert(1, "repository", table["metrics_dir"].map(labels))
-    cis = [wilson(int(k), int(n), level) for k, n in zip(table["k"], table["n"], strict=True)]
+    cis = [
+        wilson_interval(int(k), int(n), level) for k, n in zip(table["k"], table["n"], strict=True)
+    ]
     table["rate"] = [k / n if n else None for k, n in zip(table["k"], table["n"], strict=True)]
     table["ci_low"] = [c.low for c in cis]
     table["ci_high"] = [c.high for c in cis]
@@ -471,13 +473,13 @@ def fire_rates(
     """
     import numpy as np
 
-    from evalkit.stats._shares import check_level, check_resamples
+    from evalkit.stats._inputs import check_level, check_resamples
 
     check_level(level)
     if isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or not 0 <= ceiling <= 1:
         raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
-    n_resamples = check_resamples(n_resamples)
-    n_permutations = check_resamples(n_permutations)
+    n_resamples = check_resamples(n_resamples, minimum=100)
+    n_permutations = check_resamples(n_permutations, minimum=100)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise EvalkitError(f"seed must be an int >= 0, got {seed!r}")
     work = _check_units(units)

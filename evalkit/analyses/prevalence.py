@@ -364,14 +364,14 @@ def read_calibration(
 def _naive(
     target: ItemLabels, classes: Sequence[str], level: float
 ) -> tuple[dict[str, tuple[float | None, float | None, float | None]], int, dict[str, int]]:
-    from evalkit.analyses.replay import wilson
+    from evalkit.stats import wilson_interval
 
     given = [lab for lab in target.labels if lab is not None]
     n = len(given)
     out: dict[str, tuple[float | None, float | None, float | None]] = {}
     for c in classes:
         k = given.count(c)
-        low, high = wilson(k, n, level)
+        low, high = wilson_interval(k, n, level) if n >= 2 else (None, None)
         out[c] = (k / n if n else None, low, high)
     others = {lab: given.count(lab) for lab in dict.fromkeys(given) if lab not in classes}
     return out, n, others

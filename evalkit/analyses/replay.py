@@ -11,25 +11,39 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
+from evalkit.extras import require
 from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
+from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = [
+    "NEW_DIMENSION",
     "STATUSES",
+    "changed_detail",
+    "changed_summary",
+    "changed_text",
     "changed_verdicts",
     "dead_instrument_flags",
+    "drift_summary",
+    "drift_text",
+    "figures",
+    "flags_view",
+    "journal_vs_replay",
     "plot_rates",
+    "rate_matrix",
     "score_both",
+    "sessions_scored",
+    "sessions_text",
     "status_rates",
-    "wilson",
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
 # Dimensions whose status is always not-applicable by design: reported, never graded.
-REPORTED_ONLY: frozenset[str] = frozenset({"efficiency-kpis", "guard-friction"})
+REPORTED_ONLY: frozenset[str] = frozenset({DimensionId.EFFICIENCY_KPIS, DimensionId.GUARD_FRICTION})
 
 
 def score_both(
@@ -48,19 +62,15 @@ def score_both(
     return pd.concat(frames, ignore_index=True)
 
 
-def wilson(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
-    """Wilson score interval for k of n; ``(None, None)`` when n < 2 (no CI on n = 0 or 1)."""
-    if n < 2:
-        return (None, None)
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
-    return (float(lo), float(hi))
-
-
 def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored)."""
+    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored).
+
+    No interval on fewer than two sessions (``ci_low``/``ci_high`` None): one session is a
+    case, not a rate.
+    """
     import pandas as pd
+
+    from evalkit.stats import wilson_interval
 
     rows = []
     for (rubric, dim), grp in scored.groupby(["rubric", "dimension"], sort=False):
@@ -68,7 +78,7 @@ def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         counts = grp.drop_duplicates("session_id")["status"].value_counts()
         for status in STATUSES:
             k = int(counts.get(status, 0))
-            lo, hi = wilson(k, n, level)
+            lo, hi = wilson_interval(k, n, level) if n >= 2 else (None, None)
             rows.append(
                 {
                     "rubric": rubric,
@@ -101,7 +111,7 @@ def rate_matrix(rates: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=list(STATUSES))
 
 
-def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = 0.10) -> pd.DataFrame:
+def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = FIRE_RATE_CEILING) -> pd.DataFrame:
     """Flags per graded dimension: ``fail`` or ``cannot-determine`` far above the ceiling (the
     whole CI above it), or ``fail`` at 0% (never fires)."""
     import pandas as pd
@@ -174,12 +184,16 @@ def changed_verdicts(
     return pd.DataFrame(rows, columns=["session_id", "dimension", a, b, "why"])
 
 
+#: The reason :func:`changed_verdicts` gives for a dimension the later rubric added.
+NEW_DIMENSION = "dimension new in the later rubric"
+
+
 def _why(r: Any, facts: dict[str, Any]) -> str:
     if not isinstance(r.status_a, str):
-        return "dimension new in the later rubric"
+        return NEW_DIMENSION
     if not isinstance(r.status_b, str):
         return "dimension retired in the later rubric"
-    if r.dimension == "process-safety":
+    if r.dimension == DimensionId.PROCESS_SAFETY:
         blocked, spiral = facts.get("guard_blocked"), facts.get("spiral")
         if r.status_a == "fail" and r.status_b == "pass":
             return (
@@ -202,8 +216,11 @@ def _short(text: Any, width: int = 90) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def plot_rates(rates: pd.DataFrame, status: str = "fail", ceiling: float = 0.10) -> Figure:
+def plot_rates(
+    rates: pd.DataFrame, status: str = "fail", ceiling: float = FIRE_RATE_CEILING
+) -> Figure:
     """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -274,3 +291,88 @@ def journal_vs_replay(metrics_dir: str | Path, scored: pd.DataFrame) -> pd.DataF
     return pd.DataFrame(
         rows, columns=["rubric", "session_id", "dimension", "stored", "replayed today"]
     )
+
+
+# --------------------------------------------------------------------------------- the page
+
+
+def sessions_scored(scored: pd.DataFrame) -> dict[str, int]:
+    """Sessions scored per rubric (n of every rate on the page)."""
+    return {str(r): int(g["session_id"].nunique()) for r, g in scored.groupby("rubric")}
+
+
+def sessions_text(n_sessions: dict[str, int]) -> str:
+    """How many sessions each rubric scored (Markdown)."""
+    per_rubric = ", ".join(f"{r}: n = {n}" for r, n in n_sessions.items())
+    return (
+        "Sessions scored (every eligible session of the ledger, including any the journal "
+        f"never scored): {per_rubric}"
+    )
+
+
+def changed_text(changed: pd.DataFrame, scored: pd.DataFrame, a: str = "rubric-v1") -> str:
+    """How many session x dimension verdicts changed, of how many (Markdown)."""
+    of = int(scored[scored["rubric"] == a].shape[0])
+    return f"{len(changed)} session × dimension verdicts differ (of {of} v1 verdicts)."
+
+
+def changed_summary(
+    changed: pd.DataFrame, a: str = "rubric-v1", b: str = "rubric-v2"
+) -> pd.DataFrame:
+    """Sessions per dimension and status change (the frame itself when nothing changed)."""
+    if not len(changed):
+        return changed
+    return changed.groupby(["dimension", a, b]).size().rename("sessions").to_frame()
+
+
+def changed_detail(changed: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The changes other than a dimension new in the later rubric: a caption (Markdown) and the
+    first 40 of them (results.json holds all)."""
+    detail = changed[changed["why"] != NEW_DIMENSION]
+    caption = (
+        f"Changed verdicts other than the new `guard-friction` dimension: {len(detail)} "
+        "(first 40 shown; all of them are in results.json)."
+    )
+    return caption, detail.head(40).set_index(["session_id", "dimension"])
+
+
+def drift_text(drift: pd.DataFrame | None) -> str:
+    """Stored verdicts that today's replay does not reproduce, or why nothing is compared."""
+    if drift is None:
+        return "No journal (`eval.jsonl`) in this metrics directory: nothing to compare."
+    sessions = drift["session_id"].nunique() if len(drift) else 0
+    return (
+        f"{len(drift)} stored session × dimension verdicts differ from today's replay "
+        f"({sessions} sessions)."
+    )
+
+
+def drift_summary(drift: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Sessions per rubric, dimension and stored -> replayed status (None when none differ)."""
+    if drift is None or not len(drift):
+        return None
+    keys = ["rubric", "dimension", "stored", "replayed today"]
+    return drift.groupby(keys).size().rename("sessions").to_frame()
+
+
+def flags_view(flags: pd.DataFrame) -> pd.DataFrame | None:
+    """The flags indexed by rubric, dimension and status (None when no flag was raised)."""
+    return flags.set_index(["rubric", "dimension", "status"]) if len(flags) else None
+
+
+def figures(
+    n_sessions: dict[str, int],
+    rates: pd.DataFrame,
+    changed: pd.DataFrame,
+    drift: pd.DataFrame | None,
+    flags: pd.DataFrame,
+) -> dict[str, Any]:
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    return {
+        "sessions": n_sessions,
+        "rates": rates.to_dict(orient="records"),
+        "changed": changed.to_dict(orient="records"),
+        "changed_count": len(changed),
+        "journal_vs_replay": None if drift is None else drift.to_dict(orient="records"),
+        "flags": flags.to_dict(orient="records"),
+    }

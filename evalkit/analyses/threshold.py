@@ -8,27 +8,45 @@ fails at threshold ``t`` when any of its records has ``fact >= t``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
+from evalkit.extras import require
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
-from evalkit.text_escape import markdown_text, plot_text
+from evalkit.stats.thresholds import FIRE_RATE_CEILING
+from evalkit.text_escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = [
+    "LEVEL",
     "NUMERIC_FACTS",
+    "bins_text",
+    "ceiling_text",
     "counterfactual",
+    "counterfactual_frame",
+    "distribution_bins",
     "fact_table",
+    "figures",
+    "fire_rate_caption",
+    "gaps_text",
     "plot_distribution",
     "plot_fire_rate",
     "published_table",
+    "records_preview",
+    "records_text",
     "study",
+    "value_sources",
+    "value_sources_text",
 ]
+
+#: Confidence level of every interval on the page (the fire rate's and the session rates').
+LEVEL = 0.95
 
 NUMERIC_FACTS: tuple[str, ...] = (
     "guard_blocked",
@@ -79,7 +97,7 @@ def fact_table(
             (
                 d
                 for d in rec.get("dimensions", [])
-                if isinstance(d, dict) and d.get("id") == "process-safety"
+                if isinstance(d, dict) and d.get("id") == DimensionId.PROCESS_SAFETY
             ),
             None,
         )
@@ -175,10 +193,10 @@ def counterfactual(df: pd.DataFrame, thresholds: Sequence[int | float]) -> list[
 def study(
     df: pd.DataFrame,
     *,
-    ceiling: float = 0.10,
+    ceiling: float = FIRE_RATE_CEILING,
     n_resamples: int = 1000,
     seed: int = 0,
-    level: float = 0.95,
+    level: float = LEVEL,
 ) -> Any:
     """``evalkit.stats.threshold_study`` on the table: fire-rate curve with cluster-bootstrap CIs
     (whole sessions resampled), gaps, ceiling check."""
@@ -201,6 +219,7 @@ def plot_distribution(
     df: pd.DataFrame, fact: str, thresholds: Sequence[int | float] = ()
 ) -> Figure:
     """Bar chart of the fact's observed values (records), candidate thresholds marked."""
+    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     values = df["value"].dropna().astype(int)
@@ -261,29 +280,36 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
     import pandas as pd
 
     from evalkit.analyses._results import fmt_estimate
-    from evalkit.analyses.replay import wilson
 
+    level = f"{st.level:.0%}"
     rows = []
     for row in cf:
         t = row["threshold"]
         ci, status = _study_row(st, t)
         determined = row["sessions"] - row["sessions_undetermined"]
-        s_ci = wilson(row["sessions_failing"], determined)
+        s_ci = _session_ci(row["sessions_failing"], determined, st.level)
         rows.append(
             {
                 "threshold": t,
                 "records firing": f"{row['records_firing']} of {row['records_known']}",
-                "record fire rate [95% cluster-bootstrap CI]": fmt_estimate(
+                f"record fire rate [{level} cluster-bootstrap CI]": fmt_estimate(
                     row["records_rate"], ci, row["records_known"], percent=True
                 ),
                 "sessions failing": f"{row['sessions_failing']} of {determined}",
-                "session fail rate [95% Wilson CI]": fmt_estimate(
+                f"session fail rate [{level} Wilson CI]": fmt_estimate(
                     row["sessions_rate"], s_ci, determined, percent=True
                 ),
                 "ceiling check (CI vs ceiling)": status,
             }
         )
     return pd.DataFrame(rows).set_index("threshold")
+
+
+def _session_ci(k: int, n: int, level: float) -> tuple[float | None, float | None]:
+    """Wilson interval of ``k`` of ``n`` sessions; none on fewer than two (a case, not a rate)."""
+    from evalkit.stats import wilson_interval
+
+    return wilson_interval(k, n, level) if n >= 2 else (None, None)
 
 
 def _study_row(st: Any, t: Any) -> tuple[tuple[float | None, float | None], str]:
@@ -328,3 +354,98 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
             f"{point}{verdict}."
         )
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------- the page
+
+
+def records_text(df: pd.DataFrame, pub: Mapping[str, int], level: float = LEVEL) -> str:
+    """The records read: counts, rubric-v1 process-safety fails (share of sessions with its
+    Wilson interval), unknown values and skipped journal lines (Markdown)."""
+    from evalkit.analyses._results import fmt_estimate
+
+    k, n = pub["v1_fail_sessions"], pub["sessions"]
+    share = fmt_estimate(k / n if n else None, _session_ci(k, n, level), n, percent=True)
+    fact = str(df.attrs.get("fact", ""))
+    return (
+        f"**{pub['records']} records** over **{pub['sessions']} sessions**; "
+        f"rubric-v1 records: {pub['v1_records']}, of which `process-safety` failed on "
+        f"{pub['v1_fail_records']} records ({k} sessions: {share} of sessions, "
+        f"Wilson {level:.0%} CI). "
+        f"Unknown {markdown_code(fact)} values (reader found no number): "
+        f"{int(df['value'].isna().sum())}. "
+        f"Journal lines skipped: {len(df.attrs['diagnostics'])}."
+    )
+
+
+def value_sources(df: pd.DataFrame) -> dict[str, int]:
+    """Records per ``value_source`` (``facts``, ``v1-prose``, ``unknown``), most frequent first."""
+    return {str(k): int(v) for k, v in df["value_source"].value_counts().items()}
+
+
+def value_sources_text(sources: Mapping[str, int]) -> str:
+    """Where each value came from, and why the rubric-v1 prose fallback exists (Markdown)."""
+    return (
+        f"Where each value came from: `compute_facts` → {sources.get('facts', 0)} records; "
+        f"rubric-v1 prose fallback → {sources.get('v1-prose', 0)} records; "
+        f"unknown → {sources.get('unknown', 0)}. rubric-v1 wrote the guard count in prose on its "
+        "pass branches (`(0 blocked, 0 spiral, …`); the facts readers, like the reference, return "
+        "null there (no number on this branch), so the fallback reads that prose count and says so."
+    )
+
+
+def records_preview(df: pd.DataFrame, rows: int = 12) -> tuple[str, pd.DataFrame]:
+    """A caption (Markdown) and the first ``rows`` records, indexed by run id (the journal line
+    number dropped); the notebook holds all of them as ``df``."""
+    caption = f"First {rows} of {len(df)} records (all of them: the frame `df`):"
+    return caption, df.drop(columns=["line"]).set_index("run_id").head(rows)
+
+
+def bins_text(df: pd.DataFrame, bins: Mapping[str, int]) -> str:
+    """Records per distribution bin, with n (Markdown)."""
+    per_bin = ", ".join(f"`{k}` → {v}" for k, v in bins.items())
+    return f"Records per bin: {per_bin} (n = {int(df['value'].notna().sum())})."
+
+
+def gaps_text(st: Any) -> str:
+    """The gaps in the observed values, and what a gap means for a threshold (Markdown)."""
+    between = ", ".join(f"between {g.after} and {g.before}" for g in st.gaps) or "none"
+    return (
+        f"Gaps in the observed values: {between}. Every threshold inside one gap gives the same "
+        "verdicts."
+    )
+
+
+def fire_rate_caption(st: Any) -> str:
+    """What the fire-rate curve shows (Markdown)."""
+    return (
+        f"Share of records with fact ≥ t, with a percentile cluster-bootstrap {st.level:.0%} "
+        "interval (sessions resampled). The dashed line is the share of sessions failing."
+    )
+
+
+def figures(
+    df: pd.DataFrame,
+    pub: Mapping[str, int],
+    cf: list[dict[str, Any]],
+    table: pd.DataFrame,
+    bins: Mapping[str, int],
+    st: Any,
+) -> dict[str, Any]:
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    values = df["value"].dropna()
+    return {
+        "fact": df.attrs.get("fact"),
+        "value_sources": value_sources(df),
+        "published_table": {
+            k: pub[k] for k in ("records", "sessions", "v1_fail_records", "v1_fail_sessions")
+        },
+        "counterfactual": [
+            {k: row[k] for k in ("threshold", "records_firing", "sessions_failing")} for row in cf
+        ],
+        "counterfactual_detail": table.reset_index().to_dict(orient="records"),
+        "distribution_bins": dict(bins),
+        "maximum": None if values.empty else float(df["value"].max()),
+        "gaps": [g.to_dict() for g in st.gaps],
+        "threshold_study": st.to_json_dict(),
+    }

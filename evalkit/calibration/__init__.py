@@ -1,5 +1,7 @@
-"""Judge-vs-gold calibration: agreement with CIs, graduation by a pre-registered rule, and
-calibration certificates that bind a ``calibrated:`` status to content.
+"""Judge-vs-gold calibration, graduation by a pre-registered rule, and certificates.
+
+Agreement with CIs, graduation by a pre-registered rule, and calibration certificates that
+bind a ``calibrated:`` status to content.
 
 ``calibrate(judge_labels, gold)`` compares a judge's labels (``pass`` / ``fail`` /
 ``cannot-determine`` per gold item) with a frozen gold set (:mod:`evalkit.gold`) and returns a

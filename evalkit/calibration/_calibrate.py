@@ -43,12 +43,11 @@ def _estimate(res: Any, level: float, method: str, n_resamples: int, rng: int | 
 
 
 def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None, float | None]:
-    if n == 0:
-        return None, None, None
-    from statsmodels.stats.proportion import proportion_confint
+    """The rate ``k / n`` and its Wilson interval; all None when ``n`` is 0."""
+    from evalkit.stats import wilson_interval
 
-    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
-    return k / n, float(lo), float(hi)
+    lo, hi = wilson_interval(k, n, level)
+    return (k / n if n else None), lo, hi
 
 
 def _one_vs_rest(

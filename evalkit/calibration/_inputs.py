@@ -39,8 +39,11 @@ def decision_rule_file(
     *,
     root: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Where the decision rule of ``gold`` is read: ``path``, else beside the version, else (a
-    copied version folder) the set's rule in the repository ``root`` (default: evalkit's own)."""
+    """Where the decision rule of ``gold`` is read.
+
+    ``path``, else beside the version, else (a copied version folder) the set's rule in the
+    repository ``root`` (default: evalkit's own).
+    """
     if path is not None:
         return Path(path)
     here = gold.path.parent / DECISION_RULE_NAME

@@ -42,8 +42,10 @@ class Preregistration:
 
 
 def inside(path: Path, base: Path) -> str | None:
-    """``path`` relative to the repository ``base`` (posix), when it resolves inside
-    ``base/gold``; None when it lies outside (also through a symlink)."""
+    """``path`` relative to the repository ``base`` (posix), or None outside ``base/gold``.
+
+    None also when it leaves ``base/gold`` through a symlink.
+    """
     try:
         resolved = path.resolve()
         resolved.relative_to((base / "gold").resolve())
@@ -110,8 +112,10 @@ def check_preregistration(
     lock: str | os.PathLike[str] | None,
     no_lock: bool,
 ) -> Preregistration:
-    """Refuse a run whose lock is missing or whose locked gold set or rule changed; else say
-    how the run stands with the lock and whether its result may be minted."""
+    """Refuse a run whose lock is missing or whose locked gold set or rule changed.
+
+    Otherwise say how the run stands with the lock and whether its result may be minted.
+    """
     from evalkit import prereg
 
     base = repo_root(root)

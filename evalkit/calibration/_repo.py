@@ -1,5 +1,8 @@
-"""The repository a calibration belongs to (standard library only: certificates are checked on
-every journal read, which must not load pandas when there is nothing to check)."""
+"""The repository a calibration belongs to.
+
+Standard library only: certificates are checked on every journal read, which must not load
+pandas when there is nothing to check.
+"""
 
 from __future__ import annotations
 

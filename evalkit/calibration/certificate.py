@@ -89,6 +89,7 @@ class VerifiedCertificate:
 
     @property
     def entry(self) -> tuple[str, str, str]:
+        """The ``(dimension, status, reference)`` a record must carry to claim it."""
         return (self.dimension_id, self.calibration_status, self.calibration_ref)
 
 
@@ -229,8 +230,11 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], _Claim]:
 
 
 def _fingerprint(ref: str, base: Path, claim: _Claim) -> str:
-    """sha256 over everything a verification reads: the certificate, the gold version folder,
-    the set's decision rules and the repository's lock."""
+    """sha256 over everything a verification reads.
+
+    The certificate, the gold version folder, the set's decision rules and the repository's
+    lock.
+    """
     from evalkit import prereg
     from evalkit.gold import sha256_file
 
@@ -415,8 +419,10 @@ class RepositoryCalibrations:
     )
 
     def certificate(self, reference: object) -> VerifiedCertificate | str | None:
-        """The verified certificate named by ``reference``, the reason it was refused, or None
-        when there is no such certificate."""
+        """The verified certificate named by ``reference``, or the reason it was refused.
+
+        None when there is no such certificate.
+        """
         if not isinstance(reference, str) or not _HEX64.match(reference):
             return None
         if reference not in self._outcomes:
@@ -433,6 +439,7 @@ class RepositoryCalibrations:
         return self._outcomes[reference]
 
     def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
+        """Whether a record may carry ``status`` with ``reference`` for ``dimension_id``."""
         if status in ALLOWED_UNCALIBRATED:
             return True
         cert = self.certificate(reference)
@@ -443,6 +450,7 @@ class RepositoryCalibrations:
         )
 
     def why_refused(self, reference: object) -> str | None:
+        """Why the certificate named by ``reference`` was refused (None: not refused)."""
         cert = self.certificate(reference)
         return cert if isinstance(cert, str) else None
 

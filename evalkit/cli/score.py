@@ -287,6 +287,10 @@ def _run_all(args: argparse.Namespace) -> int:
         fmt = suffix if suffix in FORMATS else "csv"
     if fmt == "parquet" and args.out is None and sys.stdout.isatty():
         raise EvalkitError("--format parquet is binary: give --out FILE or redirect stdout")
+    if fmt == "parquet":  # before scoring, not after
+        from evalkit.extras import require
+
+        require("pyarrow", purpose="--format parquet")
 
     from tqdm import tqdm
 

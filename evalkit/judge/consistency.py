@@ -64,9 +64,10 @@ class Proportion:
 
 
 def _proportion(k: int, n: int, level: float) -> Proportion:
-    from evalkit.analyses.replay import wilson
+    from evalkit.stats import wilson_interval
 
-    low, high = wilson(k, n, level)
+    # standard §5: a confidence interval on every aggregate over n > 1; n = 1 has none
+    low, high = wilson_interval(k, n, level) if n >= 2 else (None, None)
     return Proportion(k, n, low, high, level)
 
 

@@ -34,6 +34,7 @@ class Window:
     end: float
 
     def contains(self, t: float) -> bool:
+        """Whether ``t`` lies in the window (both ends included)."""
         return self.start <= t <= self.end
 
     def overlaps(self, other: Window) -> bool:
@@ -49,6 +50,7 @@ class PeerOverlap:
 
     @property
     def count(self) -> int:
+        """How many peer sessions overlap the window."""
         return len(self.peers)
 
 

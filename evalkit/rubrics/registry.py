@@ -63,8 +63,11 @@ class Rubric:
 
     @property
     def text_path(self) -> Path:
-        """The rubric's pre-registered text (``rubrics/<version>.md``; in an installed copy
-        without the repository, the packaged copy in ``evalkit/rubrics_text/``)."""
+        """The rubric's pre-registered text (``rubrics/<version>.md``).
+
+        In an installed copy without the repository: the packaged copy in
+        ``evalkit/rubrics_text/``.
+        """
         if self.text_dir is not None:
             return self.text_dir / f"{self.version}.md"
         path = RUBRIC_TEXT_DIR / f"{self.version}.md"
@@ -86,6 +89,7 @@ class Rubric:
 
     @property
     def ledger_notes(self) -> bool:
+        """Whether rubric-v2's LEDGER INCOMPLETE note applies (rotation reading)."""
         return self.event_reading == "rotation"
 
     def score(self, ctx: ScoringContext) -> tuple[Dimension, ...]:

@@ -119,7 +119,7 @@ def session_record(rng: random.Random, s: Session) -> dict[str, Any]:
 
 
 def spread(rng: random.Random, lo: datetime, hi: datetime, k: int) -> list[datetime]:
-    """k distinct whole-second instants strictly inside (lo, hi)."""
+    """K distinct whole-second instants strictly inside (lo, hi)."""
     span = int((hi - lo).total_seconds()) - 120
     picks = sorted(rng.sample(range(span), k)) if k else []
     return [lo + timedelta(seconds=60 + p) for p in picks]

@@ -92,6 +92,7 @@ class SimulatedModelJudge:
     name: str = SIMULATED_JUDGE_NAME
 
     def __post_init__(self) -> None:
+        """Check the confusion matrix, the difficulty spread and the parse-failure rate."""
         object.__setattr__(self, "confusion", _check_confusion(self.confusion))
         if not math.isfinite(self.difficulty_sd) or self.difficulty_sd < 0:
             raise EvalkitError(f"difficulty_sd must be >= 0, got {self.difficulty_sd!r}")

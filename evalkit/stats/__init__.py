@@ -1,6 +1,7 @@
-"""Agreement statistics, bootstrap intervals, sample sizes, threshold studies, and class
-shares on a target: judge-error-corrected prevalence, prediction-powered inference (PPI++),
-judge panels (Dawid-Skene) and their planning.
+"""Agreement, bootstrap intervals, sample sizes, threshold studies and class shares.
+
+Class shares on a target: judge-error-corrected prevalence, prediction-powered inference
+(PPI++), judge panels (Dawid-Skene) and their planning.
 
 Results follow the scipy style: ``.statistic``, ``.standard_error``, ``.n`` and
 ``.confidence_interval(level=0.95, method="analytic" | "percentile" | "bca", ...)``; the
@@ -9,7 +10,38 @@ class-share results map each class to its share and to its ``(low, high)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evalkit._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only when first used
+    from evalkit.stats._result import AgreementResult, BootstrapResult, ConfidenceInterval
+    from evalkit.stats.agreement import (
+        brennan_prediger,
+        cohen_kappa,
+        conger_kappa,
+        fleiss_kappa,
+        gwet_ac1,
+        kappa_max,
+        krippendorff_alpha,
+        light_kappa,
+        pabak,
+        specific_agreement,
+    )
+    from evalkit.stats.bootstrap import bootstrap_sums, resample_weights
+    from evalkit.stats.latent_class import DawidSkeneResult, dawid_skene
+    from evalkit.stats.panels import JudgePanel, judge_panel
+    from evalkit.stats.planning import PrevalencePlan, plan_prevalence
+    from evalkit.stats.power import kappa_ci_sample_size, kappa_test_sample_size
+    from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
+    from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
+    from evalkit.stats.proportion import wilson_interval
+    from evalkit.stats.thresholds import (
+        FIRE_RATE_CEILING,
+        ThresholdStudy,
+        plot_threshold_study,
+        threshold_study,
+    )
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
@@ -33,6 +65,7 @@ _LAZY: dict[str, str] = {
     "threshold_study": "evalkit.stats.thresholds",
     "plot_threshold_study": "evalkit.stats.thresholds",
     "ThresholdStudy": "evalkit.stats.thresholds",
+    "FIRE_RATE_CEILING": "evalkit.stats.thresholds",
     "corrected_prevalence": "evalkit.stats.prevalence",
     "CorrectedPrevalence": "evalkit.stats.prevalence",
     "ppi_prevalence": "evalkit.stats.ppi",
@@ -43,9 +76,11 @@ _LAZY: dict[str, str] = {
     "DawidSkeneResult": "evalkit.stats.latent_class",
     "plan_prevalence": "evalkit.stats.planning",
     "PrevalencePlan": "evalkit.stats.planning",
+    "wilson_interval": "evalkit.stats.proportion",
 }
 
 __all__ = [
+    "FIRE_RATE_CEILING",
     "AgreementResult",
     "BootstrapResult",
     "ConfidenceInterval",
@@ -76,6 +111,7 @@ __all__ = [
     "resample_weights",
     "specific_agreement",
     "threshold_study",
+    "wilson_interval",
 ]
 
 

@@ -23,6 +23,8 @@ __all__ = [
     "as_counts_indexed",
     "as_ratings",
     "as_table",
+    "check_level",
+    "check_resamples",
     "is_missing",
     "ratings_from_table",
 ]
@@ -148,18 +150,21 @@ def _rows_of(ratings: Any, argname: str) -> list[list[Any]]:
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover
-        pd = None  # type: ignore[assignment]
+        pd = None
+    rows: list[list[Any]]
     if pd is not None and isinstance(ratings, pd.DataFrame):
         names = set(map(str, ratings.columns))
         if {"item", "rater"} <= names or "label" in names:  # meant as the long form
             return _long_to_wide(ratings)
-        return ratings.astype(object).values.tolist()
+        rows = ratings.astype(object).values.tolist()
+        return rows
     if isinstance(ratings, np.ndarray):
         if ratings.ndim != 2:
             raise EvalkitError(
                 f"{argname} must be 2-D (rows items, columns raters), got {ratings.ndim}-D"
             )
-        return ratings.astype(object).tolist()
+        rows = ratings.astype(object).tolist()
+        return rows
     if isinstance(ratings, (str, bytes)) or not isinstance(ratings, Sequence):
         raise EvalkitError(
             f"{argname} must be a 2-D array-like (rows items, columns raters) or a long "
@@ -312,6 +317,23 @@ def ratings_from_table(table: NDArray[np.float64]) -> Ratings:
     idx = np.repeat(np.arange(k * k), cells)
     codes = np.stack([idx // k, idx % k], axis=1).astype(np.intp)
     return Ratings(codes, tuple(range(k)))
+
+
+def check_level(level: float) -> None:
+    """Refuse a confidence level that is not a number strictly between 0 and 1."""
+    if not isinstance(level, (int, float)) or not 0 < float(level) < 1 or math.isnan(level):
+        raise EvalkitError(f"level must be a number strictly between 0 and 1, got {level!r}")
+
+
+def check_resamples(n_resamples: Any, minimum: int = 1) -> int:
+    """``n_resamples`` as an ``int``; refuses a bool, a non-integer or fewer than ``minimum``."""
+    if (
+        not isinstance(n_resamples, (int, np.integer))
+        or isinstance(n_resamples, (bool, np.bool_))
+        or n_resamples < minimum
+    ):
+        raise EvalkitError(f"n_resamples must be an int >= {minimum}, got {n_resamples!r}")
+    return int(n_resamples)
 
 
 def exclusive(argname: str, *given: tuple[str, Any]) -> tuple[str, Any]:

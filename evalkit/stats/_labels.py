@@ -202,7 +202,7 @@ def as_panel(labels: Any, argname: str = "labels") -> tuple[tuple[Any, ...], lis
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None  # type: ignore[assignment]
+        pd = None
     if pd is not None and isinstance(labels, pd.DataFrame):
         labels = {c: labels[c].tolist() for c in labels.columns}
     if isinstance(labels, Mapping):

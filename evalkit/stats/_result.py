@@ -39,7 +39,6 @@ Krippendorff 2011 gives no fixed one; our random search over small samples never
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats._inputs import check_level
 
 __all__ = [
     "AgreementResult",
@@ -195,7 +195,7 @@ class AgreementResult:
         statistic, or fewer than two items, gives ``(None, None)`` with a
         ``DegenerateDataWarning`` for every method (module docstring).
         """
-        _check_level(level)
+        check_level(level)
         if method not in _METHODS:
             raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
         if self.n < 2:
@@ -253,7 +253,7 @@ class AgreementResult:
         """
         from evalkit.stats import bootstrap as bs
 
-        _check_level(level)
+        check_level(level)
         if self._estimator is None:
             raise EvalkitError(f"{self.name} cannot be bootstrapped (no per-item data kept)")
         if method not in ("percentile", "bca"):
@@ -288,8 +288,3 @@ def clip_interval(
         return float(x)
 
     return ConfidenceInterval(clip(ci.low), clip(ci.high))
-
-
-def _check_level(level: float) -> None:
-    if not isinstance(level, (int, float)) or not 0 < float(level) < 1 or math.isnan(level):
-        raise EvalkitError(f"level must be a number strictly between 0 and 1, got {level!r}")

@@ -11,53 +11,27 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.errors import DegenerateDataWarning, EvalkitError
-from evalkit.stats._result import ConfidenceInterval, _check_level
+from evalkit.errors import DegenerateDataWarning
+from evalkit.stats._inputs import check_level
+from evalkit.stats._result import ConfidenceInterval
 
 __all__ = [
-    "check_level",
-    "check_resamples",
     "json_number",
     "json_shares",
     "percentile_intervals",
     "shares_interval_json",
     "undefined_intervals",
     "warn",
-    "wilson",
     "z_quantile",
 ]
-
-check_level = _check_level
 
 
 def z_quantile(level: float) -> float:
     """Two-sided normal quantile ``z_{(1 + level) / 2}``."""
     from scipy.stats import norm
 
-    _check_level(level)
+    check_level(level)
     return float(norm.ppf(0.5 + level / 2))
-
-
-def check_resamples(n_resamples: Any, minimum: int = 100) -> int:
-    if (
-        not isinstance(n_resamples, (int, np.integer))
-        or isinstance(n_resamples, (bool, np.bool_))
-        or n_resamples < minimum
-    ):
-        raise EvalkitError(f"n_resamples must be an int >= {minimum}, got {n_resamples!r}")
-    return int(n_resamples)
-
-
-def wilson(k: int, n: int, level: float) -> ConfidenceInterval:
-    """Wilson score interval for ``k`` of ``n``; ``(None, None)`` when ``n`` is 0."""
-    if n <= 0:
-        return ConfidenceInterval(None, None)
-    z = z_quantile(level)
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return ConfidenceInterval(max(0.0, centre - half), min(1.0, centre + half))
 
 
 def warn(message: str, stacklevel: int = 3) -> None:

@@ -109,8 +109,11 @@ _UPPER_ONLY: tuple[float | None, float | None] = (None, 1.0)
 
 
 def _gwet_range(w: Array, q: int) -> tuple[float | None, float | None]:
-    """[-p / (1 - p), 1] with p = sum(w) / q^2, the largest chance agreement of AC1/AC2 and
-    Brennan-Prediger (pa >= 0); unweighted -1 / (q - 1). See ``_result`` (range clipping)."""
+    """The range [-p / (1 - p), 1] of AC1/AC2 and Brennan-Prediger.
+
+    p = sum(w) / q^2 is their largest chance agreement (pa >= 0); unweighted -1 / (q - 1).
+    See ``_result`` (range clipping).
+    """
     p = float(w.sum()) / q**2 if q >= 1 else 1.0
     return (-p / (1.0 - p), 1.0) if p < 1.0 - _EPS else _UPPER_ONLY
 
@@ -405,8 +408,10 @@ def _multi_input(
 def _multi_or_table_input(
     name: str, ratings: Any, table: Any, counts: Any, categories: Sequence[Any] | None
 ) -> tuple[Array, tuple[Any, ...], int, tuple[NDArray[np.intp], int]]:
-    """Ratings, counts or a two-rater ``table`` -> (counts, categories, n_raters,
-    (input rows, n input))."""
+    """Ratings, counts or a two-rater ``table`` as counts.
+
+    Returns (counts, categories, n_raters, (input rows, n input)).
+    """
     if table is not None or (ratings is None and counts is None):
         exclusive(name, ("ratings", ratings), ("table", table), ("counts", counts))
         r, _ = _ratings_or_table(name, None, table, categories)
@@ -673,8 +678,10 @@ def conger_kappa(
     weights: Any = None,
     categories: Sequence[Any] | None = None,
 ) -> AgreementResult:
-    """Conger's (1980) kappa: Fleiss' observed agreement, chance agreement from each rater's
-    own category distribution (the average of the pairwise Cohen chance agreements).
+    """Conger's (1980) kappa: Fleiss' observed agreement, each rater's own chance agreement.
+
+    Chance agreement comes from each rater's own category distribution (the average of the
+    pairwise Cohen chance agreements).
 
     Missing ratings allowed; SE as R irrCAC ``conger.kappa.raw`` (f = 0), t(n-1) interval.
     """
@@ -698,7 +705,8 @@ def conger_kappa(
         pbar = pgk.mean(axis=-2)
         outer = pbar[..., :, None] * pbar[..., None, :]
         s2 = (np.einsum("...gk,...gl->...kl", pgk, pgk) - nr * outer) / (nr - 1)
-        return np.sum(w * (outer - s2 / nr), axis=(-1, -2))
+        pe: Array = np.sum(w * (outer - s2 / nr), axis=(-1, -2))
+        return pe
 
     def coef_fn(sums: Array) -> Array:
         _, pa, _ = _family_parts(sums[..., :3])
@@ -758,7 +766,8 @@ def light_kappa(
         per = pair_fn(sums.reshape((*sums.shape[:-1], npairs, width)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(per, axis=-1)
+            mean: Array = np.nanmean(per, axis=-1)
+            return mean
 
     est = _Estimator(suff, coef_fn, r.rows, r.n_rows_input)
     sums = suff.sum(axis=0)
@@ -935,7 +944,7 @@ def _alpha_from(do_sum: Array, marg: Array, d: Array) -> Array:
 def _krippendorff_se(
     c: Array, m: Array, w: Array, alpha: float | None
 ) -> tuple[float | None, float | None, float | None]:
-    """irrCAC ``krippen.alpha.raw`` variance (pairable units only)."""
+    """IrrCAC ``krippen.alpha.raw`` variance (pairable units only)."""
     n = c.shape[0]
     rbar = m.mean()
     eps = 1.0 / m.sum()

@@ -18,12 +18,16 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats._inputs import check_resamples
+
+if TYPE_CHECKING:  # imported at run time inside the functions: _result imports this module
+    from evalkit.stats._result import BootstrapResult
 
 __all__ = [
     "as_generator",
@@ -104,8 +108,7 @@ def resample_weights(
     """
     if not _is_int(n_items) or n_items < 1:
         raise EvalkitError(f"n_items must be a positive int, got {n_items!r}")
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    check_resamples(n_resamples)
     gen = as_generator(rng)
     if clusters is None:
         return gen.multinomial(
@@ -154,7 +157,8 @@ def _row_products(counts: NDArray[np.float64], rows: NDArray[np.float64]) -> NDA
     einsum's own loop does not depend on the number of rows: a resample's statistic is the
     same whatever chunk it falls in, and on every machine with the same numpy.
     """
-    return np.einsum("ij,jk->ik", counts, rows)
+    products: NDArray[np.float64] = np.einsum("ij,jk->ik", counts, rows)
+    return products
 
 
 def _sums_of_resamples(
@@ -326,7 +330,7 @@ def bootstrap_estimator(
     weights: Any,
     name: str,
     bounds: tuple[float | None, float | None] = (None, None),
-) -> Any:
+) -> BootstrapResult:
     """Bootstrap a result's estimator; see ``AgreementResult.bootstrap``.
 
     The interval is clipped to ``bounds`` (the statistic's range; resamples lie in it, so
@@ -342,8 +346,8 @@ def bootstrap_estimator(
     """
     from evalkit.stats._result import BootstrapResult, ConfidenceInterval, clip_interval
 
-    if weights is None and (not isinstance(n_resamples, (int, np.integer)) or n_resamples < 2):
-        raise EvalkitError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
+    if weights is None:
+        check_resamples(n_resamples, minimum=2)
     gen = as_generator(rng)
     suff, fn = estimator.suff, estimator.fn
     clusters = _align_clusters(clusters, estimator)
@@ -381,7 +385,9 @@ def bootstrap_estimator(
         )
     se = float(np.std(dist, ddof=1)) if dist.size > 1 else None
 
-    def result(ci: ConfidenceInterval, z0: float | None = None, a: float | None = None) -> Any:
+    def result(
+        ci: ConfidenceInterval, z0: float | None = None, a: float | None = None
+    ) -> BootstrapResult:
         return BootstrapResult(
             confidence_interval=clip_interval(ci, bounds),
             distribution=dist,

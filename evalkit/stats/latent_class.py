@@ -45,9 +45,12 @@ _EPS = 1e-10
 
 @dataclass(frozen=True)
 class DawidSkeneResult:
-    """Latent-class estimates: ``class_shares`` (class -> share; the ``statistic``),
-    ``confusion`` (judge -> true class -> label -> probability), per-item ``posterior``
-    (items x classes, rows of the items used) and ``most_likely`` class per item used."""
+    """Latent-class estimates.
+
+    ``class_shares`` (class -> share; the ``statistic``), ``confusion`` (judge -> true class ->
+    label -> probability), per-item ``posterior`` (items x classes, rows of the items used) and
+    ``most_likely`` class per item used.
+    """
 
     class_shares: Mapping[Any, float]
     confusion: Mapping[Any, Mapping[Any, Mapping[Any, float]]]
@@ -63,13 +66,16 @@ class DawidSkeneResult:
 
     @property
     def statistic(self) -> Mapping[Any, float]:
+        """The class shares (scipy-style name)."""
         return self.class_shares
 
     @property
     def most_likely(self) -> tuple[Any, ...]:
+        """The most likely class of each item used."""
         return tuple(self.classes[i] for i in np.argmax(self.posterior, axis=1))
 
     def to_dict(self) -> dict[str, Any]:
+        """The estimates as JSON-simple values."""
         return {
             "class_shares": sh.json_shares(self.class_shares),
             "confusion": {
@@ -92,7 +98,8 @@ def _m_step(codes: NDArray[np.intp], post: NDArray[np.float64], k: int) -> NDArr
         onehot = np.eye(k)[codes[seen, j]]  # items x labels
         err[j] = post[seen].T @ onehot
     err = np.maximum(err, _EPS)
-    return err / err.sum(axis=2, keepdims=True)
+    rates: NDArray[np.float64] = err / err.sum(axis=2, keepdims=True)
+    return rates
 
 
 def _log_terms(
@@ -109,7 +116,8 @@ def _log_terms(
 
 def _e_step(log_terms: NDArray[np.float64]) -> NDArray[np.float64]:
     shifted = np.exp(log_terms - log_terms.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+    posterior: NDArray[np.float64] = shifted / shifted.sum(axis=1, keepdims=True)
+    return posterior
 
 
 def _elbo(post: NDArray[np.float64], log_terms: NDArray[np.float64], n_labels: int) -> float:

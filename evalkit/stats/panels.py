@@ -36,9 +36,11 @@ from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
+from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats._labels import as_labels, as_panel, check_classes
 from evalkit.stats._result import AgreementResult, ConfidenceInterval
 from evalkit.stats.latent_class import DawidSkeneResult, dawid_skene, panel_codes
+from evalkit.stats.proportion import wilson_interval
 
 __all__ = ["ErrorCorrelation", "JudgePanel", "MajorityVote", "PairAgreement", "judge_panel"]
 
@@ -182,7 +184,7 @@ def _pairwise(
                 judge_b=judges[b],
                 n=n,
                 agreement=same / n if n else None,
-                agreement_interval=sh.wilson(same, n, level),
+                agreement_interval=wilson_interval(same, n, level),
                 kappa=kappa,
                 kappa_interval=kci,
             )
@@ -330,8 +332,8 @@ def judge_panel(
     """
     from evalkit.stats.bootstrap import as_generator
 
-    sh.check_level(level)
-    n_res = sh.check_resamples(n_resamples)
+    check_level(level)
+    n_res = check_resamples(n_resamples, minimum=100)
     gen = as_generator(rng)
     judges, columns = as_panel(labels)
     declared = check_classes(classes)

@@ -74,6 +74,7 @@ class PrevalencePlan:
     human_reason: str | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The plan as JSON-simple values."""
         return {
             "half_width": self.half_width,
             "level": self.level,

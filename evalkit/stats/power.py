@@ -125,7 +125,8 @@ def _marginals(name: str, value: float | Sequence[float] | ArrayLike) -> NDArray
         )
     if abs(m.sum() - 1.0) > 1e-9:
         raise EvalkitError(f"{name} must sum to 1, got sum {m.sum():.12g}")
-    return m / m.sum()
+    probabilities: NDArray[np.float64] = m / m.sum()
+    return probabilities
 
 
 # --------------------------------------------------------------------------- tables

@@ -56,6 +56,7 @@ from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
+from evalkit.stats._inputs import check_level
 from evalkit.stats._labels import as_labels, as_pairs, check_classes, encode, order_classes
 from evalkit.stats._result import ConfidenceInterval
 
@@ -102,6 +103,7 @@ class PPIPrevalence:
 
     @property
     def defined(self) -> bool:
+        """Whether the estimate exists (the data allowed it)."""
         return self.statistic is not None
 
     @property
@@ -137,7 +139,7 @@ class PPIPrevalence:
         return out
 
     def confidence_interval(self, level: float | None = None) -> dict[Any, ConfidenceInterval]:
-        """class -> PPI++ ``(low, high)`` at ``level`` (default: the result's), clipped to [0, 1]."""
+        """Class -> PPI++ ``(low, high)`` at ``level`` (default: the result's), clipped to [0, 1]."""
         return self._normal(self.unclipped_statistic, self.standard_error, level, True, "PPI++")
 
     def unclipped_interval(self, level: float | None = None) -> dict[Any, ConfidenceInterval]:
@@ -192,9 +194,11 @@ def _indicator_moments(counts: NDArray[np.float64]) -> tuple[NDArray[np.float64]
 def ppi_class_shares(
     joint: NDArray[np.float64], unlabelled: NDArray[np.float64], tuning: str = "per-class"
 ) -> dict[str, NDArray[np.float64]]:
-    """PPI++ per class from counts: ``joint[h, j]`` labelled items with human h and judge j;
-    ``unlabelled[j]`` judge-only items. Returns arrays per class: ``theta``, ``se``, ``lam``,
-    ``classical``, ``classical_se`` (every variance as in ppi_py; see the module docstring).
+    """PPI++ per class from counts.
+
+    ``joint[h, j]``: labelled items with human h and judge j; ``unlabelled[j]``: judge-only
+    items. Returns arrays per class: ``theta``, ``se``, ``lam``, ``classical``,
+    ``classical_se`` (every variance as in ppi_py; see the module docstring).
     """
     n = float(joint.sum())
     big_n = float(unlabelled.sum())
@@ -286,7 +290,7 @@ def ppi_prevalence(
     ``human_labelled``: the judge's and a human's label on a random subsample of the target,
     aligned item by item (pairs with a missing label are left out and counted).
     """
-    sh.check_level(level)
+    check_level(level)
     tune = _check_tuning(tuning)
     if overlap not in ("included", "disjoint"):
         raise EvalkitError(f"overlap must be 'included' or 'disjoint', got {overlap!r}")

@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
+from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats._labels import (
     as_labels,
     calibration_pairs,
@@ -62,6 +63,7 @@ from evalkit.stats._labels import (
 )
 from evalkit.stats._result import ConfidenceInterval
 from evalkit.stats.bootstrap import as_generator
+from evalkit.stats.proportion import wilson_interval
 
 __all__ = ["ASSUMPTION", "CorrectedPrevalence", "corrected_prevalence", "ml_class_shares"]
 
@@ -119,6 +121,7 @@ class CorrectedPrevalence:
 
     @property
     def defined(self) -> bool:
+        """Whether the estimate exists (the data allowed it)."""
         return self.statistic is not None
 
     @property
@@ -127,13 +130,13 @@ class CorrectedPrevalence:
         return self._distribution
 
     def confidence_interval(self, level: float | None = None) -> dict[Any, ConfidenceInterval]:
-        """class -> ``(low, high)`` at ``level`` (default: the level the result was built at).
+        """Class -> ``(low, high)`` at ``level`` (default: the level the result was built at).
 
         Another level reads the same bootstrap distribution. Undefined: every class
         ``(None, None)`` with a ``DegenerateDataWarning``.
         """
         lv = self.level if level is None else level
-        sh.check_level(lv)
+        check_level(lv)
         if self.statistic is None or self._distribution.shape[0] == 0:
             why = self.reason or "too few items to estimate the sampling variation"
             sh.warn(f"corrected prevalence has no interval ({why}); intervals are None")
@@ -257,7 +260,7 @@ def _newton_on_face(
 ) -> NDArray[np.float64] | None:
     """Newton's method for the ML on the face ``active`` (None: singular; may go negative)."""
     a = np.nonzero(active)[0]
-    x = np.where(active, pi, 0.0)
+    x: NDArray[np.float64] = np.where(active, pi, 0.0)
     x = x / x.sum()
     ones = np.ones((1, a.size))
     for _ in range(50):
@@ -326,7 +329,9 @@ def _prepare(target_labels: Any, calibration: Any, classes: Any) -> _Data:
     )
 
 
-def _youden(table: NDArray[np.float64], labels: tuple[Any, ...], classes: tuple[Any, ...]) -> dict:
+def _youden(
+    table: NDArray[np.float64], labels: tuple[Any, ...], classes: tuple[Any, ...]
+) -> dict[Any, float | None]:
     """One-vs-rest Youden's J per class on gold: ``Se_c + Sp_c - 1`` (None when undefined)."""
     out: dict[Any, float | None] = {}
     n_c = table.sum(axis=1)
@@ -458,7 +463,7 @@ def _base_fields(
         if n_t == 0
         else {lab: float(v) for lab, v in zip(d.labels, d.target_counts / n_t, strict=True)},
         "naive_interval": {
-            lab: sh.wilson(int(v), n_t, level)
+            lab: wilson_interval(int(v), n_t, level)
             for lab, v in zip(d.labels, d.target_counts, strict=True)
         },
         "n_missing": d.n_missing,
@@ -497,8 +502,8 @@ def corrected_prevalence(
     (Generator or int seed) give the percentile interval at ``level``. Undefined cases, the
     bound ``min_singular_value`` and the method: see the module docstring.
     """
-    sh.check_level(level)
-    n_res = sh.check_resamples(n_resamples)
+    check_level(level)
+    n_res = check_resamples(n_resamples, minimum=100)
     if (
         isinstance(min_singular_value, bool)
         or not isinstance(min_singular_value, (int, float))

@@ -30,6 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats.bootstrap import as_generator, resample_weights
 
 if TYPE_CHECKING:
@@ -37,12 +38,17 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "FIRE_RATE_CEILING",
     "CeilingStatus",
     "Gap",
     "ThresholdStudy",
     "plot_threshold_study",
     "threshold_study",
 ]
+
+#: The largest share of items a signal may fire on before it is a broken instrument (rubric
+#: rule HR-101: "~10%"); the default ceiling of every threshold and dead-instrument check.
+FIRE_RATE_CEILING: float = 0.10
 
 COLUMNS: tuple[str, ...] = (
     "threshold",
@@ -79,17 +85,21 @@ class Gap:
 
     @property
     def first_missing(self) -> int:
+        """The smallest value inside the gap."""
         return self.after + 1
 
     @property
     def last_missing(self) -> int:
+        """The largest value inside the gap."""
         return self.before - 1
 
     @property
     def length(self) -> int:
+        """How many values the gap spans."""
         return self.before - self.after - 1
 
     def to_dict(self) -> dict[str, int]:
+        """The gap as JSON-simple values."""
         return {
             "after": self.after,
             "before": self.before,
@@ -99,7 +109,7 @@ class Gap:
         }
 
 
-class ThresholdStudy(pd.DataFrame):
+class ThresholdStudy(pd.DataFrame):  # type: ignore[misc]  # pandas ships no types here
     """Result of :func:`threshold_study`: a pandas DataFrame, one row per threshold.
 
     Columns (``COLUMNS``): ``threshold`` (the rule is "count >= threshold"), ``items_firing``
@@ -116,7 +126,7 @@ class ThresholdStudy(pd.DataFrame):
     ``ci_method`` and ``warnings``. :meth:`to_json_dict` gives all of it JSON-simple.
     """
 
-    _metadata: ClassVar[list[str]] = [  # type: ignore[misc]
+    _metadata: ClassVar[list[str]] = [
         "gaps",
         "distribution",
         "n_items",
@@ -135,7 +145,7 @@ class ThresholdStudy(pd.DataFrame):
     n_items: int = 0
     n_unknown: int = 0
     n_clusters: int = 0
-    ceiling: float = 0.10
+    ceiling: float = FIRE_RATE_CEILING
     floor: float = 0.0
     level: float = 0.95
     n_resamples: int = 0
@@ -285,7 +295,7 @@ def threshold_study(
     clusters: ArrayLike | Sequence[Any] | None = None,
     *,
     thresholds: Sequence[float] | ArrayLike | None = None,
-    ceiling: float = 0.10,
+    ceiling: float = FIRE_RATE_CEILING,
     floor: float = 0.0,
     level: float = 0.95,
     n_resamples: int = 2000,
@@ -312,8 +322,7 @@ def threshold_study(
     variation: the CI is NaN, ``ceiling_status`` "undecided"); it never raises.
     """
     ceiling_f, floor_f, level_f = _check_rates(ceiling, floor, level)
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise EvalkitError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    check_resamples(n_resamples)
     values_all, known = _parse_counts(counts)
     codes_all = _cluster_codes(clusters, values_all.size)
     values = values_all[known]
@@ -432,8 +441,7 @@ def _check_rates(ceiling: float, floor: float, level: float) -> tuple[float, flo
         raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
     if not (0.0 <= f <= 1.0) or f > c:
         raise EvalkitError(f"floor must be a rate in [0, ceiling], got {floor!r}")
-    if not (0.0 < lv < 1.0):
-        raise EvalkitError(f"level must be strictly between 0 and 1, got {level!r}")
+    check_level(lv)
     return c, f, lv
 
 
@@ -497,7 +505,7 @@ def _study_of_table(table: pd.DataFrame) -> ThresholdStudy:
         n_items=n_items,
         n_unknown=int(table.attrs.get("n_unknown", 0)),
         n_clusters=int(table.attrs.get("n_clusters", 0)),
-        ceiling=float(table.attrs.get("ceiling", 0.10)),
+        ceiling=float(table.attrs.get("ceiling", FIRE_RATE_CEILING)),
         floor=float(table.attrs.get("floor", 0.0)),
         level=float(table.attrs.get("level", 0.95)),
         n_resamples=int(table.attrs.get("n_resamples", 0)),
@@ -512,6 +520,9 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
     (returning its figure), else on a new figure built without pyplot (safe in headless runs).
     The cluster fail rate is drawn dashed for comparison.
     """
+    from evalkit.extras import require
+
+    require("matplotlib", purpose="plot_threshold_study")
     from matplotlib.figure import Figure as _Figure
 
     if not isinstance(study, ThresholdStudy) and isinstance(study, pd.DataFrame):
@@ -569,4 +580,4 @@ def plot_threshold_study(study: ThresholdStudy | pd.DataFrame, ax: Axes | None =
         f"Threshold study: n = {study.n_items} items, {study.n_clusters} clusters{unknown}"
     )
     ax.legend(loc="upper right", fontsize="small")
-    return fig  # type: ignore[return-value]
+    return fig

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import Misses, NumberToken, Reading, RecordView, read_token
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
@@ -36,7 +36,7 @@ __all__ = [
     "score_v1",
 ]
 
-ID: Final = "efficiency-kpis"
+ID: Final = DimensionId.EFFICIENCY_KPIS
 
 # -- evidence template -------------------------------------------------------------------------
 

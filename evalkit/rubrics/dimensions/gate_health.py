@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
@@ -57,7 +57,7 @@ __all__ = [
     "unknown",
 ]
 
-ID: Final = "gate-health"
+ID: Final = DimensionId.GATE_HEALTH
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 
@@ -65,10 +65,12 @@ _A = re.ASCII
 
 
 def contaminated(peer_count: int) -> str:
+    """Evidence: peers overlap the window, so full-gate events are unattributable."""
     return f"{TIME_WINDOW} {window_contaminated(peer_count)} — full-gate events unattributable."
 
 
 def housekeeping() -> str:
+    """Evidence: no full-gate and no waves ran (not applicable)."""
     return (
         f"{TIME_WINDOW} 0 full-gate events and no waves ran — housekeeping session; "
         "a full-gate is not expected."
@@ -76,6 +78,7 @@ def housekeeping() -> str:
 
 
 def unknown(total_waves: Any) -> str:
+    """Evidence: waves ran but no full-gate event lies in the window."""
     return (
         f"{TIME_WINDOW} {or_na(total_waves)} wave(s) ran but 0 full-gate events in window — "
         "gate health unknown."
@@ -83,6 +86,7 @@ def unknown(total_waves: Any) -> str:
 
 
 def last(full_gates: int, last_exit_code: Any) -> str:
+    """Evidence: the full-gate events in the window and the last one's exit code."""
     return (
         f"{TIME_WINDOW} {full_gates} full-gate event(s) in window; "
         f"last exit_code={js_string(last_exit_code)}."
@@ -137,8 +141,11 @@ def is_coordinator_direct_housekeeping(record: object) -> bool:
 
 
 def no_waves_ran(record: object) -> bool:
-    """ "No waves ran": ``total_waves === 0``, ``waves`` missing/not an array/empty, or all
-    waves coordinator-direct Housekeeping (the rubric's clarification; never session_type)."""
+    """Whether no waves ran (the rubric's clarification; never session_type).
+
+    ``total_waves === 0``, ``waves`` missing/not an array/empty, or all waves
+    coordinator-direct Housekeeping.
+    """
     total = get(record, "total_waves")
     waves = get(record, "waves")
     if is_number(total) and total == 0:

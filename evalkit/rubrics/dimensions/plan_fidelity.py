@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     Misses,
@@ -50,7 +50,7 @@ __all__ = [
     "score_v1",
 ]
 
-ID: Final = "plan-fidelity"
+ID: Final = DimensionId.PLAN_FIDELITY
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 
@@ -61,6 +61,7 @@ PASS_THRESHOLD: Final = 0.8
 
 
 def not_applicable() -> str:
+    """Evidence: no completion rate and nothing planned (not applicable)."""
     return (
         "no completion_rate and no planned_issues — housekeeping/unplanned session; "
         "plan-fidelity not applicable."
@@ -68,6 +69,7 @@ def not_applicable() -> str:
 
 
 def rate_missing(planned: Any) -> str:
+    """Evidence: issues were planned but the completion rate is missing."""
     return (
         f"planned_issues={js_string(planned)} but effectiveness.completion_rate is missing — "
         "plan-fidelity data unavailable."
@@ -75,6 +77,7 @@ def rate_missing(planned: Any) -> str:
 
 
 def rate_present(rate: Any, planned: Any, carryover: Any, carryover_ratio: Any) -> str:
+    """Evidence: the completion rate against the threshold, with its context."""
     return (
         f"completion_rate={js_string(rate)} (v1 threshold: pass iff completion_rate >= "
         f"{js_string(PASS_THRESHOLD)}); planned_issues={or_na(planned)}, "
@@ -122,8 +125,10 @@ def _effectiveness_number(ctx: ScoringContext, key: str) -> int | float | None:
 
 
 def score_v1(ctx: ScoringContext) -> Dimension:
-    """rubric-v1 (and v2): the completion rate against :data:`PASS_THRESHOLD`; carries
-    ``score`` (the rate, or ``None``)."""
+    """rubric-v1 (and v2): the completion rate against :data:`PASS_THRESHOLD`.
+
+    Carries ``score`` (the rate, or ``None``).
+    """
     rate = _effectiveness_number(ctx, "completion_rate")
     planned = _effectiveness_number(ctx, "planned_issues")
     if rate is None:

@@ -63,8 +63,11 @@ def first_number(pattern: re.Pattern[str], text: str) -> Number | None:
 
 @dataclass(frozen=True)
 class NumberToken:
-    """A token that holds a number or a placeholder (``n/a``, ``null``): ``value`` is ``None``
-    for the placeholder. A reader returns ``None`` (no token at all) or a ``NumberToken``."""
+    """A token that holds a number or a placeholder (``n/a``, ``null``).
+
+    ``value`` is ``None`` for the placeholder. A reader returns ``None`` (no token at all) or a
+    ``NumberToken``.
+    """
 
     value: Number | None
 
@@ -92,6 +95,7 @@ class RecordView:
 
     @classmethod
     def of(cls, dimensions: Any) -> RecordView:
+        """The view of a record's ``dimensions`` (the first dimension of each id)."""
         first: dict[str, Mapping[str, Any]] = {}
         for dim in dimensions if isinstance(dimensions, list) else []:
             if isinstance(dim, Mapping):
@@ -101,14 +105,19 @@ class RecordView:
         return cls(first)
 
     def with_events_unreadable(self, unreadable: bool) -> RecordView:
+        """The same view, saying whether ``events.jsonl`` was absent or empty."""
         return replace(self, events_unreadable=unreadable)
 
     def has(self, dim_id: str) -> bool:
+        """Whether the record holds a dimension ``dim_id``."""
         return dim_id in self.first_by_id
 
     def evidence(self, dim_id: str) -> str | None:
-        """Evidence of a dimension: ``None`` when absent, ``""`` when not a string (present but
-        blind: its reader then records a parse miss)."""
+        """Evidence of a dimension: ``None`` when absent, ``""`` when not a string.
+
+        A dimension present without string evidence is blind: its reader then records a parse
+        miss.
+        """
         dim = self.first_by_id.get(dim_id)
         if dim is None:
             return None
@@ -116,6 +125,7 @@ class RecordView:
         return evidence if isinstance(evidence, str) else ""
 
     def status(self, dim_id: str) -> Any:
+        """The status of dimension ``dim_id`` (None when absent)."""
         dim = self.first_by_id.get(dim_id)
         return None if dim is None else dim.get("status")
 
@@ -143,10 +153,11 @@ class Misses:
     """Collects one dimension's parse misses while its reader runs."""
 
     def __init__(self, dimension: str) -> None:
-        self.dimension = dimension
+        self.dimension = str(dimension)  # a DimensionId member: facts carry the plain id
         self.items: list[Mapping[str, str]] = []
 
     def add(self, fact: str, reason: str) -> None:
+        """Record that ``fact`` could not be read, and why."""
         self.items.append({"fact": fact, "dimension": self.dimension, "reason": reason})
 
     def required(self, value: _T | None, fact: str, reason: str) -> _T | None:

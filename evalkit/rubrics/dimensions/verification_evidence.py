@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
+from evalkit.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
@@ -63,7 +63,7 @@ __all__ = [
     "unavailable",
 ]
 
-ID: Final = "verification-evidence"
+ID: Final = DimensionId.VERIFICATION_EVIDENCE
 _DET = Method.DETERMINISTIC
 _A = re.ASCII
 
@@ -71,6 +71,7 @@ _A = re.ASCII
 
 
 def contaminated(peer_count: int, peers: Sequence[str]) -> str:
+    """Evidence: peers overlap the window, so gate events are unattributable."""
     return (
         f"{TIME_WINDOW} {window_contaminated(peer_count)} [{', '.join(peers)}] — quality_gate "
         "events (which carry no session_id) cannot be attributed to this session."
@@ -78,6 +79,7 @@ def contaminated(peer_count: int, peers: Sequence[str]) -> str:
 
 
 def no_change() -> str:
+    """Evidence: no gate event and no file changed (nothing to verify)."""
     return (
         f"{TIME_WINDOW} 0 quality_gate events in window and total_files_changed=0 — "
         "no code change to verify."
@@ -85,6 +87,7 @@ def no_change() -> str:
 
 
 def unavailable(files_changed: Any) -> str:
+    """Evidence: no gate event, but files changed or their count is unknown."""
     return (
         f"{TIME_WINDOW} 0 quality_gate events in window but "
         f"total_files_changed={or_na(files_changed)} — verification evidence unavailable."
@@ -92,10 +95,12 @@ def unavailable(files_changed: Any) -> str:
 
 
 def gates_green(gates: int) -> str:
+    """Evidence: every gate event in the window exited 0."""
     return f"{TIME_WINDOW} {gates} quality_gate event(s) in window, all exit_code=0."
 
 
 def gates_red(gates: int, failing: int) -> str:
+    """Evidence: some gate events in the window exited non-zero."""
     return (
         f"{TIME_WINDOW} {gates} quality_gate event(s) in window; {failing} with non-zero exit_code."
     )
@@ -145,8 +150,11 @@ def read_no_change(text: str) -> bool:
 
 
 def read_unavailable(text: str) -> NumberToken | None:
-    """Reader of :func:`unavailable`: ``total_files_changed`` (``NumberToken(None)`` for
-    ``n/a``, the record held no file count); ``None`` when the branch is absent."""
+    """Reader of :func:`unavailable`: ``total_files_changed``.
+
+    ``NumberToken(None)`` for ``n/a`` (the record held no file count); ``None`` when the
+    branch is absent.
+    """
     return read_token(_UNAVAILABLE, text, "n/a")
 
 

@@ -1,0 +1,77 @@
+"""Named constants with one home: the dimension ids (evalkit.dimension.DimensionId) and the ~10%
+fire-rate ceiling of rule HR-101 (evalkit.stats.FIRE_RATE_CEILING)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+
+import pytest
+
+import evalkit
+from evalkit.dimension import Dimension, DimensionId, Method, Status
+from evalkit.engine import SAMPLE_METRICS_DIR
+from evalkit.judge.parse import JUDGE_DIMENSION_IDS
+from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
+from evalkit.stats import FIRE_RATE_CEILING, threshold_study
+from evalkit.studies import declared_parameters
+
+DIMENSION_MODULES = (
+    "verification_evidence",
+    "plan_fidelity",
+    "gate_health",
+    "process_safety",
+    "guard_friction",
+    "efficiency_kpis",
+)
+
+
+def test_the_enum_holds_exactly_the_ids_of_the_shipped_rubrics() -> None:
+    shipped = {spec.id for v in RUBRIC_VERSIONS for spec in get_rubric(v).dimensions}
+    judged = {i for ids in JUDGE_DIMENSION_IDS.values() for i in ids}
+    assert {m.value for m in DimensionId} == shipped | judged
+    assert len(DimensionId) == 8  # six deterministic, instruction-adherence, report-quality
+
+
+@pytest.mark.parametrize("name", DIMENSION_MODULES)
+def test_each_dimension_module_names_its_id_from_the_enum(name: str) -> None:
+    module = importlib.import_module(f"evalkit.rubrics.dimensions.{name}")
+    assert isinstance(module.ID, DimensionId)
+    assert module.ID.value == name.replace("_", "-")
+
+
+def test_records_and_facts_carry_plain_strings() -> None:
+    dim = Dimension(DimensionId.GATE_HEALTH, Method.DETERMINISTIC, Status.PASS, "x")
+    assert type(dim.id) is str and dim.id == "gate-health"
+    for rubric in RUBRIC_VERSIONS:
+        record = evalkit.score_session(SAMPLE_METRICS_DIR, rubric=rubric)
+        assert all(type(d.id) is str for d in record.dimensions)
+        as_dict = record.to_dict()
+        assert all(type(d["id"]) is str for d in as_dict["dimensions"])
+        assert json.loads(json.dumps(as_dict)) == as_dict
+    # a reader's parse miss names its dimension as a plain string too
+    facts = evalkit.compute_facts(
+        [{"id": "gate-health", "method": "deterministic", "status": "pass", "evidence": "?"}]
+    )
+    assert facts["parse_misses"]
+    assert all(type(m["dimension"]) is str for m in facts["parse_misses"])
+
+
+def test_the_ceiling_is_one_constant() -> None:
+    from evalkit.analyses import replay, threshold
+    from evalkit.stats.thresholds import ThresholdStudy
+
+    assert FIRE_RATE_CEILING == 0.10
+    defaults = [
+        inspect.signature(threshold_study).parameters["ceiling"].default,
+        inspect.signature(replay.dead_instrument_flags).parameters["ceiling"].default,
+        inspect.signature(replay.plot_rates).parameters["ceiling"].default,
+        inspect.signature(threshold.study).parameters["ceiling"].default,
+        ThresholdStudy.ceiling,
+    ]
+    assert all(d is FIRE_RATE_CEILING for d in defaults)
+    # the notebooks' pre-registered parameter is the same number (their cells are hashed by
+    # the lock, so they keep their literal)
+    for study in ("threshold-study", "rubric-replay"):
+        assert declared_parameters(study)["ceiling"].default == FIRE_RATE_CEILING
