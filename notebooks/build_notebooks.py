@@ -511,7 +511,7 @@ for s in jc.studies:
         "code",
         """
 for s in jc.studies:
-    display(Markdown(f"### {markdown_code(s.judge)}\n\n" + cal.decision_text(s)))
+    display(Markdown(f"### {markdown_code(s.judge)}\\n\\n" + cal.decision_text(s)))
 """,
     ),
     ("md", "## Disagreements, item by item"),

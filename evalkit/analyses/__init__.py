@@ -50,11 +50,12 @@ _EMPTY_MEANS = {
 }
 
 
-def show_parameters(params: dict) -> object:
+def show_parameters(params: dict, empty_means: dict | None = None) -> object:
     """The run's parameters as a small table.
 
-    An empty path says what the default is; a given path shows its last two parts only, so the
-    page does not carry machine paths and reruns from another directory diff cleanly.
+    An empty path says what the default is (``empty_means``: a study's own wording, by
+    parameter name); a given path shows its last two parts only, so the page does not carry
+    machine paths and reruns from another directory diff cleanly.
     """
     from pathlib import PurePath
 
@@ -65,7 +66,7 @@ def show_parameters(params: dict) -> object:
         text = str(v)
         if k.endswith("_dir") or k.endswith("_path"):
             if not v:
-                text = _EMPTY_MEANS.get(k, "(default)")
+                text = {**_EMPTY_MEANS, **(empty_means or {})}.get(k, "(default)")
             else:
                 parts = PurePath(str(v)).parts[-2:]
                 text = f"(given path) …/{'/'.join(parts)}"

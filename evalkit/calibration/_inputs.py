@@ -24,6 +24,7 @@ __all__ = [
     "DECISION_RULE_NAME",
     "MODEL_JUDGE_RULE_NAME",
     "REPEAT_CONDITIONS",
+    "RULE_JUDGE_NAME",
     "decision_rule_file",
     "judge_series",
     "load_decision_rule",
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 DECISION_RULE_NAME = "DECISION_RULE.json"
+#: The name the rule judge's calibration carries (command line, study pages, certificates).
+RULE_JUDGE_NAME = "rule-judge (evalkit.judge.apply_rules)"
 #: The rule a model judge's labels (a run log, or K > 1 repeats per item) are judged under.
 MODEL_JUDGE_RULE_NAME = "DECISION_RULE-model-judge.json"
 _MAX_RULE_BYTES = 1 << 20

@@ -49,6 +49,7 @@ __all__ = [
     "labels_from_frame",
     "labels_from_runlog",
     "read_labels",
+    "read_labels_table",
 ]
 
 CALL_COLUMNS = ("item_id", "repeat", "label", "outcome")
@@ -272,7 +273,8 @@ def labels_from_runlog(path: str | os.PathLike[str], judge: str | None = None) -
     )
 
 
-def _labels_file(path: Path) -> pd.DataFrame:
+def read_labels_table(path: Path) -> pd.DataFrame:
+    """The rows of a labels file (``.csv``: every column as text; else JSON lines), unchecked."""
     from evalkit.calibration._inputs import read_judge_labels
 
     if path.suffix.lower() != ".csv":
@@ -297,7 +299,7 @@ def read_labels(path: str | os.PathLike[str], judge: str | None = None) -> Judge
     p = Path(path)
     if is_runlog(p):
         return labels_from_runlog(p, judge)
-    frame = _labels_file(p)
+    frame = read_labels_table(p)
     for col in ("item_id", "label"):
         if col not in frame.columns:
             raise EvalkitError(f"{p}: column {col!r} missing")

@@ -117,10 +117,11 @@ def _gold_path(given: str | None) -> Path:
 def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
     """The labels to calibrate and the judge name to give them (None: the labels' own)."""
     from evalkit.calibration import read_labels, rule_judge_labels
+    from evalkit.calibration._inputs import RULE_JUDGE_NAME
     from evalkit.calibration._labels import say_notes
 
     if args.rule_judge:
-        return rule_judge_labels(gold), args.judge or "rule-judge (evalkit.judge.apply_rules)"
+        return rule_judge_labels(gold), args.judge or RULE_JUDGE_NAME
     labels = read_labels(args.labels, None if args.judge is None else args.judge)
     say_notes(labels)
     if labels.judge is None:  # a plain file: --judge names it, else the file does
