@@ -283,3 +283,29 @@ def test_labels_files_are_checked_row_by_row(tmp_path: Path) -> None:
         assert done.returncode == 1, text
         assert message in done.stderr and "Traceback" not in done.stderr, (text, done.stderr)
         assert re.search(r"labels\.csv: row \d", done.stderr), done.stderr
+
+
+def test_register_mints_a_model_judge_certificate_from_a_run_log(
+    v2_log: Path, tmp_path: Path
+) -> None:
+    """In a copy of the repository (its own lock, gold set and calibrations/): the run log of a
+    judge that answers as the rule judge graduates under the model-judge rule, and --register
+    writes a certificate that embeds every call and re-checks offline."""
+    from repo_layout import make_repo, run_evalkit
+
+    from evalkit.calibration import verify_certificate
+
+    repo = make_repo(tmp_path / "repo", package=True)
+    done = run_evalkit(repo, "calibrate", "--labels", str(v2_log), "--register", timeout=900)
+    assert done.returncode == 0, done.stderr
+    [cert] = sorted((repo / "calibrations").glob("*.json"))
+    assert f"registered calibrations/{cert.name} (verified)" in done.stderr
+    body = json.loads(cert.read_text(encoding="utf-8"))
+    assert body["labels"]["form"] == "repeats" and len(body["labels"]["items"]) == 2 * N_GOLD
+    assert (
+        body["decision_rule"]["path"] == "gold/instruction-adherence/DECISION_RULE-model-judge.json"
+    )
+    assert body["result"]["judge"] == "openai:m"
+    verified = verify_certificate(cert, root=repo)
+    assert verified.calibration_status == json.loads(done.stdout)["calibration_status"]
+    assert not list((REPO_ROOT / "calibrations").glob("*.json"))  # never written here
