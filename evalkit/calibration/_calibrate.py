@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -341,6 +342,19 @@ def _with_repeats(run: _Run, labels: JudgeLabels) -> dict[str, Any]:
     }
 
 
+def _check_labels(labels: JudgeLabels, gs: GoldSet, repeated: bool, rule_file: Path) -> None:
+    """Refuse labels of other items than ``gs``'s, and (with repeats) a call without a label
+    that does not say why."""
+    check_against_gold(labels, gs)
+    unknown = labels.calls["outcome"].isna()
+    if repeated and unknown.any():
+        raise EvalkitError(
+            f"{labels.source}: item {labels.calls['item_id'][unknown].iloc[0]!r} has no label and "
+            f"no outcome; the rule {rule_file.name} counts calls without a label, so say why (an "
+            "outcome column: cannot-parse or error)"
+        )
+
+
 def _as_labels(judge_labels: Any, judge: str | None) -> JudgeLabels | pd.DataFrame:
     """A frame of one label per item as given (no ``repeat`` column), else :class:`JudgeLabels`."""
     if isinstance(judge_labels, JudgeLabels):
@@ -396,13 +410,7 @@ def calibrate(
     if repeated and not isinstance(labels, JudgeLabels):  # a rule for repeats names the path
         labels = labels_from_frame(labels, judge, model_judge=True)
     if isinstance(labels, JudgeLabels):
-        check_against_gold(labels, gs)
-        if repeated and labels.calls["outcome"].isna().any():
-            raise EvalkitError(
-                f"{labels.source}: item {labels.calls['item_id'][labels.calls['outcome'].isna()].iloc[0]!r}"
-                f" has no label and no outcome; the rule {rule_file.name} counts calls without "
-                "a label, so say why (an outcome column: cannot-parse or error)"
-            )
+        _check_labels(labels, gs, repeated, rule_file)
     prereg = check_preregistration(gs, rule, rule_file, root=root, lock=lock, no_lock=no_lock)
     lv = float(rule["ci"]["level"]) if level is None else float(level)
     nres = int(rule["ci"].get("n_resamples", 2000)) if n_resamples is None else int(n_resamples)
