@@ -71,6 +71,10 @@ STUDIES: tuple[str, ...] = (
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
+#: Set to "1" for the kernel of a run with ``no_lock`` ("0" otherwise, whatever the caller's
+#: environment says): a study that calibrates then runs its calibrations without a lock too,
+#: as its page states (never mintable). It can only take trust away, never add it.
+NO_LOCK_ENV = "EVALKIT_STUDY_NO_LOCK"
 _HIDE_INPUT_TAGS = frozenset({"hide-input", "remove-input", "parameters", "injected-parameters"})
 _REMOVE_CELL_TAGS = frozenset({"remove-cell"})
 _RUNNER_KEYS = (
@@ -426,7 +430,7 @@ def run_study(
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
         f"{timeout}s per cell)")  # fmt: skip
-    nb, error, figures = _execute(prepared, name, timeout, say)
+    nb, error, figures = _execute(prepared, name, timeout, say, no_lock=no_lock)
     nb = _stable(nb, name)
     html_path = out / "index.html"
     html_path.write_text(render_html(nb, title=name), encoding="utf-8")
@@ -480,7 +484,7 @@ def _prepared_notebook(nb_dict: Mapping[str, Any], merged: Mapping[str, Any], ba
 
 
 def _execute(
-    nb: Any, name: str, timeout: int, say: Callable[[str], None]
+    nb: Any, name: str, timeout: int, say: Callable[[str], None], *, no_lock: bool = False
 ) -> tuple[Any, str | None, dict[str, Any]]:
     """Run the prepared notebook with papermill; (executed notebook, error text, figures)."""
     import nbformat
@@ -499,6 +503,7 @@ def _execute(
         kernel_log = work_dir / "kernel-stderr.log"
         with (
             _env(RESULTS_ENV, str(figures_path)),
+            _env(NO_LOCK_ENV, "1" if no_lock else "0"),
             _env("PYTHONPATH", pythonpath),
             kernel_log.open("ab") as log,
         ):

@@ -18,6 +18,7 @@ banner (every untrusted piece escaped), to the top of the page.
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -412,10 +413,27 @@ def _dir_sha256(root: str) -> dict[str, Any]:
             "bytes": total}  # fmt: skip
 
 
+def _glob_sha256(pattern: str) -> dict[str, Any]:
+    """The files a glob pattern matches (an input such as ``runs/*.jsonl``), each hashed as
+    :func:`_dir_sha256` hashes a folder's, keyed by the path as matched."""
+    digests: dict[str, str] = {}
+    total = 0
+    for match in sorted(glob.glob(pattern)):
+        if not os.path.isfile(match):
+            continue
+        digests[_safe_name(match)], size = _file_sha256(match)
+        total += size
+        if len(digests) > _MAX_INPUT_FILES:
+            return {"kind": "glob", "error": f"more than {_MAX_INPUT_FILES} files"}
+    return {"kind": "glob", "sha256": set_sha256(digests), "files": sorted(digests),
+            "bytes": total}  # fmt: skip
+
+
 def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -> dict[str, Any]:
     """Per data-input parameter: the path given and the sha256 of its content.
 
-    A file hashes its bytes; a directory hashes ``"<relative path>\\t<sha256>\\n"`` lines over
+    A file hashes its bytes; a glob pattern that is not itself a path hashes the files it
+    matches as a directory does; a directory hashes ``"<relative path>\\t<sha256>\\n"`` lines over
     every file below it (symlinks by their target text, nothing followed, a FIFO or device named
     and never opened). An empty value means the notebook's default data (see its page).
     """
@@ -429,7 +447,9 @@ def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -
             continue
         path = str(value)
         try:
-            if os.path.isdir(path):
+            if glob.has_magic(path) and not os.path.lexists(path):  # several files, one pattern
+                out[name] = {"path": path, **_glob_sha256(path)}
+            elif os.path.isdir(path):
                 out[name] = {"path": path, **_dir_sha256(path)}
             else:
                 digest, size = _file_sha256(path)

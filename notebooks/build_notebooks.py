@@ -30,7 +30,11 @@ analyses.configure_display()
 
 def _nb(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     for i, (kind, src) in enumerate(cells):
         if kind == "md":
@@ -173,7 +177,10 @@ n_sessions = replay.sessions_scored(scored)
 display(Markdown(replay.sessions_text(n_sessions)))
 """,
     ),
-    ("md", "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric."),
+    (
+        "md",
+        "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric.",
+    ),
     (
         "code",
         """
@@ -259,17 +266,23 @@ target whose labels never vary has no defined κ — it is reported as such, nev
     (
         "params",
         """
-labels_path: str = ""  # CSV/JSONL/parquet long table; "" simulates the default rater labels
+labels_path: str = ""  # CSV/JSONL/parquet long table, or run logs of `evalkit judge run` (a file, a folder or a glob); "" simulates the default rater labels
 n_items: int = 40  # items per target when simulating
 seed: int = 0  # simulation and bootstrap seed
 n_resamples: int = 500  # bootstrap resamples over items
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import agreement as ag\n"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import agreement as ag\n"
+        + "from evalkit.analyses import label_families as lf\n",
+    ),
     (
         "code",
         """
-labels = ag.load_labels(labels_path, n_items=n_items, seed=seed)
+fam = lf.load(labels_path)  # run logs: each judge a label family; else None
+labels = fam.table if fam is not None else ag.load_labels(labels_path, n_items=n_items, seed=seed)
 display(analyses.show_parameters({"labels_path": labels_path, "n_items": n_items,
                                   "seed": seed, "n_resamples": n_resamples}))
 display(ag.describe(labels))
@@ -310,10 +323,27 @@ display(ag.format_paradox(paradox))
 display(Markdown(ag.paradox_text(paradox)))
 """,
     ),
+    ("md", "## Each judge against gold"),
     (
         "code",
         """
-_ = analyses.write_results(ag.figures(labels, vf, per_target, per_cat, paradox))
+vs_gold = None
+if fam is None:
+    display(Markdown("The labels are not run logs of model judges, so there is no gold set to "
+                     "compare each rater with here (the judge-calibration study does that)."))
+else:
+    display(Markdown(lf.gold_text(fam)))
+    if fam.gold is not None:
+        vs_gold = lf.judge_vs_gold(fam, n_resamples=n_resamples, seed=seed)
+        display(lf.judge_vs_gold_frame(vs_gold))
+""",
+    ),
+    (
+        "code",
+        """
+_ = analyses.write_results(
+    ag.figures(labels, vf, per_target, per_cat, paradox, families=fam, vs_gold=vs_gold)
+)
 """,
     ),
     (
@@ -325,6 +355,9 @@ _ = analyses.write_results(ag.figures(labels, vf, per_target, per_cat, paradox))
   simulated data is deliberately not read here.
 - κ depends on prevalence; compare targets through AC1/PABAK and the paradox table, not κ alone.
 - The default labels are simulated (see `docs/DATA_CARD.md`).
+- With run logs, each judge is one rater through its majority label: agreement across judges
+  says nothing about how consistent each judge is with itself (the judge-calibration study
+  shows that).
 """,
     ),
 ]
@@ -333,72 +366,118 @@ CALIBRATION = [
     (
         "md",
         """
-# Judge calibration: a judge's labels against the frozen gold set
+# Judge calibration: model judges and the rule judge against the frozen gold set
 
-By default the judge is the rule judge (`evalkit.judge.apply_rules` on each gold item's facts).
-Shown: Cohen's κ with a BCa bootstrap 95% interval and its n, the confusion matrix, per-class
+A model judge answers each gold item K times (a run log of `evalkit judge run`, or a labels
+file). Shown, beside its agreement with gold, its consistency with itself: Cohen's κ vs gold on
+every labelled call and on each item's majority label (ties counted and shown, never broken),
+each with a BCa 95% interval that resamples *items* (an item's repeats move together); Fleiss κ
+across repeats; the flip rate (items whose repeats disagree, Wilson interval); the calls that
+gave no label (cannot-parse, error, never run) with their n; the confusion matrix, per-class
 sensitivity and specificity, agreement per decision rule, the pre-registered graduation
-decision, and every disagreement item by item.
+decision and every disagreement. The rule judge (`evalkit.judge.apply_rules`) stands beside it
+as the deterministic rater.
 
-**Advisory** until the calibration graduates under its pre-registered rule *and* is registered
-(`evalkit calibrate`): until then every judge figure on this page describes the judge and
-licenses none of its verdicts. The line below says where this run stands.
+**Advisory** until a calibration graduates under its pre-registered rule *and* is registered
+(`evalkit calibrate --register`): until then every judge figure on this page describes the
+judge and licenses none of its verdicts. The line below says where this run stands.
 """,
     ),
     (
         "params",
         """
-gold_path: str = ""  # gold set directory; "" uses gold/instruction-adherence
-judge: str = "rules"  # judge whose labels are calibrated: "rules" (the rule judge)
-n_resamples: int = 2000  # bootstrap resamples for the kappa interval
-seed: int = 0  # bootstrap seed
+labels_path: str = ""  # run log of `evalkit judge run` or labels file (item_id,label[,repeat][,outcome][,judge]); "" = a simulated model judge (synthetic)
+gold_path: str = ""  # gold set directory; "" uses gold/instruction-adherence (its newest version)
+repeats: int = 5  # repeats per item of the simulated model judge (default data only)
+n_resamples: int = 2000  # bootstrap resamples for the displayed intervals
+seed: int = 0  # seed of the simulated model judge and of the displayed bootstrap
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import calibration as cal\n"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import calibration as cal\n"
+        + "from evalkit.analyses import judge_consistency as jcv\n",
+    ),
     (
         "code",
         """
 gold = cal.load_gold(gold_path)
-display(analyses.show_parameters({"gold_path": gold_path, "judge": judge,
-                                  "n_resamples": n_resamples, "seed": seed}))
+display(analyses.show_parameters(
+    {"labels_path": labels_path, "gold_path": gold_path, "repeats": repeats,
+     "n_resamples": n_resamples, "seed": seed},
+    empty_means={"labels_path": "(default: a simulated model judge, synthetic — see docs/DATA_CARD.md)"},
+))
 display(Markdown(cal.gold_text(gold)))
-judge_labels = cal.judge_labels(gold, judge)
-result = cal.run(judge_labels, gold, n_resamples=n_resamples, seed=seed)
-display(Markdown(cal.advisory_text(result)))
+data = cal.load_model_judges(labels_path, gold, repeats=repeats, seed=seed)
+display(Markdown(data.describe()))
+jc = cal.run_all(data, gold, n_resamples=n_resamples, seed=seed)
+for s in jc.studies:
+    display(Markdown(f"{markdown_code(s.judge)}: " + cal.advisory_text(s)))
 """,
     ),
-    ("md", "## Agreement with gold"),
+    ("md", "## Judges side by side"),
     (
         "code",
         """
-display(Markdown(cal.summary_text(result)))
-display(cal.confusion_frame(result))
-display(cal.plot_confusion(result))
+display(jcv.overview_frame(jc))
+display(jcv.plot_overview(jc))
 """,
     ),
-    ("md", "## Per class and per decision rule"),
+    ("md", "## Consistency over repeats"),
     (
         "code",
         """
-display(Markdown(cal.per_class_caption(result)))
-display(cal.per_class_frame(result))
-display(cal.per_rule_frame(result))
+for s in jc.model:
+    display(Markdown(jcv.consistency_text(s)))
+    display(jcv.outcomes_frame(s))
 """,
     ),
-    ("md", "## Graduation decision (pre-registered)"),
-    ("code", "display(Markdown(cal.decision_text(result)))"),
+    ("md", "## Agreement with gold, judge by judge"),
+    (
+        "code",
+        """
+for s in jc.studies:
+    display(Markdown(f"### {markdown_code(s.judge)}"))
+    display(Markdown(cal.summary_text(s)))
+    display(cal.confusion_frame(s))
+    display(cal.plot_confusion(s))
+    display(Markdown(cal.per_class_caption(s)))
+    display(cal.per_class_frame(s))
+    display(cal.per_rule_frame(s))
+""",
+    ),
+    ("md", "## Graduation decisions (pre-registered)"),
+    (
+        "code",
+        """
+for s in jc.studies:
+    display(Markdown(f"### {markdown_code(s.judge)}\\n\\n" + cal.decision_text(s)))
+""",
+    ),
     ("md", "## Disagreements, item by item"),
-    ("code", "display(cal.disagreements(result))"),
-    ("code", "_ = analyses.write_results(cal.figures(result, judge_labels, gold))"),
+    (
+        "code",
+        """
+for s in jc.studies:
+    display(Markdown(f"### {markdown_code(s.judge)}: {len(s.disagreements)} item(s)"))
+    display(cal.disagreements(s))
+""",
+    ),
+    ("code", "_ = analyses.write_results(cal.study_figures(jc))"),
     (
         "md",
         """
 ## What this does not show
 
-- Agreement with a gold set measures the judge against the gold labellers' reading, not against
+- Agreement with a gold set measures a judge against the gold labellers' reading, not against
   ground truth about the sessions.
+- With the default data the model judge is simulated (synthetic): its figures describe the
+  simulator's known confusion, difficulty and parse failures, not any real model.
+- A judge's consistency over K repeats at one temperature says nothing about another
+  temperature, prompt or model version; a changed judge is a new calibration.
 - The rule judge is deterministic: its disagreements point at rules or gold items to revisit,
-  not at noise. An LLM judge would need repeated runs as well.
+  not at noise.
 """,
     ),
 ]

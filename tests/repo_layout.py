@@ -94,6 +94,28 @@ def relabelled_copy_outside(repo: Path, work: Path) -> Path:
     return relabelled_freeze(repo / "gold" / SET / "v2", work / "src", elsewhere)
 
 
+def only_certificate(repo: Path) -> Path:
+    """The one certificate in ``repo/calibrations`` (a test that expects one)."""
+    [path] = sorted((repo / "calibrations").glob("*.json"))
+    return path
+
+
+def plant_certificate(repo: Path, obj: Any) -> Path:
+    """Write a (forged) certificate under the name of its own sha256, as a forger would."""
+    data = (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
+    folder = repo / "calibrations"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{hashlib.sha256(data).hexdigest()}.json"
+    path.write_bytes(data)
+    return path
+
+
+def labels_sha256(items: list[dict[str, Any]]) -> str:
+    """The sha256 a certificate gives its embedded labels (canonical, compact JSON)."""
+    data = json.dumps(items, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment without the variables that once named a lock or a registry."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}

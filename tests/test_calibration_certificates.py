@@ -17,7 +17,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from record_factory import make_record
-from repo_layout import SET, make_repo, relabelled_copy_outside, relabelled_freeze, write_lock
+from repo_layout import (
+    SET,
+    make_repo,
+    relabelled_copy_outside,
+    relabelled_freeze,
+    write_lock,
+)
+from repo_layout import labels_sha256 as _labels_sha
+from repo_layout import only_certificate as _cert_path
+from repo_layout import plant_certificate as _plant
 
 from evalkit import gold as gold_module
 from evalkit import journal, validate_record
@@ -64,34 +73,10 @@ def repo_with_cert(minted: dict[str, Any], tmp_path: Path) -> Path:
     return dest
 
 
-def _cert_path(repo: Path) -> Path:
-    [path] = sorted((repo / "calibrations").glob("*.json"))
-    return path
-
-
 def _judge_record(status: str, ref: str | None) -> dict[str, Any]:
     rec = make_record()
     rec["dimensions"][-1].update(calibration_status=status, calibration_ref=ref)
     return rec
-
-
-def _encode(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
-
-
-def _plant(repo: Path, obj: Any) -> Path:
-    """Write a (forged) certificate under the name of its own sha256, as a forger would."""
-    data = _encode(obj)
-    folder = repo / "calibrations"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{hashlib.sha256(data).hexdigest()}.json"
-    path.write_bytes(data)
-    return path
-
-
-def _labels_sha(items: list[dict[str, Any]]) -> str:
-    data = json.dumps(items, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(data.encode()).hexdigest()
 
 
 # --------------------------------------------------------------------------- the positive path

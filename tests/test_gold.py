@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -191,7 +192,24 @@ def test_one_flipped_byte_is_refused_naming_the_file(
     assert name in capsys.readouterr().err
 
 
-SET_FILES = sorted(p.relative_to(SET_DIR).as_posix() for p in SET_DIR.rglob("*") if p.is_file())
+def _bound_rules() -> set[str]:
+    """The decision rules some version's manifest binds (frozen with it)."""
+    return {
+        name
+        for manifest in SET_DIR.glob("v*/MANIFEST.json")
+        for name in json.loads(manifest.read_text(encoding="utf-8")).get("decision_rules", {})
+    }
+
+
+SET_FILES = sorted(
+    p.relative_to(SET_DIR).as_posix()
+    for p in SET_DIR.rglob("*")
+    if p.is_file() and (p.parent != SET_DIR or p.name in _bound_rules())
+)
+#: Rules written after every version was frozen (the model-judge rule): only the lock binds them.
+LOCKED_ONLY_RULES = sorted(
+    p.name for p in SET_DIR.glob("DECISION_RULE*.json") if p.name not in _bound_rules()
+)
 
 
 @pytest.mark.parametrize("rel", SET_FILES)
@@ -204,6 +222,26 @@ def test_a_flipped_byte_anywhere_in_a_copied_set_folder_is_refused(
     with pytest.raises(EvalkitError) as err:
         load(set_copy)
     assert Path(rel).name in str(err.value)
+
+
+@pytest.mark.parametrize("name", LOCKED_ONLY_RULES)
+def test_a_flipped_byte_in_a_rule_only_the_lock_binds_is_refused(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A decision rule no frozen version binds is held by the pre-registration lock: a changed
+    byte fails `gold verify` and refuses a calibration under it, naming the file."""
+    from repo_layout import make_repo
+
+    from evalkit.calibration import calibrate, rule_judge_labels
+
+    repo = make_repo(tmp_path / "repo")
+    rule = repo / "gold" / "instruction-adherence" / name
+    _flip(rule, "middle")
+    code, out = _verify_cli(repo / "gold", capsys)
+    assert code == 1 and name in out
+    gs = load(repo / "gold" / "instruction-adherence" / "v2")
+    with pytest.raises(EvalkitError, match=re.escape(name)):
+        calibrate(rule_judge_labels(gs), gs, decision_rule=rule, root=repo)
 
 
 def test_the_bound_decision_rule_is_checked_and_a_lone_version_copy_still_loads(

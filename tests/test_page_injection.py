@@ -5,7 +5,7 @@ Study pages rendered untrusted text as HTML: a gold manifest ``name`` with ``<sc
 span (agreement-study). Here every text field that reaches a page carries a script tag, an
 ``<img onerror>``, a run of backticks that closes a code span and a Markdown/HTML
 ``javascript:`` link: the gold set name and folder, label targets, raters, families and labels,
-session ids, the judge name, the deviation reason, parameter values and file paths (in the
+session ids, a model judge's name (from its labels file), the deviation reason, parameter values and file paths (in the
 parameters table, in error messages), a notebook's file name, and a record's evidence. Every
 page (the study pages, the landing page, the record report) is opened in headless Chromium:
 no script runs, no dialog opens, no handler or ``javascript:`` link exists, and the text is
@@ -45,7 +45,8 @@ def _hostile_gold(root: Path) -> Path:
 
     set_dir = root / f"gold {IMG}"  # a folder name cannot hold "/", the img payload has none
     shutil.copytree(REPO / "gold" / "instruction-adherence" / "v2", set_dir / "v2")
-    shutil.copy(REPO / "gold" / "instruction-adherence" / "DECISION_RULE.json", set_dir)
+    for rule in (REPO / "gold" / "instruction-adherence").glob("DECISION_RULE*.json"):
+        shutil.copy(rule, set_dir)  # the rule judge's and the model judge's
     path = set_dir / "v2" / MANIFEST_NAME
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest["name"] = f"ia {EVERY}"
@@ -68,6 +69,20 @@ def _hostile_labels(root: Path) -> Path:
             rows.append({"item_id": f"i{item} {CODE}", "target": f"t {SCRIPT} {MATH}",
                          "family": f"fam {LINK}", "rater": rater, "label": label})  # fmt: skip
     path = root / "labels.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _hostile_judge(root: Path) -> Path:
+    """Labels of a model judge (two repeats per gold item) whose name is hostile."""
+    import pandas as pd
+
+    from evalkit.gold import load
+
+    items = load(REPO / "gold" / "instruction-adherence" / "v2").items
+    rows = [{"item_id": i, "repeat": r, "label": lab, "outcome": "ok", "judge": f"judge {EVERY}"}
+            for i, lab in zip(items["item_id"], items["label"], strict=True) for r in (0, 1)]  # fmt: skip
+    path = root / "judge.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
@@ -114,7 +129,12 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         {"gold_path": str(_hostile_gold(tmp)), "n_resamples": 200},
         deviation=WHY,
     )
-    run("bad-judge", "judge-calibration", {"judge": f"judge {EVERY}"}, deviation=WHY)
+    run(
+        "bad-judge",
+        "judge-calibration",
+        {"labels_path": str(_hostile_judge(tmp)), "n_resamples": 200},
+        deviation=WHY,
+    )
     run("agreement", "agreement-study", {"labels_path": str(_hostile_labels(tmp))})
     run(
         "threshold",
@@ -159,9 +179,8 @@ def test_the_studies_ran_on_the_hostile_inputs(pages: dict[str, Any]) -> None:
     runs = pages["runs"]
     # judge-calibration may refuse to mint a status from a gold name that cannot form one:
     # its page shows the name and the refusal, which is all this test needs of it
-    for key in ("agreement", "threshold", "replay", "adhoc"):
+    for key in ("agreement", "threshold", "replay", "adhoc", "bad-judge"):
         assert runs[key].ok, (key, runs[key].error)
-    assert not runs["bad-judge"].ok and "unknown judge" in (runs["bad-judge"].error or "")
     assert not runs["bad-path"].ok and "is not a directory" in (runs["bad-path"].error or "")
 
 
@@ -181,8 +200,9 @@ def test_the_hostile_text_is_shown_literally(pages: dict[str, Any]) -> None:
     for text in (f"t {SCRIPT} {MATH}", f"fam {IMG}", f"yes {IMG}", f"no {LINK}"):
         assert text in agreement, text  # the tables (targets, families, labels seen)
     assert pages["session"] in _text(pages, "threshold")
+    # a model judge's name (from its labels) in the tables, the sentences and the headings
+    assert _text(pages, "bad-judge").count(f"judge {EVERY}") >= 5
     # error messages quote the value with repr(): its quotes come back escaped, as text
-    assert "unknown judge 'judge <script>alert(" in _text(pages, "bad-judge")
     assert "nowhere <script>alert(" in _text(pages, "bad-path")
     assert f"Label: {EVERY} / {EVERY}" in _text(pages, "adhoc")
     index = _text(pages, "index")

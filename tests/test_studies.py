@@ -326,9 +326,19 @@ def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRu
     run = calibration_run
     res = run.results
     assert res["status"] == "ok", res.get("error")
-    kappa = res["kappa"]
-    assert kappa["n"] == res["calibration"]["n"] == 199
+    # the default model judge is the simulated one (synthetic), K = 5 calls per gold item
+    assert res["data"]["synthetic"] is True and res["data"]["repeats"] == [5]
+    reps = res["consistency"]
+    assert res["calibration"]["n"] == reps["n_items"] == 199
+    kappa = res["kappa"]  # on every labelled call
+    assert kappa["n"] == reps["calls"]["ok"] == 995 - reps["calls"]["cannot-parse"]
     assert -1 <= kappa["ci"]["low"] <= kappa["statistic"] <= kappa["ci"]["high"] <= 1
+    for key in ("kappa_majority", "repeat_kappa", "flip_rate", "failed_calls"):
+        e = reps[key]
+        assert e["ci"]["low"] <= e["statistic"] <= e["ci"]["high"], key
+    assert res["calibration"]["decision_rule"]["path"] == "DECISION_RULE-model-judge.json"
+    rule = res["rule_judge"]  # the deterministic rater beside it, on the same gold items
+    assert rule["kind"] == "rule" and rule["n"] == 199 and "repeats" not in rule
     # advisory until graduated AND registered (the registry is read, never written, here)
     from evalkit.calibration_status import is_accepted
 
@@ -339,9 +349,10 @@ def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRu
     assert res["registered"] is registered
     assert res["advisory"] is (not (res["graduates"] and res["registered"]))
     conf = res["calibration"]["confusion"]["counts"]
-    assert sum(sum(row.values()) for row in conf.values()) == 199
+    assert sum(sum(row.values()) for row in conf.values()) == kappa["n"]
     html = run.html.read_text(encoding="utf-8")
     assert "Disagreements" in html and "Graduation decision" in html
+    assert "Synthetic data." in html and "Fleiss κ across repeats" in html
     if res["advisory"]:
         assert html.count("advisory: ") >= 4  # κ, AC1, PABAK and the per-class/per-rule tables
     # the default gold set is the committed one, and the page says so
@@ -376,8 +387,13 @@ def test_index_over_real_study_results(
     )
     cal = calibration_run.results
     k = cal["kappa"]
-    shown = f"{k['statistic']:.3f} [{k['ci']['low']:.3f}, {k['ci']['high']:.3f}], n = 199"
+    shown = (
+        f"{k['statistic']:.3f} [{k['ci']['low']:.3f}, {k['ci']['high']:.3f}], n = {k['n']} "
+        "labelled calls over 199 items"
+    )
     assert f"Cohen's κ (judge vs gold) {shown}" in text
+    assert "synthetic data, simulated, no model called: K = 5 repeats per item" in text
+    assert "Rule judge (deterministic, beside it): Cohen's κ" in text
     assert ("Advisory:" in text) is cal["advisory"]
     assert "κ undefined (labels never vary" in text and "rq_status" in text
     assert "dead-instrument flag" in text

@@ -17,13 +17,14 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses.agreement_plots import UNDEFINED, plot_forest
+from evalkit.analyses.agreement_plots import missing as _missing
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.extras import require
-from evalkit.text_escape import markdown_code, plot_text
+from evalkit.text_escape import markdown_code
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.figure import Figure
 
 __all__ = [
     "PARADOX_CAPTION",
@@ -52,7 +53,6 @@ _NAMES = {
     "gwet_ac1": "Gwet AC1",
     "pabak": "PABAK / Brennan–Prediger",
 }
-UNDEFINED = "undefined: no variance"
 
 
 _LABEL_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
@@ -296,10 +296,6 @@ def per_category(labels: pd.DataFrame, *, n_resamples: int = 500, seed: int = 0)
                 }
             )
     return pd.DataFrame(rows)
-
-
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
 
 
 def _opt(v: Any) -> float | None:
@@ -577,9 +573,18 @@ def figures(
     per_target_table: pd.DataFrame,
     per_category_table: pd.DataFrame,
     paradox_table: pd.DataFrame,
+    *,
+    families: Any = None,
+    vs_gold: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
-    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`.
+
+    ``families``: the label families read from run logs (None for a labels file); ``vs_gold``:
+    each judge's kappa against the gold set, when the runs labelled one.
+    """
     return {
+        "label_families": None if families is None else list(families.judges),
+        "judges_vs_gold": None if vs_gold is None else vs_gold.to_dict(orient="records"),
         "n_items": int(labels["item_id"].nunique()),
         "targets": sorted(labels["target"].unique()),
         "variance_free": vf.to_dict(orient="records"),
@@ -587,40 +592,3 @@ def figures(
         "per_category": per_category_table.to_dict(orient="records"),
         "paradox": paradox_table.reset_index().to_dict(orient="records"),
     }
-
-
-def plot_forest(table: pd.DataFrame) -> Figure:
-    """Estimates with their CIs per target and coefficient; undefined ones are named, not drawn."""
-    require("matplotlib", purpose="the plots")
-    import matplotlib.pyplot as plt
-
-    targets = sorted(table["target"].unique())
-    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.9 * len(targets)))
-    colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
-    for i, target in enumerate(targets):
-        sub = table[table["target"] == target].reset_index(drop=True)
-        for j, r in sub.iterrows():
-            y = i + (j - 1.5) * 0.18
-            if _missing(r["estimate"]):
-                ax.text(-0.95, y, f"{r['coefficient']}: {UNDEFINED}", fontsize=7, va="center")
-                continue
-            lo = r["estimate"] if _missing(r["ci_low"]) else r["ci_low"]
-            hi = r["estimate"] if _missing(r["ci_high"]) else r["ci_high"]
-            ax.plot([lo, hi], [y, y], color=colours[j % 4], linewidth=2)
-            ax.plot(
-                r["estimate"],
-                y,
-                "o",
-                color=colours[j % 4],
-                label=r["coefficient"] if i == 0 else None,
-            )
-    ax.set_yticks(range(len(targets)), [plot_text(t) for t in targets])
-    ax.set_xlim(-1, 1)
-    ax.axvline(0, color="0.6", linewidth=0.8)
-    ax.set_xlabel("coefficient (95% percentile bootstrap CI over items)")
-    n = int(table["n_items"].max()) if len(table) else 0
-    ax.set_title(f"Agreement per target (n = {n} items per target)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    plt.close(fig)
-    return fig

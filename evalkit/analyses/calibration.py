@@ -1,10 +1,13 @@
-"""Judge calibration study: a judge's labels against the frozen gold set.
+"""Judge calibration study: model judges (K repeats per item) and the rule judge vs gold.
 
-All statistics come from ``evalkit.calibration.calibrate`` (Cohen's κ with a BCa interval,
-confusion matrix, per-class sensitivity/specificity, agreement per deciding gold rule, the
-pre-registered graduation decision). This module chooses the judge, and turns the result into
-tables, a figure and sentences. Until a calibration graduates and is registered, every judge
-figure is advisory.
+All statistics come from ``evalkit.calibration.calibrate`` (Cohen's κ with a BCa interval —
+for a model judge on every labelled call and on the majority label, items resampled —,
+consistency over repeats, confusion matrix, per-class sensitivity/specificity, agreement per
+deciding gold rule, the pre-registered graduation decision). This module loads the judges'
+labels (a run log or labels file, or by default a simulated model judge: synthetic), and turns
+the results into tables, figures and sentences (:mod:`evalkit.analyses.judge_consistency` holds
+the model judges' side-by-side views). Until a calibration graduates and is registered, every
+judge figure is advisory.
 """
 
 from __future__ import annotations
@@ -27,25 +30,33 @@ if TYPE_CHECKING:
 __all__ = [
     "JUDGES",
     "CalibrationStudy",
+    "JudgeCalibration",
+    "ModelJudgeData",
     "advisory_label",
     "advisory_text",
     "confusion_frame",
     "decision_text",
     "default_gold_path",
     "disagreements",
-    "figures",
     "gold_text",
     "judge_labels",
     "load_gold",
+    "load_model_judges",
     "per_class_caption",
     "per_class_frame",
     "per_rule_frame",
     "plot_confusion",
     "run",
+    "run_all",
+    "study_figures",
+    "study_no_lock",
     "summary_text",
 ]
 
 JUDGES: tuple[str, ...] = ("rules",)
+#: The name the rule judge carries on the page, in results and in a certificate (as the CLI).
+#: (``evalkit.calibration._inputs.RULE_JUDGE_NAME``, written out: this module loads lazily)
+RULE_JUDGE = "rule-judge (evalkit.judge.apply_rules)"
 DEFAULT_GOLD = "gold/instruction-adherence"
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,15 +128,44 @@ class CalibrationStudy:
         return getattr(self.result, name)
 
 
+def study_no_lock() -> bool:
+    """True when ``evalkit study run --no-lock`` runs this notebook: its calibrations then run
+    without a lock too (stated in each result, never mintable), as the page says."""
+    from evalkit.studies import NO_LOCK_ENV
+
+    return os.environ.get(NO_LOCK_ENV) == "1"
+
+
 def run(
-    judge: pd.DataFrame, gold: Any, *, n_resamples: int = 2000, seed: int = 0
+    judge: Any,
+    gold: Any,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    no_lock: bool | None = None,
+    root: str | os.PathLike[str] | None = None,
+    name: str | None = None,
 ) -> CalibrationStudy:
-    """``evalkit.calibration.calibrate`` of the judge's labels against ``gold``."""
+    """``evalkit.calibration.calibrate`` of the judge's labels against ``gold``.
+
+    ``judge``: a labels DataFrame or :class:`~evalkit.calibration.JudgeLabels`; ``name`` the
+    judge's name (default: the labels' own, else "unnamed judge"). ``no_lock``
+    defaults to :func:`study_no_lock`; ``root`` is the repository whose lock and certificates
+    the result is checked against (default: evalkit's own).
+    """
     from evalkit.calibration import calibrate
 
     buf = io.StringIO()
     with contextlib.redirect_stderr(buf):
-        result = calibrate(judge, gold, n_resamples=n_resamples, rng=seed)
+        result = calibrate(
+            judge,
+            gold,
+            n_resamples=n_resamples,
+            rng=seed,
+            no_lock=study_no_lock() if no_lock is None else no_lock,
+            root=root,
+            judge=name,
+        )
     notes = tuple(
         line.replace(str(_ROOT) + os.sep, "").replace(str(_ROOT), ".")
         for line in buf.getvalue().splitlines()
@@ -135,11 +175,100 @@ def run(
 
 
 def _registered(result: Any) -> bool:
-    from evalkit.calibration_status import is_accepted
+    """Does the result's repository hold a verified certificate for exactly this result?"""
+    from evalkit.calibration import is_registered
 
-    if not result.graduates or not result.calibration_ref:
-        return False
-    return is_accepted(result.dimension_id, result.calibration_status, result.calibration_ref)
+    return bool(is_registered(result))
+
+
+@dataclass(frozen=True)
+class ModelJudgeData:
+    """The model judges' labels of a study: each judge's calls, and where they came from."""
+
+    judges: tuple[Any, ...]  # evalkit.calibration.JudgeLabels, one per judge
+    synthetic: bool
+    source: str  # "" for the simulated default, else the path given
+
+    def describe(self) -> str:
+        """One sentence for the page: synthetic or which file, the judges and their K."""
+        from evalkit.text_escape import markdown_code, markdown_text
+
+        named = ", ".join(f"{markdown_code(j.judge)} (K = {j.repeats})" for j in self.judges)
+        if self.synthetic:
+            return (
+                f"**Synthetic data.** The model judge here is simulated: {named} labels every "
+                "gold item K times from a known per-class confusion, with per-item difficulty "
+                "shared by an item's repeats and parse failures as outcomes "
+                "(`evalkit.simulate.SimulatedModelJudge` defaults; see docs/DATA_CARD.md). No "
+                "model was called; its figures describe the simulator, not any real judge."
+            )
+        shown = "/".join(Path(self.source).parts[-2:])
+        return f"Labels read from {markdown_text('…/' + shown)}: {named}."
+
+
+def load_model_judges(
+    labels_path: str, gold: Any, *, repeats: int = 5, seed: int = 0
+) -> ModelJudgeData:
+    """Every judge of ``labels_path`` (a run log or labels file), or when it is "" the simulated
+    model judge over ``gold`` (its defaults, ``repeats`` calls per item, seeded by ``seed``)."""
+    from evalkit.calibration import labels_from_frame, read_labels
+
+    if not labels_path:
+        from evalkit.simulate import SimulatedModelJudge
+
+        items = gold.items
+        frame = SimulatedModelJudge().label(
+            list(items["label"]), list(items["item_id"]), repeats=repeats, rng=seed
+        )
+        labels = labels_from_frame(frame, source="simulated model judge", model_judge=True)
+        return ModelJudgeData((labels,), True, "")
+    path = Path(labels_path)
+    names = _judge_names(path)
+    judges = tuple(read_labels(path, name) for name in names)
+    return ModelJudgeData(judges, False, labels_path)
+
+
+def _judge_names(path: Path) -> list[str | None]:
+    """The judges a run log or labels file holds (``[None]``: one, unnamed)."""
+    from evalkit.calibration._labels import is_runlog, read_labels_table
+
+    if is_runlog(path):
+        from evalkit.judge.runlog import read_runlog
+
+        return list(read_runlog(path).judges())
+    table = read_labels_table(path)
+    if "judge" not in table.columns:
+        return [None]
+    return [str(j) for j in dict.fromkeys(table["judge"].dropna())] or [None]
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """A study's calibrations: each model judge's and the rule judge's, and the data."""
+
+    model: tuple[CalibrationStudy, ...]
+    rule: CalibrationStudy
+    data: ModelJudgeData
+
+    @property
+    def studies(self) -> tuple[CalibrationStudy, ...]:
+        return (*self.model, self.rule)
+
+
+def run_all(
+    data: ModelJudgeData,
+    gold: Any,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    no_lock: bool | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> JudgeCalibration:
+    """Calibrate every model judge of ``data`` and the rule judge against ``gold``."""
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "no_lock": no_lock}
+    model = tuple(run(j, gold, root=root, **kw) for j in data.judges)
+    rule = run(judge_labels(gold), gold, root=root, name=RULE_JUDGE, **kw)
+    return JudgeCalibration(model, rule, data)
 
 
 def advisory_label(result: Any) -> str:
@@ -175,22 +304,36 @@ def advisory_text(result: Any) -> str:
     )
 
 
+def _ci(e: Any) -> str:
+    if e.statistic is None:
+        return "undefined"
+    if e.low is None or e.high is None:
+        return f"{e.statistic:.3f} [CI undefined], n = {e.n}"
+    return f"{e.statistic:.3f} [{e.low:.3f}, {e.high:.3f}], n = {e.n}"
+
+
 def summary_text(result: Any) -> str:
+    """Agreement with gold in a few lines, each figure with its interval, n and method."""
     k = result.kappa_ci
     ac1, pb = result.ac1_ci, result.pabak_ci
-
-    def ci(e: Any) -> str:
-        if e.statistic is None:
-            return "undefined"
-        if e.low is None or e.high is None:
-            return f"{e.statistic:.3f} [CI undefined], n = {e.n}"
-        return f"{e.statistic:.3f} [{e.low:.3f}, {e.high:.3f}], n = {e.n}"
-
-    lines = [
-        f"- Cohen's κ (judge vs gold): {ci(k)} — {k.method}{_advisory(result)}",
-        f"- Gwet's AC1: {ci(ac1)}{_advisory(result)}",
-        f"- PABAK (3 classes): {ci(pb)}{_advisory(result)}",
-        f"- Items the judge did not label (missing, never guessed): {result.n_missing}",
+    adv = _advisory(result)
+    reps = getattr(result, "repeats", None)
+    if reps is None:
+        lines = [f"- Cohen's κ (judge vs gold): {_ci(k)} — {k.method}{adv}"]
+    else:
+        ties = len(reps.majority_ties)
+        lines = [
+            f"- Cohen's κ on every labelled call (n = calls; {reps.repeats} repeats per item, "
+            f"{reps.n_items} items): {_ci(k)} — {k.method}{adv}",
+            f"- Cohen's κ on the per-item majority label (n = items): "
+            f"{_ci(reps.kappa_majority)} — {reps.kappa_majority.method}; {ties} tie(s) left "
+            f"out, never broken{adv}",
+        ]
+    cats = "4 categories" if reps is not None and len(reps.categories) == 4 else "3 classes"
+    lines += [
+        f"- Gwet's AC1: {_ci(ac1)}{adv}",
+        f"- PABAK ({cats}): {_ci(pb)}{adv}",
+        f"- Gold items the judge did not label (missing, never guessed): {result.n_missing}",
     ]
     lines += [f"- Note: {markdown_text(n)}" for n in getattr(result, "notes", ())]
     return "\n".join(lines)
@@ -222,7 +365,13 @@ def plot_confusion(result: Any) -> Figure:
     ax.set_xlabel("judge")
     ax.set_ylabel("gold")
     advisory = " — advisory" if getattr(result, "advisory", not result.graduates) else ""
-    ax.set_title(f"Judge vs gold: confusion matrix (n = {result.n} items){advisory}")
+    reps = getattr(result, "repeats", None)
+    n = (
+        f"n = {int(conf.to_numpy().sum())} labelled calls, {result.n} items"
+        if reps is not None
+        else f"n = {result.n} items"
+    )
+    ax.set_title(f"{plot_text(result.judge)[:48]} vs gold ({n}){advisory}", fontsize=10)
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -239,9 +388,19 @@ def _pct(v: Any, lo: Any, hi: Any) -> str:
 def per_class_caption(result: Any) -> str:
     """What the per-class and per-rule tables hold, with their advisory label."""
     label = advisory_label(result)
-    return (f"Judge figures {label}. " if label else "") + (
-        "Wilson 95% CIs; sensitivity's n is the items gold puts in the class, specificity's n "
-        "all the other items; per rule, n is the items that rule decided."
+    basis = (
+        "On each item's majority label (items with a tie left out, one label per item so the "
+        "Wilson intervals hold). "
+        if getattr(result, "repeats", None) is not None
+        else ""
+    )
+    return (
+        (f"Judge figures {label}. " if label else "")
+        + basis
+        + (
+            "Wilson 95% CIs; sensitivity's n is the items gold puts in the class, specificity's n "
+            "all the other items; per rule, n is the items that rule decided."
+        )
     )
 
 
@@ -286,12 +445,21 @@ def decision_text(result: Any) -> str:
     def t(value: Any) -> str:
         return markdown_text(value)
 
+    extra = ""
+    if "repeat_kappa_ci_low_at_least" in g:
+        extra += (
+            f", Fleiss κ across repeats CI lower bound ≥ {t(g.get('repeat_kappa_ci_low_at_least'))}"
+        )
+    if "failed_calls_share_at_most" in g:
+        share = g.get("failed_calls_share_at_most")
+        shown = f"{100 * share:g}%" if isinstance(share, int | float) else str(share)
+        extra += f", calls without a label ≤ {markdown_text(shown)}"
     head = (
         f"Pre-registered rule ({markdown_code(rule.get('path'))}, sha256 "
         f"{markdown_code(str(rule.get('sha256', ''))[:12])}…, frozen {t(rule.get('frozen_on'))}): "
         f"graduate iff the κ CI lower bound ≥ {t(g.get('kappa_ci_low_at_least'))}, n ≥ "
-        f"{t(g.get('n_at_least'))} and missing ≤ {t(g.get('missing_at_most'))}; otherwise "
-        f"{markdown_code(rule.get('otherwise'))}."
+        f"{t(g.get('n_at_least'))} and missing ≤ {t(g.get('missing_at_most'))}{extra}; "
+        f"otherwise {markdown_code(rule.get('otherwise'))}."
     )
     verdict = "**graduates**" if result.graduates else "**does not graduate**"
     ci = rule.get("ci", {})
@@ -323,20 +491,39 @@ def disagreements(result: Any) -> pd.DataFrame:
     return df.set_index("item_id") if "item_id" in df.columns else df
 
 
-def figures(result: Any, judge: pd.DataFrame, gold: Any) -> dict[str, Any]:
-    """Machine-readable figures for results.json (advisory unless graduated)."""
-    d = result.to_dict()
-    registered = bool(getattr(result, "registered", False))
-    advisory = not (result.graduates and registered)
-    d["advisory"] = advisory
-    d["registered"] = registered
-    d["judge"] = "rules"
-    d["n_judge_labels"] = len(judge)
+def _judge_figures(study: CalibrationStudy, kind: str) -> dict[str, Any]:
+    d: dict[str, Any] = study.result.to_dict()
+    d["kind"] = kind
+    d["registered"] = study.registered
+    d["advisory"] = study.advisory
+    d["notes"] = list(study.notes)
+    return d
+
+
+def study_figures(jc: JudgeCalibration) -> dict[str, Any]:
+    """Machine-readable figures for results.json (every judge figure advisory unless graduated
+    and registered). The top-level ``calibration``, ``kappa``, ``graduates``, ``registered``,
+    ``calibration_status`` and ``advisory`` are the first model judge's; ``judges`` holds every
+    model judge, ``rule_judge`` the deterministic rater beside them."""
+    judges = [_judge_figures(s, "model") for s in jc.model]
+    first = judges[0]
+    data = jc.data
     return {
-        "calibration": d,
-        "kappa": d["kappa"],
-        "graduates": result.graduates,
-        "registered": registered,
-        "calibration_status": result.calibration_status,
-        "advisory": advisory,
+        "data": {
+            "synthetic": data.synthetic,
+            "source": "simulated model judge"
+            if data.synthetic
+            else "/".join(Path(data.source).parts[-2:]),
+            "judges": [j.judge for j in data.judges],
+            "repeats": [j.repeats for j in data.judges],
+        },
+        "judges": judges,
+        "rule_judge": _judge_figures(jc.rule, "rule"),
+        "calibration": first,
+        "kappa": first["kappa"],
+        "consistency": first.get("repeats"),
+        "graduates": first["graduates"],
+        "registered": first["registered"],
+        "calibration_status": first["calibration_status"],
+        "advisory": first["advisory"],
     }

@@ -107,8 +107,16 @@ def _calibration(res: Mapping[str, Any]) -> Headline:
         if graduates
         else "does not graduate under the pre-registered rule"
     )
+    reps = res.get("consistency")
+    if isinstance(reps, Mapping):  # a model judge: n counts calls, over items
+        est = (
+            fmt_estimate(
+                _num(k.get("statistic")), (_num(ci.get("low")), _num(ci.get("high"))), None
+            )
+            + f", n = {k.get('n')} labelled calls over {reps.get('n_items')} items"
+        )
     text = f"Cohen's κ (judge vs gold) {est} — {verdict}"
-    details = []
+    details = _model_judge_details(res)
     cal = res.get("calibration") or {}
     if cal.get("graduation_reason"):
         details.append(f"Decision: {cal['graduation_reason']}.")
@@ -128,6 +136,40 @@ def _calibration(res: Mapping[str, Any]) -> Headline:
     else:
         advisory = "Advisory: not graduated; judge dimensions stay uncalibrated."
     return Headline(text, tuple(details), advisory)
+
+
+def _est(e: Any, percent: bool = False) -> str:
+    e = e if isinstance(e, Mapping) else {}
+    ci = e.get("ci") or {}
+    return fmt_estimate(
+        _num(e.get("statistic")), (_num(ci.get("low")), _num(ci.get("high"))), e.get("n"),
+        percent=percent,
+    )  # fmt: skip
+
+
+def _model_judge_details(res: Mapping[str, Any]) -> list[str]:
+    """The model judge's consistency beside its κ, and the rule judge's κ (the judge-calibration
+    study with repeats); nothing for results without them."""
+    out: list[str] = []
+    data, reps = res.get("data") or {}, res.get("consistency")
+    if isinstance(reps, Mapping):
+        who = str((res.get("calibration") or {}).get("judge", "the model judge"))
+        synthetic = " — synthetic data, simulated, no model called" if data.get("synthetic") else ""
+        out.append(
+            f"{who}{synthetic}: K = {reps.get('repeats')} repeats per item; κ on every labelled "
+            f"call above, on the majority label {_est(reps.get('kappa_majority'))} "
+            f"({len(reps.get('majority_ties') or [])} ties left out); Fleiss κ across repeats "
+            f"{_est(reps.get('repeat_kappa'))}; flip rate {_est(reps.get('flip_rate'), True)}; "
+            f"calls without a label {_est(reps.get('failed_calls'), True)}."
+        )
+    rule = res.get("rule_judge")
+    if isinstance(rule, Mapping):
+        verdict = "graduates" if rule.get("graduates") else "does not graduate"
+        out.append(
+            f"Rule judge (deterministic, beside it): Cohen's κ {_est(rule.get('kappa'))} — "
+            f"{verdict}."
+        )
+    return out
 
 
 def _agreement(res: Mapping[str, Any]) -> Headline:
@@ -524,10 +566,11 @@ def render_index(rows: Sequence[Mapping[str, Any]], out_dir: str | Path | None =
         f"<p>Default data: the synthetic preset <code>{PRESET}</code> built by "
         "<code>evalkit.simulate</code> (seeded; the same seed writes the same bytes) into "
         "<code>_default-data/metrics</code> beside these reports; the agreement study simulates "
-        "its rater labels, the judge calibration reads the committed gold set "
+        "its rater labels; the judge calibration runs a simulated model judge (synthetic: "
+        "5 repeats per item, no model called) and the rule judge over the committed gold set "
         "<code>gold/instruction-adherence</code>, and the prevalence study simulates a model "
         "judge over its version v2 and over a target with known class shares. Nothing here is "
-        'a real session, a real judge or a real rater. See the <a href="#data-card">data '
+        'a real session, a real rater or a real model. See the <a href="#data-card">data '
         "card</a>.</p>\n"
         + _data_card()
         + "\n<h2>Provenance</h2>\n"

@@ -49,11 +49,19 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
     from evalkit.calibration._calibrate import calibrate
     from evalkit.calibration._inputs import (
         DECISION_RULE_NAME,
+        MODEL_JUDGE_RULE_NAME,
         load_decision_rule,
         read_judge_labels,
         rule_judge_labels,
     )
+    from evalkit.calibration._labels import (
+        JudgeLabels,
+        labels_from_frame,
+        labels_from_runlog,
+        read_labels,
+    )
     from evalkit.calibration._lock import NO_LOCK
+    from evalkit.calibration._repeats import RepeatFigures
     from evalkit.calibration._result import DEFAULT_WIDTHS, CalibrationResult, Estimate
     from evalkit.calibration.certificate import (
         CertificateError,
@@ -72,6 +80,12 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
 _LAZY: dict[str, str] = {
     "calibrate": "evalkit.calibration._calibrate",
     "DECISION_RULE_NAME": "evalkit.calibration._inputs",
+    "MODEL_JUDGE_RULE_NAME": "evalkit.calibration._inputs",
+    "JudgeLabels": "evalkit.calibration._labels",
+    "labels_from_frame": "evalkit.calibration._labels",
+    "labels_from_runlog": "evalkit.calibration._labels",
+    "read_labels": "evalkit.calibration._labels",
+    "RepeatFigures": "evalkit.calibration._repeats",
     "load_decision_rule": "evalkit.calibration._inputs",
     "read_judge_labels": "evalkit.calibration._inputs",
     "rule_judge_labels": "evalkit.calibration._inputs",
@@ -95,10 +109,13 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "DECISION_RULE_NAME",
     "DEFAULT_WIDTHS",
+    "MODEL_JUDGE_RULE_NAME",
     "NO_LOCK",
     "CalibrationResult",
     "CertificateError",
     "Estimate",
+    "JudgeLabels",
+    "RepeatFigures",
     "RepositoryCalibrations",
     "VerifiedCertificate",
     "accepted_calibrations",
@@ -106,9 +123,12 @@ __all__ = [
     "certificate_bytes",
     "corrected_prevalence",
     "is_registered",
+    "labels_from_frame",
+    "labels_from_runlog",
     "load_decision_rule",
     "ppi_prevalence",
     "read_judge_labels",
+    "read_labels",
     "register",
     "rule_judge_labels",
     "verify_certificate",

@@ -6,15 +6,26 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalkit.calibration._graduation import graduation
 from evalkit.calibration._inputs import (
+    DECISION_RULE_NAME,
+    MODEL_JUDGE_RULE_NAME,
+    REPEAT_CONDITIONS,
     decision_rule_file,
     judge_series,
     load_decision_rule,
+)
+from evalkit.calibration._labels import (
+    CALL_COLUMNS,
+    JudgeLabels,
+    check_against_gold,
+    labels_from_frame,
 )
 from evalkit.calibration._lock import check_preregistration
 from evalkit.calibration._repo import repo_root
@@ -27,17 +38,35 @@ from evalkit.gold import load as load_gold
 __all__ = ["calibrate"]
 
 
-def _estimate(res: Any, level: float, method: str, n_resamples: int, rng: int | None) -> Estimate:
+def estimate(
+    res: Any,
+    level: float,
+    method: str,
+    n_resamples: int,
+    rng: int | None,
+    *,
+    clusters: Any = None,
+    clusters_text: bool = False,
+) -> Estimate:
+    """``res`` (an AgreementResult) with its bootstrap interval as an :class:`Estimate`.
+
+    ``clusters`` (one item id per input row) resamples whole items; ``clusters_text`` says so
+    in the method where every row already is one item (Fleiss across repeats, the majority).
+    """
     lo = hi = None
     if res is not None and res.statistic is not None:
-        ci = res.confidence_interval(level=level, method=method, n_resamples=n_resamples, rng=rng)
+        extra = {} if clusters is None else {"clusters": clusters}
+        ci = res.confidence_interval(
+            level=level, method=method, n_resamples=n_resamples, rng=rng, **extra
+        )
         lo, hi = ci[0], ci[1]
+    by = " resampling items" if clusters is not None or clusters_text else ""
     return Estimate(
         None if res is None else res.statistic,
         lo,
         hi,
         level,
-        f"{method} bootstrap ({n_resamples} resamples, rng={rng})",
+        f"{method} bootstrap{by} ({n_resamples} resamples, rng={rng})",
         0 if res is None else int(res.n),
     )
 
@@ -50,20 +79,31 @@ def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None, f
     return (k / n if n else None), lo, hi
 
 
-def _one_vs_rest(
-    gold_codes: np.ndarray, judge_codes: np.ndarray, level: float, n_resamples: int, rng: int | None
+def one_vs_rest_table(
+    gold_codes: np.ndarray,
+    judge_codes: np.ndarray,
+    level: float,
+    n_resamples: int,
+    rng: int | None,
+    clusters: Any = None,
 ) -> pd.DataFrame:
+    """Per gold class, one-vs-rest prevalence and bias indices and binary PABAK.
+
+    Each with a percentile interval (``clusters``: whole items resampled, every row of a drawn
+    item together).
+    """
     from evalkit.stats.bootstrap import resample_weights
 
     n = len(gold_codes)
-    w = resample_weights(n, n_resamples, np.random.default_rng(rng)).astype(float)
+    w = resample_weights(n, n_resamples, np.random.default_rng(rng), clusters).astype(float)
+    drawn = w.sum(axis=1, keepdims=True)  # n without clusters: the rows a resample holds
     rows = []
     tail = (1 - level) / 2
     for c, label in enumerate(LABELS):
         g, j = gold_codes == c, judge_codes == c
         cells = np.stack([g & j, g & ~j, ~g & j, ~g & ~j], axis=1).astype(float)  # a b c d
         point = cells.sum(axis=0) / n
-        boot = (w @ cells) / n
+        boot = (w @ cells) / drawn
 
         def idx(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             a, b, cc, d = (t[..., i] for i in range(4))
@@ -82,34 +122,6 @@ def _one_vs_rest(
             row[f"{name}_high"] = float(np.quantile(dist, 1 - tail))
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _graduation(
-    rule: Mapping[str, Any], decision: Estimate, n: int, n_missing: int
-) -> tuple[bool, str]:
-    g = rule["graduate_if"]
-    need_low, need_n, max_missing = (
-        float(g["kappa_ci_low_at_least"]),
-        int(g["n_at_least"]),
-        int(g["missing_at_most"]),
-    )
-    kappa_low = decision.low
-    bound = "pre-registered kappa CI lower bound"
-    fails = []
-    if kappa_low is None:
-        fails.append("the pre-registered kappa interval is undefined")
-    elif kappa_low < need_low:
-        fails.append(f"{bound} {kappa_low:.3f} < {need_low:g}")
-    if n < need_n:
-        fails.append(f"n = {n} < {need_n}")
-    if n_missing > max_missing:
-        fails.append(f"{n_missing} gold item(s) unlabeled > {max_missing}")
-    if fails:
-        return False, "does not graduate: " + "; ".join(fails)
-    return True, (
-        f"graduates: {bound} {kappa_low:.3f} >= {need_low:g}, n = {n} >= {need_n}, "
-        f"{n_missing} missing <= {max_missing}"
-    )
 
 
 @dataclass(frozen=True)
@@ -153,7 +165,7 @@ def _agreement(p: _Paired, lv: float, nres: int, rng: int | None) -> dict[str, A
     kappa = cohen_kappa(ratings, categories=LABELS)
     ac1 = gwet_ac1(ratings, categories=LABELS)
     pab = pabak(ratings, categories=LABELS)
-    one_vs_rest = _one_vs_rest(p.g_codes, p.j_codes, lv, nres, rng)
+    one_vs_rest = one_vs_rest_table(p.g_codes, p.j_codes, lv, nres, rng)
     # Byrt et al.'s indices are defined for 2 x 2 tables; with 3 classes they ride along per
     # class (one-vs-rest) as extras of the PABAK result.
     pab = dataclasses.replace(
@@ -168,26 +180,18 @@ def _agreement(p: _Paired, lv: float, nres: int, rng: int | None) -> dict[str, A
     )
     return {
         "kappa": kappa,
-        "kappa_ci": _estimate(kappa, lv, "bca", nres, rng),
+        "kappa_ci": estimate(kappa, lv, "bca", nres, rng),
         "ac1": ac1,
-        "ac1_ci": _estimate(ac1, lv, "bca", nres, rng),
+        "ac1_ci": estimate(ac1, lv, "bca", nres, rng),
         "pabak": pab,
-        "pabak_ci": _estimate(pab, lv, "bca", nres, rng),
+        "pabak_ci": estimate(pab, lv, "bca", nres, rng),
         "prevalence_bias": one_vs_rest,
     }
 
 
-def _tables(p: _Paired, gs: GoldSet, lv: float) -> dict[str, pd.DataFrame]:
-    """Confusion matrix, per-class sensitivity/specificity, per-rule agreement, disagreements."""
-    items = gs.items
-    rule_by_id = dict(zip(items["item_id"], items["rule"], strict=True))
-    rationale_by_id = dict(zip(items["item_id"], items["rationale"], strict=True))
-    conf = pd.crosstab(
-        pd.Categorical([p.gold[i] for i in p.ids], categories=LABELS),
-        pd.Categorical([str(p.judged[i]) for i in p.ids], categories=LABELS),
-        dropna=False,
-    )
-    conf.index.name, conf.columns.name = "gold", "judge"
+def _per_class_and_rule(p: _Paired, gs: GoldSet, lv: float) -> dict[str, pd.DataFrame]:
+    """Per-class sensitivity/specificity and per-rule agreement, Wilson intervals."""
+    rule_by_id = dict(zip(gs.items["item_id"], gs.items["rule"], strict=True))
     per_class = []
     for c, label in enumerate(LABELS):
         pos, neg = p.g_codes == c, p.g_codes != c
@@ -207,6 +211,20 @@ def _tables(p: _Paired, gs: GoldSet, lv: float) -> dict[str, pd.DataFrame]:
             {"rule": r, "n": len(members), "agree": agree}
             | dict(zip(("agreement", "agreement_low", "agreement_high"), est, strict=True))
         )
+    return {"per_class": pd.DataFrame(per_class), "per_rule": pd.DataFrame(per_rule)}
+
+
+def _tables(p: _Paired, gs: GoldSet, lv: float) -> dict[str, pd.DataFrame]:
+    """Confusion matrix, per-class sensitivity/specificity, per-rule agreement, disagreements."""
+    items = gs.items
+    rule_by_id = dict(zip(items["item_id"], items["rule"], strict=True))
+    rationale_by_id = dict(zip(items["item_id"], items["rationale"], strict=True))
+    conf = pd.crosstab(
+        pd.Categorical([p.gold[i] for i in p.ids], categories=LABELS),
+        pd.Categorical([str(p.judged[i]) for i in p.ids], categories=LABELS),
+        dropna=False,
+    )
+    conf.index.name, conf.columns.name = "gold", "judge"
     dis = pd.DataFrame(
         [
             {"item_id": i, "gold": p.gold[i], "judge": p.judged[i],
@@ -218,30 +236,144 @@ def _tables(p: _Paired, gs: GoldSet, lv: float) -> dict[str, pd.DataFrame]:
     )  # fmt: skip
     return {
         "confusion": conf.astype(int),
-        "per_class": pd.DataFrame(per_class),
-        "per_rule": pd.DataFrame(per_rule),
+        **_per_class_and_rule(p, gs, lv),
         "disagreements": dis,
     }
 
 
 def _decision_interval(
-    stats: Mapping[str, Any], rule: Mapping[str, Any], lv: float, nres: int, rng: int | None
+    res: Any,
+    shown: Estimate,
+    rule: Mapping[str, Any],
+    run: tuple[float, int, int | None],
+    clusters: Any = None,
 ) -> Estimate:
     """The pre-registered kappa interval (the rule's level, resamples and seed)."""
     rule_ci = rule["ci"]
     level, resamples = float(rule_ci["level"]), int(rule_ci.get("n_resamples", 2000))
-    seed = rule_ci.get("rng", rng)
-    if (lv, nres, rng) == (level, resamples, seed):
-        return stats["kappa_ci"]  # type: ignore[no-any-return]
-    return _estimate(stats["kappa"], level, "bca", resamples, seed)
+    seed = rule_ci.get("rng", run[2])
+    if run == (level, resamples, seed):
+        return shown
+    return estimate(res, level, "bca", resamples, seed, clusters=clusters)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every calibration shares: the gold set, the rule, the lock check, the bootstrap."""
+
+    gs: GoldSet
+    rule: dict[str, Any]
+    prereg: Any  # evalkit.calibration._lock.Preregistration
+    lv: float
+    nres: int
+    rng: int | None
+
+    @property
+    def gold_by_id(self) -> dict[str, str]:
+        return dict(zip(self.gs.items["item_id"], self.gs.items["label"], strict=True))
+
+
+def _single(run: _Run, judge_labels: pd.DataFrame) -> dict[str, Any]:
+    """The fields of a calibration with one label per item."""
+    paired = _pair(run.gs, judge_labels)
+    stats = _agreement(paired, run.lv, run.nres, run.rng)
+    decision = _decision_interval(
+        stats["kappa"], stats["kappa_ci"], run.rule, (run.lv, run.nres, run.rng)
+    )
+    graduates, reason = graduation(run.rule, decision, len(paired.ids), len(paired.missing))
+    return {
+        "n": len(paired.ids),
+        "missing": paired.missing,
+        **stats,
+        **_tables(paired, run.gs, run.lv),
+        "decision_kappa_ci": decision,
+        "graduates": graduates,
+        "graduation_reason": reason,
+        "labels": tuple(sorted(paired.judged.items())),
+        "_class_probs": tuple(float(np.mean(paired.g_codes == c)) for c in range(len(LABELS))),
+    }
+
+
+def _with_repeats(run: _Run, labels: JudgeLabels) -> dict[str, Any]:
+    """The fields of a calibration with K repeats per item (:mod:`evalkit.calibration._repeats`)."""
+    from evalkit.calibration._repeats import (
+        confusion_of_calls,
+        disagreements_of_repeats,
+        repeat_statistics,
+    )
+
+    gold_by_id = run.gold_by_id
+    rs = repeat_statistics(labels, gold_by_id, run.lv, run.nres, run.rng, run.rule)
+    fig = rs.figures
+    code = {label: i for i, label in enumerate((*LABELS, "not-applicable"))}
+    codes = np.array([[code[g], code[j]] for g, j in rs.pairs])
+    one = one_vs_rest_table(codes[:, 0], codes[:, 1], run.lv, run.nres, run.rng, rs.clusters)
+    decision = _decision_interval(
+        rs.stats["kappa"], rs.stats["kappa_ci"], run.rule, (run.lv, run.nres, run.rng),
+        rs.clusters,
+    )  # fmt: skip
+    ids = sorted(i for i, lab in rs.majority.items() if lab is not None)
+    majority = _Paired(
+        ids, gold_by_id, dict(rs.majority), (),
+        np.array([code[gold_by_id[i]] for i in ids], dtype=int),
+        np.array([code[str(rs.majority[i])] for i in ids], dtype=int),
+    )  # fmt: skip
+    missing = tuple(sorted(set(gold_by_id) - set(rs.by_item)))
+    graduates, reason = graduation(run.rule, decision, fig.n_items, len(missing), fig)
+    labelled = sorted(rs.by_item)
+    return {
+        "n": fig.n_items,
+        "missing": missing,
+        **rs.stats,
+        "prevalence_bias": one,
+        "confusion": confusion_of_calls(rs.pairs, fig.categories),
+        **_per_class_and_rule(majority, run.gs, run.lv),
+        "disagreements": disagreements_of_repeats(rs, run.gs, gold_by_id),
+        "decision_kappa_ci": decision,
+        "graduates": graduates,
+        "graduation_reason": reason,
+        "labels": tuple(sorted(rs.majority.items())),
+        "repeats": fig,
+        "calls": tuple(
+            (i, int(r), lab, str(out))
+            for i, r, lab, out in labels.calls[list(CALL_COLUMNS)].itertuples(index=False)
+        ),
+        "_class_probs": tuple(
+            sum(gold_by_id[i] == c for i in labelled) / len(labelled) for c in LABELS
+        ),
+    }
+
+
+def _check_labels(labels: JudgeLabels, gs: GoldSet, repeated: bool, rule_file: Path) -> None:
+    """Refuse labels of other items than ``gs``'s.
+
+    With repeats, also a call without a label that does not say why.
+    """
+    check_against_gold(labels, gs)
+    unknown = labels.calls["outcome"].isna()
+    if repeated and unknown.any():
+        raise EvalkitError(
+            f"{labels.source}: item {labels.calls['item_id'][unknown].iloc[0]!r} has no label and "
+            f"no outcome; the rule {rule_file.name} counts calls without a label, so say why (an "
+            "outcome column: cannot-parse or error)"
+        )
+
+
+def _as_labels(judge_labels: Any, judge: str | None) -> JudgeLabels | pd.DataFrame:
+    """A frame of one label per item as given (no ``repeat`` column), else :class:`JudgeLabels`."""
+    if isinstance(judge_labels, JudgeLabels):
+        return judge_labels
+    if isinstance(judge_labels, pd.DataFrame) and "repeat" in judge_labels.columns:
+        return labels_from_frame(judge_labels, judge)
+    return judge_labels  # type: ignore[no-any-return]
 
 
 def calibrate(
-    judge_labels: pd.DataFrame,
+    judge_labels: pd.DataFrame | JudgeLabels,
     gold: GoldSet | str | os.PathLike[str],
     *,
     dimension_id: str = "instruction-adherence",
-    judge: str = "unnamed judge",
+    judge: str | None = None,
     level: float | None = None,
     n_resamples: int | None = None,
     rng: int | None = 0,
@@ -252,12 +384,19 @@ def calibrate(
 ) -> CalibrationResult:
     """Calibrate a judge's labels against a frozen gold set (see :mod:`evalkit.calibration`).
 
-    ``judge_labels``: DataFrame with ``item_id`` and ``label`` (``pass`` | ``fail`` |
-    ``cannot-determine``; None/NaN = not labeled, counted as missing). ``gold``: a loaded
+    ``judge_labels``: a DataFrame with ``item_id`` and ``label`` (``pass`` | ``fail`` |
+    ``cannot-determine``; None/NaN = not labeled, counted as missing), or K labels per item: a
+    :class:`~evalkit.calibration.JudgeLabels` (:func:`~evalkit.calibration.read_labels` of a
+    run log or labels file) or a DataFrame with a ``repeat`` column (and ``outcome``, ``judge``;
+    see :mod:`evalkit.calibration._labels`). A run log, or K > 1, is a model judge's: its
+    repeats are calibrated with their consistency under the model-judge decision rule
+    (``DECISION_RULE-model-judge.json``); one label per item under ``DECISION_RULE.json``.
+    ``decision_rule`` names another rule file. ``gold``: a loaded
     :class:`~evalkit.gold.GoldSet` or a path for :func:`evalkit.gold.load`. ``level`` and
     ``n_resamples`` default to the pre-registered decision rule's; graduation is always judged
-    on the rule's own level, resamples and seed. ``judge`` names the rater: it enters the
-    result and its certificate, so a minted status says whom it calibrated.
+    on the rule's own level, resamples and seed. ``judge`` names the rater (it enters the
+    result and its certificate, so a minted status says whom it calibrated); for labels that
+    hold several judges it selects one.
 
     The run needs the pre-registration lock (``lock``, default
     ``prereg.default_lock_path(root)``) and refuses when it is missing or when the locked gold
@@ -265,50 +404,59 @@ def calibrate(
     can never be registered. ``root`` is the repository (default: evalkit's own checkout) whose
     lock and ``calibrations/`` decide whether the result may be minted (``result.mintable``).
     """
-    from evalkit.calibration.certificate import certificate_bytes
-
     gs = gold if isinstance(gold, GoldSet) else load_gold(gold)
-    rule_file = decision_rule_file(gs, decision_rule, root=root)
+    labels = _as_labels(judge_labels, judge)
+    model = isinstance(labels, JudgeLabels) and labels.model_judge
+    name = MODEL_JUDGE_RULE_NAME if model else DECISION_RULE_NAME
+    rule_file = decision_rule_file(gs, decision_rule, root=root, name=name)
     rule = load_decision_rule(gs, rule_file)
+    repeated = model or bool(set(rule["graduate_if"]) & set(REPEAT_CONDITIONS))
+    if repeated and not isinstance(labels, JudgeLabels):  # a rule for repeats names the path
+        labels = labels_from_frame(labels, judge, model_judge=True)
+    if isinstance(labels, JudgeLabels):
+        _check_labels(labels, gs, repeated, rule_file)
     prereg = check_preregistration(gs, rule, rule_file, root=root, lock=lock, no_lock=no_lock)
     lv = float(rule["ci"]["level"]) if level is None else float(level)
     nres = int(rule["ci"].get("n_resamples", 2000)) if n_resamples is None else int(n_resamples)
-    paired = _pair(gs, judge_labels)
-    stats = _agreement(paired, lv, nres, rng)
-    decision = _decision_interval(stats, rule, lv, nres, rng)
-    graduates, reason = _graduation(rule, decision, len(paired.ids), len(paired.missing))
+    run = _Run(gs, rule, prereg, lv, nres, rng)
+    if repeated and isinstance(labels, JudgeLabels):
+        fields = _with_repeats(run, labels)
+    else:
+        fields = _single(run, labels.single() if isinstance(labels, JudgeLabels) else labels)
+    shown_judge = judge or (labels.judge if isinstance(labels, JudgeLabels) else None)
     result = CalibrationResult(
         dimension_id=dimension_id,
-        judge=judge,
+        judge=shown_judge or "unnamed judge",
         gold_name=gs.name,
         gold_version=gs.version,
         gold_sha256=gs.sha256,
-        n=len(paired.ids),
-        n_gold=len(paired.gold),
-        missing=paired.missing,
+        n_gold=len(gs.items),
         level=lv,
         n_resamples=nres,
         rng=rng,
-        **stats,
-        **_tables(paired, gs, lv),
         decision_rule=rule,
-        decision_kappa_ci=decision,
-        graduates=graduates,
-        graduation_reason=reason,
         mintable=prereg.mintable,
         mint_reason=prereg.reason,
         preregistration=prereg.statement,
-        labels=tuple(sorted(paired.judged.items())),
-        gold_labels=tuple(sorted(paired.gold.items())),
         gold_path=prereg.gold_path,
         decision_rule_path=prereg.rule_path,
         root=str(repo_root(root)),
-        _class_probs=tuple(float(np.mean(paired.g_codes == c)) for c in range(len(LABELS))),
+        gold_labels=tuple(
+            sorted(zip(gs.items["item_id"].astype(str), gs.items["label"].astype(str), strict=True))
+        ),
+        **fields,
     )
+    return _minted(result, gs)
+
+
+def _minted(result: CalibrationResult, gs: GoldSet) -> CalibrationResult:
+    """``result`` with its calibration_ref (mintable) and status (mintable and graduating)."""
+    from evalkit.calibration.certificate import certificate_bytes
+
     if not result.mintable:
         return result
     ref = sha256_hex(certificate_bytes(result))
-    if not graduates:
+    if not result.graduates:
         return dataclasses.replace(result, calibration_ref=ref)
     try:
         status = mint_status(gs.tag, ref)

@@ -22,6 +22,9 @@ from evalkit.input_files import JsonInputError, parse_json, read_bytes, read_tex
 
 __all__ = [
     "DECISION_RULE_NAME",
+    "MODEL_JUDGE_RULE_NAME",
+    "REPEAT_CONDITIONS",
+    "RULE_JUDGE_NAME",
     "decision_rule_file",
     "judge_series",
     "load_decision_rule",
@@ -30,7 +33,22 @@ __all__ = [
 ]
 
 DECISION_RULE_NAME = "DECISION_RULE.json"
+#: The name the rule judge's calibration carries (command line, study pages, certificates).
+RULE_JUDGE_NAME = "rule-judge (evalkit.judge.apply_rules)"
+#: The rule a model judge's labels (a run log, or K > 1 repeats per item) are judged under.
+MODEL_JUDGE_RULE_NAME = "DECISION_RULE-model-judge.json"
 _MAX_RULE_BYTES = 1 << 20
+#: Conditions a rule's ``graduate_if`` may hold; any other key is refused, never ignored.
+_CONDITIONS = {
+    "kappa_ci_low_at_least": float,
+    "n_at_least": int,
+    "missing_at_most": int,
+    "repeat_kappa_ci_low_at_least": float,
+    "failed_calls_share_at_most": float,
+}
+_REQUIRED_CONDITIONS = ("kappa_ci_low_at_least", "n_at_least", "missing_at_most")
+#: Conditions only a calibration with repeats can evaluate.
+REPEAT_CONDITIONS = ("repeat_kappa_ci_low_at_least", "failed_calls_share_at_most")
 
 
 def decision_rule_file(
@@ -38,16 +56,17 @@ def decision_rule_file(
     path: str | os.PathLike[str] | None = None,
     *,
     root: str | os.PathLike[str] | None = None,
+    name: str = DECISION_RULE_NAME,
 ) -> Path:
-    """Where the decision rule of ``gold`` is read.
+    """Where the decision rule ``name`` of ``gold`` is read.
 
     ``path``, else beside the version, else (a copied version folder) the set's rule in the
     repository ``root`` (default: evalkit's own).
     """
     if path is not None:
         return Path(path)
-    here = gold.path.parent / DECISION_RULE_NAME
-    repo = repo_root(root) / "gold" / gold.name / DECISION_RULE_NAME
+    here = gold.path.parent / name
+    repo = repo_root(root) / "gold" / gold.name / name
     return here if here.exists() or not repo.exists() else repo
 
 
@@ -79,9 +98,14 @@ def load_decision_rule(
     try:
         rule = parse_json(raw)
         g = rule["graduate_if"]
-        float(g["kappa_ci_low_at_least"])
-        int(g["n_at_least"])
-        int(g["missing_at_most"])
+        for key in _REQUIRED_CONDITIONS:
+            _CONDITIONS[key](g[key])
+        unknown = sorted(set(g) - set(_CONDITIONS))
+        if unknown:
+            raise ValueError(f"unknown condition(s) {unknown} would be ignored; known: "
+                             f"{sorted(_CONDITIONS)}")  # fmt: skip
+        for key in set(g) & set(REPEAT_CONDITIONS):
+            _CONDITIONS[key](g[key])
         float(rule["ci"]["level"])
     except (JsonInputError, KeyError, TypeError, ValueError) as exc:
         raise EvalkitError(f"{p}: not a valid decision rule ({exc})") from None

@@ -24,7 +24,14 @@ from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.gold import GoldSet
 
-__all__ = ["NO_LOCK", "Preregistration", "check_preregistration", "inside", "mint_check"]
+__all__ = [
+    "NO_LOCK",
+    "Preregistration",
+    "check_preregistration",
+    "inside",
+    "mint_check",
+    "unlocked_rule",
+]
 
 #: What a result made with ``no_lock=True`` says about its pre-registration.
 NO_LOCK = "none (--no-lock)"
@@ -151,3 +158,22 @@ def check_preregistration(
         else f"not minted ({reason})"
     )
     return Preregistration(statement, mintable, reason, shown_gold, shown_rule)
+
+
+def unlocked_rule(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str | None:
+    """Why the decision rule file ``path`` is not a locked rule of the repository ``root``.
+
+    It lies outside its ``gold/``, there is no lock, the lock does not hold it, or holds other
+    bytes; None when it is locked exactly as it is.
+    """
+    from evalkit import prereg
+    from evalkit.gold import sha256_file
+
+    base = repo_root(root)
+    rel = inside(Path(path), base)
+    if rel is None:
+        return f"the decision rule {path} lies outside the repository's gold/ ({base / 'gold'})"
+    lock = prereg.read_lock(base / prereg.LOCK_NAME)
+    if lock is None:
+        return f"the repository has no pre-registration lock ({prereg.LOCK_NAME})"
+    return _matches(lock, "decision_rule", rel, sha256_file(Path(path), "decision rule"))

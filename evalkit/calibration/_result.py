@@ -123,6 +123,11 @@ class CalibrationResult:
     #: the repository the result was computed against (where --register writes)
     root: str = field(default="", repr=False, compare=False)
     _class_probs: tuple[float, ...] = field(default=(), repr=False)
+    #: a model judge's K repeats per item: consistency, outcomes, the majority kappa (else None)
+    repeats: Any = field(default=None, repr=False)  # evalkit.calibration._repeats.RepeatFigures
+    #: its calls as given, ``(item_id, repeat, label or None, outcome)`` (``labels`` then holds
+    #: each item's majority label, None for a tie)
+    calls: tuple[tuple[str, int, str | None, str], ...] = field(default=(), repr=False)
 
     @property
     def n_missing(self) -> int:
@@ -174,7 +179,10 @@ class CalibrationResult:
 
     def _graduation(self) -> dict[str, Any]:
         rule_ci = self.decision_rule.get("ci", {})
-        return {
+        extra = {}
+        if self.repeats is not None:
+            extra["repeat_kappa"] = self.repeats.decision_repeat_kappa.to_dict()
+        return extra | {
             "kappa": None if self.decision_kappa_ci is None else self.decision_kappa_ci.to_dict(),
             "level": rule_ci.get("level"),
             "n_resamples": rule_ci.get("n_resamples"),
@@ -215,7 +223,7 @@ class CalibrationResult:
             "graduation": self._graduation(),
             "graduates": self.graduates,
             "graduation_reason": self.graduation_reason,
-        }
+        } | ({} if self.repeats is None else {"repeats": self.repeats.to_dict()})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple dict: every agreement figure with its CI, the verdict and the status."""

@@ -6,7 +6,10 @@ into the repository the calibration was computed against. The certificate holds
 * the gold set (name, version, repository path, sha256: equal to the pre-registration lock's
   entry for that version and to the set on disk),
 * the decision rule (repository path and sha256, equal to the lock's),
-* the judge's labels, embedded in canonical form, and their sha256,
+* the judge's labels, embedded in canonical form, and their sha256: one ``{item_id, label}``
+  per item, or for a model judge (``labels.form`` ``"repeats"``) every call
+  ``{item_id, repeat, label, outcome}`` (K per item, cannot-parse and error calls included),
+  re-scored as repeats under the rule the certificate names,
 * the calibration result (every figure, the graduation verdict, the judge and dimension),
 * the evalkit version that made it (informative; not part of what is re-checked),
 
@@ -60,11 +63,17 @@ __all__ = [
 
 CALIBRATIONS_DIR = "calibrations"
 CERTIFICATE_KIND = "evalkit calibration certificate"
+#: ``labels.form`` of a model judge's certificate: every call, K per item
+REPEATS_FORM = "repeats"
+_CALL_KEYS = frozenset({"item_id", "repeat", "label", "outcome"})
+_OUTCOMES = ("ok", "cannot-parse", "error")
 SCHEMA = 1
 _MAX_CERTIFICATE_BYTES = 64 << 20
 #: A certificate names the bootstrap it displays; re-checking it re-runs that bootstrap, so the
 #: resamples a hostile certificate may ask for are bounded.
 MAX_RESAMPLES = 100_000
+#: The largest repeat index a certificate may name (re-checking counts items x repeats calls).
+MAX_REPEAT = 999
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NOT_RECHECKED = frozenset({"evalkit_version"})
 #: fingerprint of everything a verification read -> its outcome (verified, or the refusal)
@@ -109,7 +118,17 @@ def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
 
     if not result.mintable:
         raise EvalkitError(f"no certificate for this calibration: {result.mint_reason}")
-    items = [{"item_id": iid, "label": label} for iid, label in result.labels]
+    labels: dict[str, Any]
+    items: list[dict[str, Any]]
+    if result.repeats is None:
+        items = [{"item_id": iid, "label": label} for iid, label in result.labels]
+        labels = {"sha256": _sha256(canonical_json(items)), "items": items}
+    else:
+        items = [
+            {"item_id": iid, "repeat": repeat, "label": label, "outcome": outcome}
+            for iid, repeat, label, outcome in result.calls
+        ]
+        labels = {"form": REPEATS_FORM, "sha256": _sha256(canonical_json(items)), "items": items}
     return {
         "kind": CERTIFICATE_KIND,
         "schema": SCHEMA,
@@ -124,7 +143,7 @@ def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
             "path": result.decision_rule_path,
             "sha256": str(result.decision_rule["sha256"]),
         },
-        "labels": {"sha256": _sha256(canonical_json(items)), "items": items},
+        "labels": labels,
         "result": result._core(),
     }
 
@@ -145,6 +164,7 @@ class _Claim:
     gold_sha256: str
     rule_path: str
     labels: list[dict[str, Any]]
+    repeats: bool
     dimension_id: str
     judge: str
     level: float
@@ -167,6 +187,44 @@ def _repo_path(rel: str, where: str) -> str:
     return rel
 
 
+def _call_ok(item: Any) -> bool:
+    repeat = item.get("repeat") if isinstance(item, dict) else None
+    return (
+        isinstance(item, dict)
+        and set(item) == _CALL_KEYS
+        and isinstance(item["item_id"], str)
+        and isinstance(repeat, int)
+        and not isinstance(repeat, bool)
+        and 0 <= repeat <= MAX_REPEAT
+        and item["outcome"] in _OUTCOMES
+        and (item["label"] is None or isinstance(item["label"], str))
+    )
+
+
+def _labels_form(labels: Mapping[str, Any], items: list[Any]) -> bool:
+    """True for a model judge's calls (``form`` ``"repeats"``), False for one label per item.
+
+    Every item is checked for shape.
+    """
+    form = labels.get("form")
+    if "form" in labels and form != REPEATS_FORM:
+        raise EvalkitError(f"field labels.form must be {REPEATS_FORM!r} when present")
+    for i, item in enumerate(items):
+        if form == REPEATS_FORM and not _call_ok(item):
+            raise EvalkitError(
+                f"labels.items[{i}] is not {{item_id, repeat (0..{MAX_REPEAT}), label, "
+                f"outcome {'|'.join(_OUTCOMES)}}}"
+            )
+        if form is None and not (
+            isinstance(item, dict)
+            and set(item) == {"item_id", "label"}
+            and isinstance(item["item_id"], str)
+            and (item["label"] is None or isinstance(item["label"], str))
+        ):
+            raise EvalkitError(f"labels.items[{i}] is not {{item_id, label}}")
+    return form == REPEATS_FORM
+
+
 def _claim(obj: Any) -> _Claim:
     if not isinstance(obj, dict):
         raise EvalkitError("not a JSON object")
@@ -178,14 +236,7 @@ def _claim(obj: Any) -> _Claim:
     result = _field(obj, "result", dict, "")
     boot = _field(result, "bootstrap", dict, "result.")
     items = _field(labels, "items", list, "labels.")
-    for i, item in enumerate(items):
-        if not (
-            isinstance(item, dict)
-            and set(item) == {"item_id", "label"}
-            and isinstance(item["item_id"], str)
-            and (item["label"] is None or isinstance(item["label"], str))
-        ):
-            raise EvalkitError(f"labels.items[{i}] is not {{item_id, label}}")
+    repeats = _labels_form(labels, items)
     rng = boot.get("rng")
     if rng is not None and (not isinstance(rng, int) or isinstance(rng, bool) or rng < 0):
         raise EvalkitError("field result.bootstrap.rng must be a non-negative integer or null")
@@ -203,6 +254,7 @@ def _claim(obj: Any) -> _Claim:
         gold_sha256=_field(gold, "sha256", str, "gold."),
         rule_path=_repo_path(_field(rule, "path", str, "decision_rule."), "decision_rule.path"),
         labels=items,
+        repeats=repeats,
         dimension_id=_field(result, "dimension_id", str, "result."),
         judge=_field(result, "judge", str, "result."),
         level=level,
@@ -263,8 +315,15 @@ def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> Verifi
             f"the gold set {claim.gold_path} in the repository (sha256 {gs.sha256[:12]}...) is "
             f"not the one it names ({claim.gold_sha256[:12]}...)"
         )
+    if claim.repeats:
+        from evalkit.calibration._labels import CALL_COLUMNS, labels_from_frame
+
+        frame = pd.DataFrame(claim.labels, columns=list(CALL_COLUMNS))
+        labels: Any = labels_from_frame(frame, source="certificate labels", model_judge=True)
+    else:
+        labels = pd.DataFrame(claim.labels, columns=["item_id", "label"])
     result = calibrate(
-        pd.DataFrame(claim.labels, columns=["item_id", "label"]),
+        labels,
         gs,
         dimension_id=claim.dimension_id,
         judge=claim.judge,

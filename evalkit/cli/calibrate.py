@@ -1,9 +1,23 @@
 """``evalkit calibrate``: a judge's labels against a frozen gold set, written as JSON.
 
-The JSON result goes to stdout (or ``--out``); a one-line summary goes to stderr: kappa with
-the interval this run displays (its level, resamples and seed), then the pre-registered
-interval graduation is judged on, the verdict and the status (``undefined (reason)`` where
-kappa or its interval is undefined).
+Labels (--labels): a run log of `evalkit judge run` (recognised by its schema line; with
+several judges in it, --judge NAME picks one), or a .csv / JSON-lines file in long format
+item_id,label[,repeat][,outcome][,judge] (one label per item needs no repeat column). A run
+log's items must be the gold set's (its gold set sha256 and every item's content hash are
+checked; another version or changed items are refused, naming them).
+
+A run log, or K > 1 repeats per item, is a model judge's: kappa vs gold on every labelled call
+and on the per-item majority label (ties counted, never broken), each with a BCa interval that
+resamples items; Fleiss kappa across repeats, the flip rate (Wilson), and the share of calls
+without a label (cannot-parse, error, never run). It is judged under the pre-registered
+gold/<set>/DECISION_RULE-model-judge.json; one label per item under DECISION_RULE.json; --rule
+FILE names another rule, which must be locked (unless --no-lock).
+
+The JSON result goes to stdout (or ``--out``); the summary goes to stderr: kappa with the
+interval this run displays (its level, resamples and seed), then the pre-registered interval
+graduation is judged on, the verdict and the status (``undefined (reason)`` where kappa or its
+interval is undefined); with repeats, one line each for the majority kappa, the consistency
+and the calls.
 
 The run needs the pre-registration lock (``evalkit preregister``) and refuses when the locked
 gold set or decision rule changed. ``--no-lock`` runs without one: the result then says
@@ -28,6 +42,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import EvalkitError
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -37,15 +53,34 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--labels", help="judge labels: .jsonl or .csv with item_id, label")
+    src.add_argument(
+        "--labels",
+        metavar="RUNLOG|FILE",
+        help="a run log of `evalkit judge run`, or labels (.csv / .jsonl: item_id, label"
+        "[, repeat][, outcome][, judge])",
+    )
     src.add_argument(
         "--rule-judge", action="store_true", help="calibrate the rule judge (apply_rules)"
     )
     parser.add_argument(
-        "--gold", default="gold/instruction-adherence", help="gold set folder (newest version)"
+        "--gold",
+        default=None,
+        help=f"gold set folder or version (default {DEFAULT_GOLD}, its newest version: here, "
+        "else evalkit's own checkout)",
     )
     parser.add_argument(
-        "--judge", default=None, help="name of the judge (default: the labels file)"
+        "--judge",
+        default=None,
+        metavar="NAME",
+        help="the judge to calibrate when the labels hold several (a run log of several "
+        "judges); with a plain labels file, the name the result gives it (default: the file)",
+    )
+    parser.add_argument(
+        "--rule",
+        default=None,
+        metavar="FILE",
+        help="decision rule to judge graduation by (must be locked; default: the gold set's "
+        "DECISION_RULE-model-judge.json for a model judge, else DECISION_RULE.json)",
     )
     parser.add_argument("--dimension", default="instruction-adherence", help="judge dimension id")
     parser.add_argument("--out", default=None, help="write the result JSON here (default stdout)")
@@ -64,15 +99,56 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
+DEFAULT_GOLD = "gold/instruction-adherence"
+
+
+def _gold_path(given: str | None) -> Path:
+    """``--gold``, else the default set here (the cwd), else in evalkit's own checkout."""
+    if given is not None:
+        return Path(given)
+    here = Path(DEFAULT_GOLD)
+    if here.exists():
+        return here
+    from evalkit.calibration._repo import repo_root
+
+    return repo_root() / DEFAULT_GOLD
+
+
+def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
+    """The labels to calibrate and the judge name to give them (None: the labels' own)."""
+    from evalkit.calibration import read_labels, rule_judge_labels
+    from evalkit.calibration._inputs import RULE_JUDGE_NAME
+    from evalkit.calibration._labels import say_notes
+
+    if args.rule_judge:
+        return rule_judge_labels(gold), args.judge or RULE_JUDGE_NAME
+    labels = read_labels(args.labels, None if args.judge is None else args.judge)
+    say_notes(labels)
+    if labels.judge is None:  # a plain file: --judge names it, else the file does
+        return labels, args.judge or args.labels
+    return labels, None
+
+
+def _check_rule(args: argparse.Namespace) -> None:
+    if args.rule is None or args.no_lock:
+        return
+    from evalkit.calibration._lock import unlocked_rule
+
+    why = unlocked_rule(args.rule, None)
+    if why is not None:
+        raise EvalkitError(
+            f"--rule {args.rule}: not a locked decision rule ({why}); a rule is frozen and "
+            "locked (`evalkit preregister`) before its first run, or the run says --no-lock"
+        )
+
+
 def _run(args: argparse.Namespace) -> int:
-    from evalkit.calibration import calibrate, read_judge_labels, register, rule_judge_labels
+    from evalkit.calibration import calibrate, register
     from evalkit.gold import load
 
-    gold = load(args.gold)
-    labels = rule_judge_labels(gold) if args.rule_judge else read_judge_labels(args.labels)
-    judge = args.judge or (
-        "rule-judge (evalkit.judge.apply_rules)" if args.rule_judge else args.labels
-    )
+    gold = load(_gold_path(args.gold))
+    _check_rule(args)
+    labels, judge = _labels(args, gold)
     result = calibrate(
         labels,
         gold,
@@ -80,13 +156,16 @@ def _run(args: argparse.Namespace) -> int:
         judge=judge,
         n_resamples=args.n_resamples,
         rng=args.rng,
+        decision_rule=args.rule,
         no_lock=args.no_lock,
     )
     text = result.to_json() + "\n"
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        _write_out(Path(args.out), text)
     else:
         sys.stdout.write(text)
+    if result.repeats is not None:
+        print(repeats_summary(result), file=sys.stderr)
     print(summary(result, registering=args.register), file=sys.stderr)
     if args.register:
         cert = register(result)
@@ -157,3 +236,54 @@ def describe_kappa(result: Any) -> str:
         why = "fewer than 2 items" if result.n < 2 else "the bootstrap is degenerate"
         return f"{k.statistic:.3f} [CI undefined ({why})]"
     return f"{k.statistic:.3f} [{k.low:.3f}, {k.high:.3f}]"
+
+
+def _write_out(path: Path, text: str) -> None:
+    from evalkit.file_errors import input_file_error
+
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise input_file_error(exc, "calibration result", path) from exc
+
+
+def _est(e: Any, percent: bool = False) -> str:
+    """``0.825 [0.757, 0.887]`` (or percentages); ``undefined`` parts said as such."""
+    if e.statistic is None:
+        return "undefined"
+
+    def f(x: float) -> str:
+        return f"{100 * x:.1f}%" if percent else f"{x:.3f}"
+
+    if e.low is None or e.high is None:
+        return f"{f(e.statistic)} [CI undefined]"
+    return f"{f(e.statistic)} [{f(e.low)}, {f(e.high)}]"
+
+
+def repeats_summary(result: Any) -> str:
+    """What a calibration with repeats adds to the summary: the design, the majority kappa, the
+    consistency over repeats and the calls without a label, each with its n."""
+    r = result.repeats
+    calls = r.calls
+    ties = len(r.majority_ties)
+    lines = [
+        f"judge {result.judge}: K = {r.repeats} repeat(s) over {r.n_items} of "
+        f"{result.n_gold} gold items ({calls['expected']} calls expected); categories "
+        f"{', '.join(r.categories)}",
+        f"kappa on all repeats {_est(result.kappa_ci)}, n = {result.kappa_ci.n} labelled calls "
+        f"({result.kappa_ci.method})",
+        f"kappa on the majority label {_est(r.kappa_majority)}, n = {r.kappa_majority.n} items; "
+        f"{ties} tie(s) left out, never broken"
+        + (f" ({', '.join(r.majority_ties[:5])}{', ...' if ties > 5 else ''})" if ties else ""),
+        f"Fleiss kappa across repeats {_est(r.repeat_kappa)}, n = {r.repeat_kappa.n} items "
+        f"({r.repeat_kappa.method})",
+        f"flip rate {_est(r.flip_rate, True)} (Wilson), {r.flips} of {r.flip_rate.n} items with "
+        ">= 2 labelled repeats disagree",
+        "calls: "
+        + ", ".join(
+            f"{k} {calls[k]} ({_est(r.outcomes[k], True)})"
+            for k in ("ok", "cannot-parse", "error", "not-run")
+        )
+        + f" of {calls['expected']}",
+    ]
+    return "\n".join(lines)

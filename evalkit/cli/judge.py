@@ -27,6 +27,7 @@ from typing import Any
 from evalkit.cli.common import add_journal_source, journal_path, read_journal
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
+from evalkit.input_files import escape_surrogates
 from evalkit.judge.rules import apply_rules
 
 RATER = "rule-judge"
@@ -71,11 +72,13 @@ def rule_labels(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _csv_text(rows: list[dict[str, Any]]) -> str:
+    """The CSV text, lone surrogates (a run id built from such a session id) written as the
+    ``\\udXXX`` escape evalkit prints them as everywhere: UTF-8 encodable, never a crash."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    return buffer.getvalue()
+    return escape_surrogates(buffer.getvalue())
 
 
 def _write_atomic(path: Path, text: str) -> None:

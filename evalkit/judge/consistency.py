@@ -38,9 +38,11 @@ __all__ = [
     "MajorityLabels",
     "Proportion",
     "flip_rate",
+    "gold_pairs",
     "kappa_vs_gold",
     "majority_labels",
     "outcome_rates",
+    "proportion",
     "repeat_kappa",
 ]
 
@@ -63,7 +65,8 @@ class Proportion:
         return (self.low, self.high)
 
 
-def _proportion(k: int, n: int, level: float) -> Proportion:
+def proportion(k: int, n: int, level: float = 0.95) -> Proportion:
+    """``k`` of ``n`` with its Wilson interval (none for ``n`` < 2)."""
     from evalkit.stats import wilson_interval
 
     # standard §5: a confidence interval on every aggregate over n > 1; n = 1 has none
@@ -133,7 +136,7 @@ def flip_rate(labels: pd.DataFrame, judge: str | None = None, level: float = 0.9
     by_item = _labelled(_judge_rows(labels, judge))
     multi = [values for values in by_item.values() if len(values) >= 2]
     flips = sum(len(set(values)) > 1 for values in multi)
-    return _proportion(flips, len(multi), level)
+    return proportion(flips, len(multi), level)
 
 
 def repeat_kappa(labels: pd.DataFrame, judge: str | None = None) -> AgreementResult:
@@ -157,16 +160,29 @@ def repeat_kappa(labels: pd.DataFrame, judge: str | None = None) -> AgreementRes
 
 
 def outcome_rates(
-    labels: pd.DataFrame, judge: str | None = None, level: float = 0.95
+    labels: pd.DataFrame,
+    judge: str | None = None,
+    level: float = 0.95,
+    *,
+    expected: int | None = None,
 ) -> dict[str, Proportion]:
-    """Share of all calls per outcome (``ok``, ``cannot-parse``, ``error``), Wilson intervals."""
+    """Share of all calls per outcome (``ok``, ``cannot-parse``, ``error``), Wilson intervals.
+
+    ``expected``: the calls the design asked for (items x repeats). Then every share is of
+    ``expected`` and ``not-run`` counts the calls the labels do not hold at all.
+    """
     rows = _judge_rows(labels, judge)
-    n = len(rows)
+    n = len(rows) if expected is None else int(expected)
+    if n < len(rows):
+        raise EvalkitError(f"expected {n} calls, but the labels hold {len(rows)}")
     counts = Counter(rows["outcome"])
-    return {
-        outcome: _proportion(counts[outcome], n, level)
+    rates = {
+        outcome: proportion(counts[outcome], n, level)
         for outcome in ("ok", "cannot-parse", "error")
     }
+    if expected is not None:
+        rates["not-run"] = proportion(n - len(rows), n, level)
+    return rates
 
 
 @dataclass(frozen=True)
@@ -205,22 +221,19 @@ class ClusteredKappa:
         )
 
 
-def kappa_vs_gold(
+def gold_pairs(
     labels: pd.DataFrame,
     gold: Mapping[str, str],
     judge: str | None = None,
     *,
     majority: bool = False,
-) -> ClusteredKappa:
-    """Cohen's kappa of the judge against ``gold`` (item id -> gold label).
+) -> tuple[list[tuple[str, str]], list[str], int]:
+    """``(gold label, judge label)`` pairs, the item of each pair, and the ties left out.
 
-    ``majority=False``: one row per labelled (item, repeat). ``majority=True``: one row per
-    item with a majority label (ties left out and counted in ``dropped_ties``). Items not in
-    ``gold`` are an ``EvalkitError`` (labels of another set); gold items the judge never
-    labelled are simply absent (their n shows it).
+    ``majority=False``: one pair per labelled (item, repeat). ``majority=True``: one pair per
+    item with a majority label (ties left out and counted). Items not in ``gold`` are an
+    ``EvalkitError`` (labels of another set).
     """
-    from evalkit.stats import cohen_kappa
-
     rows = _judge_rows(labels, judge)
     unknown = sorted({str(i) for i in rows["item_id"]} - set(gold))
     if unknown:
@@ -240,6 +253,26 @@ def kappa_vs_gold(
             for label in values:
                 pairs.append((gold[item], label))
                 clusters.append(item)
+    return pairs, clusters, ties
+
+
+def kappa_vs_gold(
+    labels: pd.DataFrame,
+    gold: Mapping[str, str],
+    judge: str | None = None,
+    *,
+    majority: bool = False,
+) -> ClusteredKappa:
+    """Cohen's kappa of the judge against ``gold`` (item id -> gold label).
+
+    ``majority=False``: one row per labelled (item, repeat). ``majority=True``: one row per
+    item with a majority label (ties left out and counted in ``dropped_ties``). Items not in
+    ``gold`` are an ``EvalkitError`` (labels of another set); gold items the judge never
+    labelled are simply absent (their n shows it).
+    """
+    from evalkit.stats import cohen_kappa
+
+    pairs, clusters, ties = gold_pairs(labels, gold, judge, majority=majority)
     if not pairs:
         raise EvalkitError("no labelled item to compare with gold")
     result = cohen_kappa(pairs, categories=DIMENSION_STATUSES)
