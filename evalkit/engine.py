@@ -33,6 +33,16 @@ import numpy as np
 from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.jsnum import js_round, json_number
+from evalkit.jsvalues import (
+    JS_WHITESPACE,
+    UNDEFINED,
+    get,
+    is_non_empty_trimmed,
+    is_number,
+    is_plain_object,
+    js_sort_key,
+    strict_equals_zero,
+)
 from evalkit.ledger import Diagnostic, Ledger, read_metrics_dir
 from evalkit.record import (
     SCHEMA_VERSION,
@@ -51,7 +61,8 @@ from evalkit.resolve import (
     timestamp_ms,
 )
 from evalkit.rubrics import Rubric, get_rubric
-from evalkit.rubrics.context import (
+from evalkit.rubrics.dimensions.shared import ledger_gap_note
+from evalkit.scoring_context import (
     FullGates,
     GuardCounts,
     Kpis,
@@ -59,17 +70,6 @@ from evalkit.rubrics.context import (
     QualityGates,
     ScoringContext,
     Window,
-)
-from evalkit.rubrics.dimensions.shared import ledger_gap_note
-from evalkit.rubrics.jsvalues import (
-    JS_WHITESPACE,
-    UNDEFINED,
-    get,
-    is_non_empty_trimmed,
-    is_number,
-    is_plain_object,
-    js_sort_key,
-    strict_equals_zero,
 )
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import Any
 from evalkit.calibration_status import AcceptedCalibrations, CalibrationAcceptance
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
-from evalkit.rubrics.context import KPI_KEYS  # the record carries the scorer's KPI block
+from evalkit.scoring_context import KPI_KEYS  # the record carries the scorer's KPI block
 
 __all__ = [
     "FORBIDDEN_TOP_LEVEL_KEYS",

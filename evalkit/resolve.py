@@ -24,8 +24,7 @@ from os import PathLike
 from typing import Any, Literal
 
 from evalkit.errors import SessionResolutionError
-from evalkit.rubrics.context import PeerOverlap, Window
-from evalkit.rubrics.jsvalues import (
+from evalkit.jsvalues import (
     UNDEFINED,
     get,
     is_non_empty_string,
@@ -37,6 +36,7 @@ from evalkit.rubrics.jsvalues import (
     js_string,
     js_truthy,
 )
+from evalkit.scoring_context import PeerOverlap, Window
 from evalkit.timestamps import parse_timestamp
 
 __all__ = [

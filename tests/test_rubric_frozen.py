@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from evalkit.jsvalues import UNDEFINED
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
@@ -30,7 +31,6 @@ from evalkit.rubrics.dimensions import plan_fidelity as pf
 from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.shared import contamination_note, ledger_gap_note
-from evalkit.rubrics.jsvalues import UNDEFINED
 
 from conftest import REPO_ROOT
 
