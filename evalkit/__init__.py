@@ -22,8 +22,9 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "Resolution": "evalkit.resolve",
     "resolve_session": "evalkit.resolve",
-    "EvalRecord": "evalkit.engine",
+    "EvalRecord": "evalkit.eval_record",
     "score_session": "evalkit.engine",
+    "score_records": "evalkit.engine",
     "score_ledger": "evalkit.engine",
     "validate_record": "evalkit.record",
     "normalize_record": "evalkit.record",
@@ -43,6 +44,7 @@ __all__ = [
     "normalize_record",
     "resolve_session",
     "score_ledger",
+    "score_records",
     "score_session",
     "validate_record",
 ]

@@ -51,15 +51,17 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import EvalkitError
+from evalkit.engine import score_session
+from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.gitinfo import has_commit
 from evalkit.input_files import JsonInputError, parse_json
+from evalkit.ledger_files import describe_sessions_file
 from evalkit.record import Method, normalize_record, validate_record
 from evalkit.record_diff import (
     DriftKind,
@@ -378,23 +380,6 @@ def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return None, current_sha
 
 
-def _commit_known(sha: str) -> bool | None:
-    """Whether this evalkit's git repository holds commit ``sha``; None when it cannot tell."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "cat-file", "-e", f"{sha}^{{commit}}"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.returncode == 0
-
-
 def _hostname_hash_check(value: Any) -> list[FieldDrift]:
     # the engine writes the first 16 hex of sha256(hostname), or null when there is no name
     if value is None or (isinstance(value, str) and _HOSTNAME_HASH.fullmatch(value)):
@@ -410,7 +395,7 @@ def _engine_commit_check(value: Any) -> tuple[list[FieldDrift], list[str]]:
     if not isinstance(value, str) or not _COMMIT.fullmatch(value):
         why = "the engine writes the git commit id of its checkout (40 or 64 lowercase hex) or null"
         return [FieldDrift("record", field, value, "a commit id or null", why)], []
-    known = _commit_known(value)
+    known = has_commit(value)
     if known is None:
         return [], [f"{field} {value} not checked: this evalkit is not a git checkout"]
     if not known:
@@ -446,13 +431,9 @@ def _judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDr
 
 def _rescore(stored: Mapping[str, Any], metrics_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """The record the engine writes for the stored record's inputs (deterministic part)."""
-    import evalkit
-    from evalkit.errors import SessionResolutionError
-    from evalkit.ledger_files import describe_sessions_file
-
     harness = stored["harness"]
     try:
-        fresh = evalkit.score_session(
+        fresh = score_session(
             metrics_dir,
             session_id=stored["session_id"],
             rubric=stored["rubric_version"],

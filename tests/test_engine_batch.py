@@ -15,9 +15,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalkit.engine import LEDGER_COLUMNS, parse_timestamps, score_ledger, score_session
+from evalkit.engine import LEDGER_COLUMNS, score_ledger, score_session
 from evalkit.errors import ValidationError
-from evalkit.resolve import canonical_sessions, timestamp_ms
+from evalkit.resolve import canonical_sessions
+from evalkit.timestamps import parse_timestamps, timestamp_ms
 
 from conftest import REPO_ROOT, SHARED_DIR, require_shared
 
