@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import prereg
 from evalkit.errors import EvalkitError
 from evalkit.gold import (
     _VERSION_DIR,
@@ -121,8 +122,6 @@ def _require_bound_rules(vdir: Path, manifest: Mapping[str, Any]) -> None:
 def _verify_against_lock(base: Path, results: list[VerifyResult]) -> list[VerifyResult]:
     """Gold versions and decision rules the repository's lock holds under ``base``: each is
     present and hashes as locked (a version's set sha256, a rule's file sha256)."""
-    from evalkit import prereg
-
     repo = base.parent
     lock_path = repo / prereg.LOCK_NAME
     try:

@@ -29,6 +29,7 @@ from evalkit.calibration_status import AcceptedCalibrations, CalibrationAcceptan
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
 from evalkit.scoring_context import KPI_KEYS  # the record carries the scorer's KPI block
+from evalkit.timestamps import parse_timestamp
 
 __all__ = [
     "FORBIDDEN_TOP_LEVEL_KEYS",
@@ -285,8 +286,6 @@ def validate_timestamp(value: Any, field: str = "timestamp") -> str:
     The engine reads timestamps as JavaScript ``Date.parse`` does (SPEC section 6), so the
     record accepts exactly what the engine accepts for its ``timestamp`` parameter.
     """
-    from evalkit.timestamps import parse_timestamp
-
     if not isinstance(value, str) or not value.strip():
         raise _fail(field, f"must be a non-empty ISO-8601 string, got {value!r}")
     if parse_timestamp(value) is None:

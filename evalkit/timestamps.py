@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from evalkit._v8_dateparser import Fields, numeral_value, parse_fields, read_milliseconds
 from evalkit.jsvalues import js_string
 
@@ -117,7 +115,9 @@ def parse_timestamps(values: Sequence[Any]) -> list[float | None]:
     pandas; anything else, and anything pandas refuses (day 31 of a 30-day month, hour 24,
     years out of its range), goes through the JavaScript ``Date.parse`` port one by one.
     """
-    import pandas as pd  # deferred: pandas is heavy and only the batch paths need it
+    # deferred: numpy and pandas are heavy, and only the batch paths parse in bulk
+    import numpy as np
+    import pandas as pd
 
     out: list[float | None] = [None] * len(values)
     if not values:

@@ -57,10 +57,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import journal
 from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.gitinfo import has_commit
 from evalkit.input_files import JsonInputError, parse_json
+from evalkit.journal import MAX_RECORD_DEPTH
+from evalkit.judge.parse import JUDGE_DIMENSION_IDS, validate_judge_dimensions
 from evalkit.ledger_files import describe_sessions_file
 from evalkit.record import Method, normalize_record, validate_record
 from evalkit.record_diff import (
@@ -71,6 +74,7 @@ from evalkit.record_diff import (
     evidence_tokens,
     iter_kinds,
 )
+from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
@@ -227,8 +231,6 @@ def _copies(
 ) -> tuple[list[tuple[int, dict[str, Any]]], Any]:
     """Every valid copy of ``run_id`` (exact, else as evalkit prints it, surrogates escaped:
     :meth:`evalkit.journal.JournalRead.find`) and the journal as read."""
-    from evalkit import journal
-
     try:
         read = journal.read(path, accepted=accepted)
     except FileNotFoundError:
@@ -272,8 +274,6 @@ def find_record(
 
 
 def _parsed(raw: bytes) -> Any:
-    from evalkit.journal import MAX_RECORD_DEPTH
-
     try:
         return parse_json(raw, max_depth=MAX_RECORD_DEPTH)
     except JsonInputError:  # read() parsed this very line; only a race could get here
@@ -306,8 +306,6 @@ def _copy_drifts(
 
 
 def _locate(run_id: str, path: Path, accepted: CalibrationAcceptance | None = None) -> _Stored:
-    from evalkit import journal
-
     copies, read = _copies(run_id, path, accepted)
     if not copies:
         raise _unknown(run_id, path, read)
@@ -352,8 +350,6 @@ def _locate(run_id: str, path: Path, accepted: CalibrationAcceptance | None = No
 
 def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(mismatch message or None, current sha256 or None); see the module docstring."""
-    from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
-
     version = stored["rubric_version"]
     stored_sha = stored["provenance"]["rubric_sha256"]
     if version not in RUBRIC_VERSIONS:
@@ -406,8 +402,6 @@ def _engine_commit_check(value: Any) -> tuple[list[FieldDrift], list[str]]:
 
 def _judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDrift]:
     """How a stored judge dimension breaks the judge writer's contract (module docstring)."""
-    from evalkit.judge.parse import JUDGE_DIMENSION_IDS, validate_judge_dimensions
-
     dim_id = str(dim.get("id"))
     allowed = JUDGE_DIMENSION_IDS.get(rubric_version, ())
     out: list[FieldDrift] = []
@@ -473,8 +467,8 @@ def verify_record(
     (``validate_record``; default: ``uncalibrated`` only).
     """
     if isinstance(record_or_run_id, str):
-        journal = Path(journal_path) if journal_path else Path(metrics_dir) / DEFAULT_JOURNAL_NAME
-        found = _locate(record_or_run_id, journal, accepted)
+        path = Path(journal_path) if journal_path else Path(metrics_dir) / DEFAULT_JOURNAL_NAME
+        found = _locate(record_or_run_id, path, accepted)
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
         found = _Stored(validate_record(normalize_record(raw), accepted=accepted), raw, (), ())

@@ -19,10 +19,13 @@ from evalkit.calibration._inputs import (
 from evalkit.calibration._lock import check_preregistration
 from evalkit.calibration._repo import repo_root
 from evalkit.calibration._result import CalibrationResult, Estimate
+from evalkit.calibration.certificate import certificate_bytes
 from evalkit.calibration_status import mint_status
 from evalkit.errors import EvalkitError
 from evalkit.gold import LABELS, GoldSet, sha256_hex
 from evalkit.gold import load as load_gold
+from evalkit.stats import cohen_kappa, gwet_ac1, pabak
+from evalkit.stats.bootstrap import resample_weights
 
 __all__ = ["calibrate"]
 
@@ -45,7 +48,7 @@ def _estimate(res: Any, level: float, method: str, n_resamples: int, rng: int | 
 def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None, float | None]:
     if n == 0:
         return None, None, None
-    from statsmodels.stats.proportion import proportion_confint
+    from statsmodels.stats.proportion import proportion_confint  # deferred: heavy
 
     lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
     return k / n, float(lo), float(hi)
@@ -54,8 +57,6 @@ def _wilson(k: int, n: int, level: float) -> tuple[float | None, float | None, f
 def _one_vs_rest(
     gold_codes: np.ndarray, judge_codes: np.ndarray, level: float, n_resamples: int, rng: int | None
 ) -> pd.DataFrame:
-    from evalkit.stats.bootstrap import resample_weights
-
     n = len(gold_codes)
     w = resample_weights(n, n_resamples, np.random.default_rng(rng)).astype(float)
     rows = []
@@ -148,8 +149,6 @@ def _pair(gs: GoldSet, judge_labels: pd.DataFrame) -> _Paired:
 
 def _agreement(p: _Paired, lv: float, nres: int, rng: int | None) -> dict[str, Any]:
     """Kappa, AC1 and PABAK with their BCa intervals, and the one-vs-rest indices."""
-    from evalkit.stats import cohen_kappa, gwet_ac1, pabak
-
     ratings = np.array([[p.gold[i], p.judged[i]] for i in p.ids], dtype=object)
     kappa = cohen_kappa(ratings, categories=LABELS)
     ac1 = gwet_ac1(ratings, categories=LABELS)
@@ -266,8 +265,6 @@ def calibrate(
     can never be registered. ``root`` is the repository (default: evalkit's own checkout) whose
     lock and ``calibrations/`` decide whether the result may be minted (``result.mintable``).
     """
-    from evalkit.calibration.certificate import certificate_bytes
-
     gs = gold if isinstance(gold, GoldSet) else load_gold(gold)
     rule_file = decision_rule_file(gs, decision_rule, root=root)
     rule = load_decision_rule(gs, rule_file)

@@ -28,6 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit import calibration
+from evalkit.gold import load as load_gold
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -65,15 +68,16 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from evalkit.calibration import calibrate, read_judge_labels, register, rule_judge_labels
-    from evalkit.gold import load
-
-    gold = load(args.gold)
-    labels = rule_judge_labels(gold) if args.rule_judge else read_judge_labels(args.labels)
+    gold = load_gold(args.gold)
+    labels = (
+        calibration.rule_judge_labels(gold)
+        if args.rule_judge
+        else calibration.read_judge_labels(args.labels)
+    )
     judge = args.judge or (
         "rule-judge (evalkit.judge.apply_rules)" if args.rule_judge else args.labels
     )
-    result = calibrate(
+    result = calibration.calibrate(
         labels,
         gold,
         dimension_id=args.dimension,
@@ -89,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     print(summary(result, registering=args.register), file=sys.stderr)
     if args.register:
-        cert = register(result)
+        cert = calibration.register(result)
         print(
             f"registered calibrations/{cert.calibration_ref}.json (verified): records of "
             f"{cert.dimension_id!r} may carry calibration_status {cert.calibration_status} "

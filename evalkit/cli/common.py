@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import journal
+from evalkit.calibration._repo import repo_root
+from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.errors import EvalkitError
 from evalkit.input_files import escape_surrogates
 
@@ -67,9 +70,6 @@ def journal_path(args: argparse.Namespace) -> Path:
 def accepted_calibrations() -> CalibrationAcceptance:
     """The calibrations a record may claim: the repository's certificates, each re-checked the
     first time a record claims it; a refused one is named on stderr with the reason."""
-    from evalkit.calibration._repo import repo_root
-    from evalkit.calibration.certificate import RepositoryCalibrations
-
     return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
 
 
@@ -80,8 +80,6 @@ def _note_refused(reason: str) -> None:
 def read_journal(path: Path) -> JournalRead:
     """The journal at ``path`` (``EvalkitError`` when there is none), validated against the
     repository's verified calibration certificates; skipped lines are reported on stderr."""
-    from evalkit import journal
-
     try:
         result = journal.read(path, accepted=accepted_calibrations())
     except FileNotFoundError:

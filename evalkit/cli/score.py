@@ -29,9 +29,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
+from evalkit import journal
 from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, require_text
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.record import ModelSource
+from evalkit.journal import dumps_record
+from evalkit.ledger_files import describe_sessions_file, ledger_role
+from evalkit.record import ModelSource, validate_timestamp
+from evalkit.rubrics import RUBRIC_VERSIONS
 
 FORMATS = ("csv", "jsonl", "parquet")
 #: Ledger diagnostics printed without ``--diagnostics``.
@@ -102,9 +108,6 @@ def _err(message: str) -> None:
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    from evalkit.record import validate_timestamp
-    from evalkit.rubrics import RUBRIC_VERSIONS
-
     for flag, attr in _TEXT_ARGUMENTS:
         value = getattr(args, attr)
         if value is not None:
@@ -149,8 +152,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_journal_target(args: argparse.Namespace) -> None:
     """Refuse a journal that is a file of the ledger being scored (by resolved path/inode)."""
-    from evalkit.ledger_files import ledger_role
-
     target = journal_path(args)
     role = ledger_role(args.metrics_dir, target)
     if role is not None:
@@ -163,8 +164,6 @@ def _check_journal_target(args: argparse.Namespace) -> None:
 
 def _resolution_error(exc: SessionResolutionError, metrics_dir: Path) -> None:
     """No session resolved: say so, with sessions.jsonl's path and state."""
-    from evalkit.ledger_files import describe_sessions_file
-
     _err(f"{exc} ({describe_sessions_file(metrics_dir)})")
 
 
@@ -220,12 +219,11 @@ def format_record_table(record: dict[str, Any]) -> str:
 
 
 def _run_one(args: argparse.Namespace) -> int:
-    import evalkit
-    from evalkit import journal
-    from evalkit.journal import dumps_record
+    # deferred: the engine loads numpy; every command imports this module
+    from evalkit.engine import score_session
 
     try:
-        scored = evalkit.score_session(
+        scored = score_session(
             args.metrics_dir,
             session_id=args.session,
             rubric=args.rubric,
@@ -279,7 +277,8 @@ def _run_one(args: argparse.Namespace) -> int:
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    import evalkit
+    # deferred: the engine loads numpy; every command imports this module
+    from evalkit.engine import score_ledger
 
     fmt = args.format
     if fmt is None:
@@ -287,8 +286,6 @@ def _run_all(args: argparse.Namespace) -> int:
         fmt = suffix if suffix in FORMATS else "csv"
     if fmt == "parquet" and args.out is None and sys.stdout.isatty():
         raise EvalkitError("--format parquet is binary: give --out FILE or redirect stdout")
-
-    from tqdm import tqdm
 
     # score_ledger offers no progress hook, so the bar advances over the phases run here.
     phases = tqdm(
@@ -302,7 +299,7 @@ def _run_all(args: argparse.Namespace) -> int:
     try:
         phases.set_postfix_str("scoring ledger")
         try:
-            frame = evalkit.score_ledger(args.metrics_dir, rubric=args.rubric)
+            frame = score_ledger(args.metrics_dir, rubric=args.rubric)
         except SessionResolutionError as exc:
             _resolution_error(exc, args.metrics_dir)
             return 1

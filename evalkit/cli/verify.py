@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.verify import verify_record
+    from evalkit.verify import verify_record  # deferred: verify loads the engine (numpy)
 
     result = verify_record(
         args.run_id,

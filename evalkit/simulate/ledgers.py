@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import evalkit
+from evalkit import journal
 from evalkit.errors import EvalkitError
 from evalkit.simulate._sessions import (
     Session,
@@ -218,8 +220,6 @@ class _Writer:
     def evaluate(self, s: Session, at: datetime) -> None:
         if not self.score:
             return
-        import evalkit
-        from evalkit import journal
 
         record = evalkit.score_session(
             self.root,
