@@ -116,7 +116,7 @@ class Scorer:
             run_id=build_run_id(measured.resolution.session_id, timestamp),
             session_id=measured.resolution.session_id,
             rubric_version=rub.version,
-            provenance=Provenance(rub.sha256, evalkit_commit()),
+            provenance=Provenance(rub.sha256, evalkit_commit(), measured.inputs_sha256),
             model=model,
             harness=Harness(
                 plugin_version=over.get("plugin_version", __version__),

@@ -13,6 +13,7 @@ from evalkit.dimension import Dimension
 from evalkit.errors import ValidationError
 from evalkit.jsvalues import is_non_empty_trimmed
 from evalkit.record import RECORD_KIND, SCHEMA_VERSION, STANDARD_VERSION, ModelSource
+from evalkit.record_seal import seal_record
 from evalkit.scoring_context import Kpis
 
 if TYPE_CHECKING:
@@ -37,13 +38,21 @@ DEFAULT_MODEL_SOURCE = "self-report"
 
 @dataclass(frozen=True)
 class Provenance:
-    """What produced the record: the rubric text's sha256 and the engine's commit."""
+    """What produced the record: the rubric text's sha256, the engine's commit and the sha256
+    of the inputs the score depended on (:func:`evalkit.measure.inputs_sha256`)."""
 
     rubric_sha256: str
     engine_commit: str | None
+    inputs_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rubric_sha256": self.rubric_sha256, "engine_commit": self.engine_commit}
+        out: dict[str, Any] = {
+            "rubric_sha256": self.rubric_sha256,
+            "engine_commit": self.engine_commit,
+        }
+        if self.inputs_sha256 is not None:
+            out["inputs_sha256"] = self.inputs_sha256
+        return out
 
 
 @dataclass(frozen=True)
@@ -117,20 +126,24 @@ class EvalRecord:
         return self.handle is None
 
     def to_dict(self) -> dict[str, Any]:
-        """The full record, JSON-ready (non-finite KPIs and scores written as ``None``)."""
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "record_kind": RECORD_KIND,
-            "run_id": self.run_id,
-            "session_id": self.session_id,
-            "standard_version": STANDARD_VERSION,
-            "rubric_version": self.rubric_version,
-            "provenance": self.provenance.to_dict(),
-            "model": self.model.to_dict(),
-            "harness": self.harness.to_dict(),
-            "kpis": self.kpis.to_dict(),
-            "dimensions": [d.to_dict() for d in self.dimensions],
-            "handle": self.handle,
-            "anonymized": self.anonymized,
-            "timestamp": self.timestamp,
-        }
+        """The full record, JSON-ready (non-finite KPIs and scores written as ``None``),
+        sealed: ``provenance.record_sha256`` is computed last, over everything else
+        (:mod:`evalkit.record_seal`)."""
+        return seal_record(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "record_kind": RECORD_KIND,
+                "run_id": self.run_id,
+                "session_id": self.session_id,
+                "standard_version": STANDARD_VERSION,
+                "rubric_version": self.rubric_version,
+                "provenance": self.provenance.to_dict(),
+                "model": self.model.to_dict(),
+                "harness": self.harness.to_dict(),
+                "kpis": self.kpis.to_dict(),
+                "dimensions": [d.to_dict() for d in self.dimensions],
+                "handle": self.handle,
+                "anonymized": self.anonymized,
+                "timestamp": self.timestamp,
+            }
+        )

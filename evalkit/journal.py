@@ -6,6 +6,10 @@ Earlier bytes are never rewritten; when the file does not end in a newline (a wr
 the middle of a line) the new record starts on a fresh line, so the torn fragment stays a
 single unreadable line and never swallows the new record.
 
+Every appended line is sealed (:func:`evalkit.record_seal.seal_record`: its
+``provenance.record_sha256`` is computed over the validated record, last), so a line edited
+afterwards no longer matches its seal and is read as ``changed``, never as a record.
+
 Appends are all-or-nothing: when writing or syncing fails (a full disk, a short write, an I/O
 error from ``fsync``), the file is truncated back to its previous size under the same lock
 and synced again, and :class:`JournalWriteError` says what is on disk: nothing of the record
@@ -18,7 +22,8 @@ Reading: ``read`` never stops at a bad line. It reads through :mod:`evalkit.inpu
 (regular files only, bounded by the byte and line caps). Malformed JSON, invalid UTF-8, a line
 over the line cap, JSON nested deeper than :data:`MAX_RECORD_DEPTH`, a torn last line, a
 non-object line or a record that fails validation is reported in ``diagnostics`` with its line
-number; every valid record is returned normalized; run ids seen more than once are listed in
+number (a sealed record whose content no longer matches its seal is ``changed``: it was
+edited after it was written); every valid record is returned normalized; run ids seen more than once are listed in
 ``duplicates`` (the reference engine can append the same run twice).
 """
 
@@ -52,12 +57,14 @@ from evalkit.input_files import (
     read_bytes,
     split_lines,
 )
-from evalkit.record import normalize_record, validate_record
+from evalkit.record import validate_record, validate_stored
+from evalkit.record_seal import SealMismatchError, seal_record
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "JOURNAL_NAME",
     "MAX_RECORD_DEPTH",
     "DiagnosticKind",
     "JournalDiagnostic",
@@ -71,6 +78,9 @@ __all__ = [
     "raw_lines",
     "read",
 ]
+
+#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
+JOURNAL_NAME = "eval.jsonl"
 
 #: Deepest array/object nesting a journal line may have: a record is four levels deep, so
 #: anything far deeper is not a record, and refusing it keeps recursive code away from it.
@@ -86,6 +96,7 @@ class DiagnosticKind(StrEnum):
     MALFORMED = "malformed"  # not JSON (or not UTF-8, too long, nested too deeply)
     NOT_OBJECT = "not-object"  # JSON, but not an object
     INVALID = "invalid"  # an object that breaks the record contract
+    CHANGED = "changed"  # a sealed record whose content no longer matches its seal
 
 
 class JournalNotFoundError(InputNotFoundError):
@@ -339,7 +350,8 @@ def append(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> dict[str, Any]:
-    """Validate ``record`` and append it to the journal at ``path`` as one line; return it.
+    """Validate ``record`` and append it to the journal at ``path`` as one line, sealed (any
+    seal it carried is recomputed over the record as written); return the line's record.
 
     Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
     fsynced before the lock is released. Nothing already in the file is rewritten. Missing
@@ -351,7 +363,7 @@ def append(
     ``accepted``: the
     verified calibration certificates a judge dimension may claim (see ``validate_record``).
     """
-    validated = validate_record(record, accepted=accepted)
+    validated = validate_record(seal_record(record), accepted=accepted)
     payload = (dumps_record(validated) + "\n").encode("utf-8")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -393,13 +405,13 @@ def _line_record(
         )
     run_id = value.get("run_id")
     try:
-        return validate_record(normalize_record(value), accepted=accepted)
+        return validate_stored(value, accepted=accepted)
     except EvalkitError as exc:
+        kind = (
+            DiagnosticKind.CHANGED if isinstance(exc, SealMismatchError) else DiagnosticKind.INVALID
+        )
         return JournalDiagnostic(
-            number,
-            DiagnosticKind.INVALID,
-            clip(str(exc), 500),
-            run_id if isinstance(run_id, str) else None,
+            number, kind, clip(str(exc), 500), run_id if isinstance(run_id, str) else None
         )
 
 

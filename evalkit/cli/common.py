@@ -13,13 +13,13 @@ from evalkit.calibration._repo import repo_root
 from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.errors import EvalkitError
 from evalkit.input_files import escape_surrogates
+from evalkit.journal import JOURNAL_NAME
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
     from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
-JOURNAL_NAME = "eval.jsonl"
 JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
 
 

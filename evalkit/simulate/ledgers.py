@@ -229,7 +229,7 @@ class _Writer:
             model_id=_MODEL_ID,
             model_source="self-report",
         )
-        journal.append(self.root / "eval.jsonl", record.to_dict())
+        journal.append(self.root / journal.JOURNAL_NAME, record.to_dict())
         self.records += 1
 
 
@@ -245,7 +245,7 @@ def _run_timeline(
     malformed: bool,
 ) -> int:
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("sessions.jsonl", "events.jsonl", "eval.jsonl"):
+    for name in ("sessions.jsonl", "events.jsonl", journal.JOURNAL_NAME):
         if (root / name).exists():
             raise EvalkitError(f"simulate: {root / name} already exists; choose an empty directory")
     w = _Writer(root=root, rotate_after=rotate_after, score=score, rubric=rubric)
@@ -392,7 +392,7 @@ def _build(
         metrics_dir=Path(root),
         session_ids=tuple(s.session_id for s in sessions),
         blocked={s.session_id: s.blocked for s in sessions},
-        journal=(Path(root) / "eval.jsonl") if score else None,
+        journal=(Path(root) / journal.JOURNAL_NAME) if score else None,
         records=n_records,
         seed=seed,
         preset=preset,
