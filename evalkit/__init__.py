@@ -29,6 +29,9 @@ _LAZY: dict[str, str] = {
     "validate_record": "evalkit.record",
     "normalize_record": "evalkit.record",
     "compute_facts": "evalkit.facts",
+    "journal_ledger": "evalkit.journaling",
+    "verify_journal": "evalkit.verify",
+    "verify_record": "evalkit.verify",
 }
 
 __all__ = [
@@ -41,12 +44,15 @@ __all__ = [
     "VersionMismatchError",
     "__version__",
     "compute_facts",
+    "journal_ledger",
     "normalize_record",
     "resolve_session",
     "score_ledger",
     "score_records",
     "score_session",
     "validate_record",
+    "verify_journal",
+    "verify_record",
 ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,7 +205,8 @@ class ScoredRecords:
     ``sessions`` are the ids considered, in ledger order (``len()`` is their number, for a
     progress bar). While iterating, a session that :func:`score_session` refuses is appended
     to ``refused`` (never raised), and one whose inputs hash equals its ``known_inputs`` entry
-    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's.
+    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's. ``on_session``,
+    when set, is called once per session done (scored, unchanged or refused).
     """
 
     def __init__(
@@ -240,9 +241,18 @@ class ScoredRecords:
         }
         self._known = known_inputs
         self._started = False
+        self.on_session: Callable[[], object] | None = None
 
     def __len__(self) -> int:
         return len(self._positions)
+
+    def skip_unchanged(self, known_inputs: Mapping[str, str]) -> None:
+        """Before iterating: do not score a session whose inputs hash equals its entry in
+        ``known_inputs`` (session id -> ``provenance.inputs_sha256``); list it in
+        ``unchanged`` instead."""
+        if self._started:
+            raise EvalkitError("skip_unchanged must come before the records are iterated")
+        self._known = dict(known_inputs)
 
     def __iter__(self) -> Iterator[EvalRecord]:
         if self._started:
@@ -257,11 +267,15 @@ class ScoredRecords:
             sid = measured.resolution.session_id
             if self._known.get(sid) == measured.inputs_sha256:
                 self.unchanged.append(sid)
-                continue
-            try:
-                yield self._scorer.record(measured, **self._run)
-            except EvalkitError as exc:
-                self.refused.append(Refused(sid, str(exc), type(exc).__name__))
+            else:
+                try:
+                    record = self._scorer.record(measured, **self._run)
+                except EvalkitError as exc:
+                    self.refused.append(Refused(sid, str(exc), type(exc).__name__))
+                else:
+                    yield record
+            if self.on_session is not None:
+                self.on_session()
 
 
 def score_records(

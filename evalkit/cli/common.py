@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
+#: Ledger diagnostics printed without ``--diagnostics``.
+DIAGNOSTICS_SHOWN = 5
 JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
 
 
@@ -75,6 +78,25 @@ def accepted_calibrations() -> CalibrationAcceptance:
 
 def _note_refused(reason: str) -> None:
     print(f"evalkit: {reason}", file=sys.stderr)
+
+
+def print_diagnostics(diagnostics: Sequence[Any], show_all: bool, *, prog: str) -> None:
+    """What the ledger reading skipped or doubted, on stderr: the first
+    :data:`DIAGNOSTICS_SHOWN`, or all of them."""
+    if not diagnostics:
+        return
+    shown = diagnostics if show_all else diagnostics[:DIAGNOSTICS_SHOWN]
+    print(
+        f"{prog}: ledger: {len(diagnostics)} line(s) or file(s) skipped or doubted while reading:",
+        file=sys.stderr,
+    )
+    for diag in shown:
+        print(f"  {diag}", file=sys.stderr)
+    if len(shown) < len(diagnostics):
+        print(
+            f"  ... and {len(diagnostics) - len(shown)} more (--diagnostics lists all)",
+            file=sys.stderr,
+        )
 
 
 def read_journal(path: Path) -> JournalRead:
