@@ -361,6 +361,34 @@ class _Day:
         return year, month - 1, day
 
 
+def _es5_zone(scanner: _Scanner, tz: _TimeZone) -> bool:
+    """The zone after an ES5 ISO time (``Z``, ``+HHMM`` or ``+HH:MM``; none is fine); False
+    when it is malformed (the caller's invalid token)."""
+    if scanner.peek().is_keyword_z():
+        scanner.next()
+        tz.set(0)
+    elif scanner.peek().is_symbol("+") or scanner.peek().is_symbol("-"):
+        tz.sign = 1 if scanner.next().value == 0x2B else -1
+        if scanner.peek().is_fixed_number(4):
+            hourmin = scanner.next().value
+            hour, minute = divmod(hourmin, 100)
+            if not _between(hour, 0, 23) or not _between(minute, 0, 59):
+                return False
+            tz.hour, tz.minute = hour, minute
+        else:
+            p = scanner.peek()
+            if not p.is_fixed_number(2) or not _between(p.value, 0, 23):
+                return False
+            tz.hour = scanner.next().value
+            if not scanner.skip_symbol(":"):
+                return False
+            p = scanner.peek()
+            if not p.is_fixed_number(2) or not _between(p.value, 0, 59):
+                return False
+            tz.minute = scanner.next().value
+    return True
+
+
 def _parse_es5(scanner: _Scanner, day: _Day, time: _Time, tz: _TimeZone) -> _Token:
     """V8 ParseES5DateTime: the ISO grammar; returns the first token it did not consume."""
     if scanner.peek().is_sign():
@@ -417,28 +445,8 @@ def _parse_es5(scanner: _Scanner, day: _Day, time: _Time, tz: _TimeZone) -> _Tok
                     return _INVALID
                 tok = scanner.next()
                 time.add(read_milliseconds(tok.value, tok.length))
-        if scanner.peek().is_keyword_z():
-            scanner.next()
-            tz.set(0)
-        elif scanner.peek().is_symbol("+") or scanner.peek().is_symbol("-"):
-            tz.sign = 1 if scanner.next().value == 0x2B else -1
-            if scanner.peek().is_fixed_number(4):
-                hourmin = scanner.next().value
-                hour, minute = divmod(hourmin, 100)
-                if not _between(hour, 0, 23) or not _between(minute, 0, 59):
-                    return _INVALID
-                tz.hour, tz.minute = hour, minute
-            else:
-                p = scanner.peek()
-                if not p.is_fixed_number(2) or not _between(p.value, 0, 23):
-                    return _INVALID
-                tz.hour = scanner.next().value
-                if not scanner.skip_symbol(":"):
-                    return _INVALID
-                p = scanner.peek()
-                if not p.is_fixed_number(2) or not _between(p.value, 0, 59):
-                    return _INVALID
-                tz.minute = scanner.next().value
+        if not _es5_zone(scanner, tz):
+            return _INVALID
         if scanner.peek().tag != _END:
             return _INVALID
     # Date-only forms without a zone are UTC; date-time forms are local (UTC for the reference).
@@ -446,6 +454,28 @@ def _parse_es5(scanner: _Scanner, day: _Day, time: _Time, tz: _TimeZone) -> _Tok
         tz.set(0)
     day.is_iso = True
     return _END_TOKEN
+
+
+def _legacy_offset(scanner: _Scanner, tz: _TimeZone, sign: _Token) -> bool:
+    """A ``+``/``-`` offset after a time in the legacy grammar (``+2``, ``+02``, ``+0200``,
+    ``+02:``...); False when its digits cannot be one (the caller's parse fails)."""
+    tz.sign = -1 if sign.sign() < 0 else 1
+    n = 0
+    length = 0
+    if scanner.peek().is_number():
+        nt = scanner.next()
+        length, n = nt.length, nt.value
+    if scanner.peek().is_symbol(":"):
+        tz.hour = n
+        tz.minute = _NONE
+    elif length in (1, 2):
+        tz.hour = n
+        tz.minute = 0
+    elif length in (3, 4):
+        tz.hour, tz.minute = divmod(n, 100)
+    else:
+        return False
+    return True
 
 
 def parse_fields(text: str) -> Fields | None:
@@ -508,22 +538,8 @@ def parse_fields(text: str) -> Fields | None:
                 if scanner.peek().is_number():  # a word must be separated from the first number
                     return None
         elif token.is_sign() and (tz.is_utc() or not time.is_empty()):
-            tz.sign = -1 if token.sign() < 0 else 1
-            n = 0
-            length = 0
-            if scanner.peek().is_number():
-                nt = scanner.next()
-                length, n = nt.length, nt.value
             has_read_number = True
-            if scanner.peek().is_symbol(":"):
-                tz.hour = n
-                tz.minute = _NONE
-            elif length in (1, 2):
-                tz.hour = n
-                tz.minute = 0
-            elif length in (3, 4):
-                tz.hour, tz.minute = divmod(n, 100)
-            else:
+            if not _legacy_offset(scanner, tz, token):
                 return None
         elif (token.is_sign() or token.is_symbol(")")) and has_read_number:
             return None

@@ -27,6 +27,7 @@ from evalkit.hostinfo import hostname_hash
 from evalkit.jsnum import json_number
 from evalkit.jsvalues import is_non_empty_trimmed
 from evalkit.ledger import Diagnostic, Ledger, read_ledger
+from evalkit.ledger_parse import gc_paused
 from evalkit.measure import LedgerMeasure, Measured
 from evalkit.record import make_run_id, validate_timestamp
 from evalkit.rubrics import Rubric, get_rubric
@@ -261,21 +262,24 @@ class ScoredRecords:
         return self._generate()
 
     def _generate(self) -> Iterator[EvalRecord]:
-        measure = self._scorer.measure
-        for position in self._positions:
-            measured = measure.measure(position)
-            sid = measured.resolution.session_id
-            if self._known.get(sid) == measured.inputs_sha256:
-                self.unchanged.append(sid)
-            else:
-                try:
-                    record = self._scorer.record(measured, **self._run)
-                except EvalkitError as exc:
-                    self.refused.append(Refused(sid, str(exc), type(exc).__name__))
+        # the collector stays paused while the batch runs (restored when it ends or is closed):
+        # re-enabling it between records would walk the whole ledger again and again
+        with gc_paused():
+            measure = self._scorer.measure
+            for position in self._positions:
+                measured = measure.measure(position)
+                sid = measured.resolution.session_id
+                if self._known.get(sid) == measured.inputs_sha256:
+                    self.unchanged.append(sid)
                 else:
-                    yield record
-            if self.on_session is not None:
-                self.on_session()
+                    try:
+                        record = self._scorer.record(measured, **self._run)
+                    except EvalkitError as exc:
+                        self.refused.append(Refused(sid, str(exc), type(exc).__name__))
+                    else:
+                        yield record
+                if self.on_session is not None:
+                    self.on_session()
 
 
 def score_records(
@@ -343,6 +347,26 @@ def score_ledger(
     """
     import pandas as pd  # deferred: pandas is heavy and only the table needs it
 
+    # the collector paused for the whole run; the ledger is freed (by reference counting) when
+    # _verdict_rows returns, before the collector would walk it
+    with gc_paused():
+        rows, skipped, version = _verdict_rows(metrics_dir, rubric)
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+    # object dtype keeps a null score None (not NaN) and an integral score an int
+    frame = pd.DataFrame(
+        {
+            name: pd.Series(values, dtype=object)
+            for name, values in zip(LEDGER_COLUMNS, columns, strict=True)
+        }
+    )
+    frame.attrs["skipped"] = skipped
+    frame.attrs["rubric_version"] = version
+    return frame
+
+
+def _verdict_rows(
+    metrics_dir: str | os.PathLike[str], rubric: str | Rubric
+) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str]:
     scorer = Scorer(read_ledger(metrics_dir), rubric)
     rub = scorer.rubric
     rows: list[tuple[str, str, str, Any, str]] = []
@@ -355,14 +379,4 @@ def score_ledger(
         for dim in rub.score(measured.context):
             score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
             rows.append((sid, dim.id, str(dim.status), score, dim.evidence))
-    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
-    # object dtype keeps a null score None (not NaN) and an integral score an int
-    frame = pd.DataFrame(
-        {
-            name: pd.Series(values, dtype=object)
-            for name, values in zip(LEDGER_COLUMNS, columns, strict=True)
-        }
-    )
-    frame.attrs["skipped"] = skipped
-    frame.attrs["rubric_version"] = rub.version
-    return frame
+    return rows, skipped, rub.version

@@ -125,25 +125,25 @@ class EvalRecord:
     def anonymized(self) -> bool:
         return self.handle is None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, sealed: bool = True) -> dict[str, Any]:
         """The full record, JSON-ready (non-finite KPIs and scores written as ``None``),
         sealed: ``provenance.record_sha256`` is computed last, over everything else
-        (:mod:`evalkit.record_seal`)."""
-        return seal_record(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "record_kind": RECORD_KIND,
-                "run_id": self.run_id,
-                "session_id": self.session_id,
-                "standard_version": STANDARD_VERSION,
-                "rubric_version": self.rubric_version,
-                "provenance": self.provenance.to_dict(),
-                "model": self.model.to_dict(),
-                "harness": self.harness.to_dict(),
-                "kpis": self.kpis.to_dict(),
-                "dimensions": [d.to_dict() for d in self.dimensions],
-                "handle": self.handle,
-                "anonymized": self.anonymized,
-                "timestamp": self.timestamp,
-            }
-        )
+        (:mod:`evalkit.record_seal`). ``sealed=False``: without the seal (for a caller that
+        completes the record first, then seals it)."""
+        body = {
+            "schema_version": SCHEMA_VERSION,
+            "record_kind": RECORD_KIND,
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "standard_version": STANDARD_VERSION,
+            "rubric_version": self.rubric_version,
+            "provenance": self.provenance.to_dict(),
+            "model": self.model.to_dict(),
+            "harness": self.harness.to_dict(),
+            "kpis": self.kpis.to_dict(),
+            "dimensions": [d.to_dict() for d in self.dimensions],
+            "handle": self.handle,
+            "anonymized": self.anonymized,
+            "timestamp": self.timestamp,
+        }
+        return seal_record(body) if sealed else body

@@ -24,6 +24,7 @@ from evalkit import journal
 from evalkit.engine import Refused, ScoredRecords, score_records
 from evalkit.eval_record import check_model
 from evalkit.ledger import Diagnostic
+from evalkit.ledger_parse import gc_paused
 from evalkit.rubrics import get_rubric
 
 if TYPE_CHECKING:
@@ -81,6 +82,34 @@ def journal_ledger(
     scored, and :class:`evalkit.journal.JournalWriteError` when an append fails (its message
     and ``appended`` say which records of the batch are on disk).
     """
+    with gc_paused():  # one pause for the run (see evalkit.ledger_parse.gc_paused)
+        return _journal_ledger(
+            metrics_dir,
+            journal_path,
+            rubric,
+            rescore=rescore,
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            accepted=accepted,
+            progress=progress,
+        )
+
+
+def _journal_ledger(
+    metrics_dir: str | os.PathLike[str],
+    journal_path: str | os.PathLike[str],
+    rubric: str,
+    *,
+    rescore: bool,
+    timestamp: str | None,
+    model_id: str | None,
+    model_source: str | None,
+    handle: str | None,
+    accepted: CalibrationAcceptance | None,
+    progress: Progress | None,
+) -> JournalingResult:
     rub = get_rubric(rubric)
     model = check_model(model_id, model_source)
     # the ledger is read (and every argument checked) before the journal is even opened

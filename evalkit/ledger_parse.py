@@ -4,25 +4,62 @@ The lowest part of the ledger reading (:mod:`evalkit.ledger` builds files, sourc
 metrics directory on top of it): decoding (invalid UTF-8 bytes become U+FFFD, as Node's
 ``readFileSync(p, 'utf8')`` does, and the line is named), splitting on ``\\n`` only, the
 JavaScript ``trim()`` before parsing, the line cap, and parsing each line with JavaScript's
-number semantics (:func:`evalkit.jsnum.decode_json_value`). Bad data never raises: every
-skipped or doubtful line becomes a :class:`Diagnostic`.
+number semantics. Bad data never raises: every skipped or doubtful line becomes a
+:class:`Diagnostic`.
+
+**Two parsers, one reading.** The exact reader (:func:`evalkit.jsnum.decode_json_value`, the
+standard library's decoder with JavaScript's number semantics) defines what a line means. When
+``orjson`` is installed (``pip install evalkit[fast]``), :func:`decode_line` parses with it
+first and keeps its value only where it cannot differ from the exact reader's; every other
+line is parsed again by the exact reader, line by line. orjson's documented and observed
+deviations from ``JSON.parse``, and how each is routed:
+
+* numbers: JavaScript has doubles only. The exact reader turns an integral number into an
+  ``int`` (``1.0`` and ``1e2`` are the integers 1 and 100) and an integer beyond 2**53 into
+  the nearest double; orjson keeps ``1.0`` a float, reads integers up to 2**64 exactly and
+  larger ones as floats, and refuses numbers beyond double range (``1e400``, which
+  ``JSON.parse`` reads as Infinity). So any float, and any integer beyond +-2**53, in orjson's
+  value sends the line to the exact reader; ``-0`` is the integer 0 in both;
+* lone surrogates (``"\\ud800"``, legal in ``JSON.parse``): orjson refuses them -> exact reader;
+* nesting: orjson stops at 1024 levels, Python's decoder at its recursion limit; a value
+  nested deeper than :data:`FAST_MAX_DEPTH` is parsed again by the exact reader, so both
+  paths give the same value or the same refusal;
+* NaN/Infinity literals, a BOM, control characters or NUL in strings, whitespace other than
+  space/tab/CR/LF between tokens, trailing commas, leading zeros, trailing content: refused by
+  both; a refusal always comes from the exact reader, so its message is the same too;
+* duplicate keys: the last value wins at the first key's position, in both (and in JS);
+* whitespace around the value: the exact reader takes a trimmed line (its caller strips
+  JavaScript's whitespace, a superset of JSON's), orjson skips it: such text goes to the exact
+  reader;
+* invalid UTF-8 never reaches a parser: the bytes are decoded first (U+FFFD), as Node does.
+
+A differential test (``tests/test_ledger_fast_path.py``) checks fast == exact, value and type,
+on generated lines and a corpus of these edge cases, and on every conformance ledger.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from evalkit.input_files import split_lines
-from evalkit.jsnum import JSONLineError, decode_json_value
+from evalkit.jsnum import MAX_SAFE_INTEGER, JSONLineError, decode_json_value
 from evalkit.jsvalues import JS_WHITESPACE
 
+fast_loads: Callable[[str], Any] | None
+try:  # the fast path: an optional extra (evalkit[fast]); the exact reader needs nothing
+    from orjson import loads as fast_loads
+except ImportError:  # exercised by a test in a child process without orjson
+    fast_loads = None
+
 __all__ = [
+    "FAST_MAX_DEPTH",
     "Diagnostic",
     "Line",
+    "decode_line",
     "decode_lines",
     "gc_paused",
     "overlong_lines",
@@ -31,6 +68,55 @@ __all__ = [
 
 # The whitespace JSON.parse itself tolerates around a value.
 _JSON_WS = " \t\n\r"
+#: Deepest nesting whose fast-parsed value is kept (deeper: the exact reader parses it again).
+FAST_MAX_DEPTH = 64
+_SAFE = MAX_SAFE_INTEGER
+
+
+def _exact_as_parsed(values: Any, depth: int) -> bool:
+    """True when every value under a fast-parsed container is what the exact reader gives:
+    strings, booleans, null, integers within +-2**53, containers within the depth limit."""
+    for v in values:
+        c = v.__class__
+        if c is str or c is bool or v is None:
+            continue
+        if c is int:
+            if -_SAFE <= v <= _SAFE:
+                continue
+            return False
+        if c is dict:
+            if depth >= FAST_MAX_DEPTH or not _exact_as_parsed(v.values(), depth + 1):
+                return False
+            continue
+        if c is list:
+            if depth >= FAST_MAX_DEPTH or not _exact_as_parsed(v, depth + 1):
+                return False
+            continue
+        return False  # a float (or anything else): the exact reader decides
+    return True
+
+
+def decode_line(text: str) -> Any:
+    """``JSON.parse(text)`` of a JavaScript-trimmed line: :func:`evalkit.jsnum.decode_json_value`
+    exactly (same value, same types, same refusal), through orjson where that cannot differ
+    (module docstring). Raises :class:`~evalkit.jsnum.JSONLineError`."""
+    # the exact reader takes no whitespace around the value (its caller trims): orjson would
+    if fast_loads is not None and text and text[0] not in _JSON_WS and text[-1] not in _JSON_WS:
+        try:
+            value = fast_loads(text)
+        except ValueError:  # orjson.JSONDecodeError is one
+            pass  # the exact reader refuses it too, with its own message (or reads it)
+        else:
+            c = value.__class__
+            if c is dict:
+                if _exact_as_parsed(value.values(), 1):
+                    return value
+            elif c is list:
+                if _exact_as_parsed(value, 1):
+                    return value
+            elif c is str or c is bool or value is None or (c is int and -_SAFE <= value <= _SAFE):
+                return value
+    return decode_json_value(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +166,13 @@ class Line(NamedTuple):
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    # Building hundreds of thousands of small dicts triggers the cyclic collector again and
-    # again although none of them can form a cycle; pausing it makes a large read ~2x faster.
+    """Pause the cyclic garbage collector (restoring its state after; nests).
+
+    Building hundreds of thousands of small dicts triggers the collector again and again, and
+    each full collection walks every object a ledger holds, although none of them can form a
+    cycle (refcounting frees them): pausing it makes reading and indexing a large ledger about
+    twice as fast. Used around the ledger read, the event index and the scoring loops.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -114,6 +205,8 @@ def parse_lines(
 ) -> list[Line]:
     lines: list[Line] = []
     append = lines.append
+    fast = fast_loads
+    new_line = tuple.__new__  # Line(...) without the named tuple's Python-level __new__
     for i, text in enumerate(texts, start=1):
         if overlong and i in overlong:
             reason = overlong[i]
@@ -123,8 +216,28 @@ def parse_lines(
         trimmed = text.strip(JS_WHITESPACE)
         if not trimmed:
             continue  # blank after the JavaScript trim: skipped silently by every reader
+        if fast is not None and trimmed is text and trimmed[0] == "{":
+            # the common line, an event object: decode_line's fast path, inlined (a function
+            # call per line is a sizeable share of reading 500,000 lines)
+            try:
+                value = fast(text)
+            except ValueError:
+                value = None
+            if value.__class__ is dict:
+                for v in value.values():  # _exact_as_parsed's first level, inlined
+                    c = v.__class__
+                    if c is str or c is bool or v is None or (c is int and -_SAFE <= v <= _SAFE):
+                        continue
+                    if c is dict and _exact_as_parsed(v.values(), 2):
+                        continue
+                    if c is list and _exact_as_parsed(v, 2):
+                        continue
+                    break
+                else:
+                    append(new_line(Line, (i, value, None, False)))
+                    continue
         try:
-            value = decode_json_value(trimmed)  # JS-trimmed, so no JSON whitespace left
+            value = decode_line(trimmed)  # JS-trimmed, so no JSON whitespace left
         except JSONLineError as exc:
             append(Line(i, None, str(exc)))
             diags.append(Diagnostic(p, i, f"malformed line skipped: {exc}"))

@@ -21,10 +21,11 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 
+from evalkit.errors import SessionResolutionError
 from evalkit.input_files import dumps
 from evalkit.jsnum import js_round
 from evalkit.jsvalues import (
@@ -37,6 +38,7 @@ from evalkit.jsvalues import (
     js_sort_key,
     strict_equals_zero,
 )
+from evalkit.ledger_parse import gc_paused
 from evalkit.resolve import (
     CanonicalSessions,
     Resolution,
@@ -55,7 +57,7 @@ from evalkit.scoring_context import (
     ScoringContext,
     Window,
 )
-from evalkit.timestamps import parse_timestamps, timestamp_ms
+from evalkit.timestamps import timestamp_ms, timestamps_array
 
 __all__ = [
     "BLOCKED",
@@ -126,11 +128,6 @@ def extract_kpis(record: Mapping[str, Any]) -> Kpis:
     )
 
 
-def _has_raw_id(raw: Any) -> TypeGuard[str]:
-    """``typeof raw === 'string' && raw.trim().length > 0`` (first-character shortcut)."""
-    return isinstance(raw, str) and bool(raw) and (raw[0] not in _WS or is_non_empty_trimmed(raw))
-
-
 class _Collected:
     """What one pass over the events keeps for the index (plain lists, filled in order)."""
 
@@ -145,34 +142,41 @@ class _Collected:
         self.host_classes: dict[str, str] = {}
 
     def collect(self, events: Sequence[Any]) -> None:
+        # one pass over every event of the ledger: names bound to locals, the raw-id test of
+        # _has_raw_id inlined (its first-character shortcut skips the JavaScript trim)
         raw_ids, by_raw_id, host_classes = self.raw_ids, self.by_raw_id, self.host_classes
+        kinds, positions, stamps = self.kinds.append, self.positions.append, self.stamps.append
+        exits, fulls = self.exits.append, self.fulls.append
+        gates, relevant, ws = QUALITY_GATE_EVENTS, _RELEVANT, _WS
         for idx, event in enumerate(events):
-            if type(event) is not dict and not isinstance(event, Mapping):
+            if event.__class__ is not dict and not isinstance(event, Mapping):
                 continue
             name = event.get("event")
             raw = event.get("session_id")
-            if _has_raw_id(raw):
+            if raw.__class__ is str and raw and (raw[0] not in ws or is_non_empty_trimmed(raw)):
                 semantic = event.get("semantic_session_id")
                 if isinstance(semantic, str):
                     raw_ids.setdefault(semantic, set()).add(raw)  # route 1: the dual stamp
                 raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
                 if isinstance(name, str) and name in by_raw_id:
                     by_raw_id[name][raw] += 1
+            if name.__class__ is not str:
+                continue
             if name == SESSION_STARTED:
                 stamp, host = event.get("timestamp"), event.get("host_class")
                 if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
                     host_classes.setdefault(stamp, host)  # the first such event wins
-            if not isinstance(name, str) or name not in _RELEVANT:
+            if name not in relevant:
                 continue
-            self.kinds.append(name)
-            self.positions.append(idx)
-            self.stamps.append(event.get("timestamp", UNDEFINED))
-            if name in QUALITY_GATE_EVENTS:
-                self.exits.append(event.get("exit_code", UNDEFINED))
-                self.fulls.append(event.get("variant") == "full-gate")
+            kinds(name)
+            positions(idx)
+            stamps(event.get("timestamp", UNDEFINED))
+            if name in gates:
+                exits(event.get("exit_code", UNDEFINED))
+                fulls(event.get("variant") == "full-gate")
             else:
-                self.exits.append(None)
-                self.fulls.append(False)
+                exits(None)
+                fulls(False)
 
 
 class EventIndex:
@@ -188,14 +192,13 @@ class EventIndex:
         # One pass in Python collects what the windows need; timestamps are then parsed in
         # bulk and each kind is sorted once by (timestamp, ledger position).
         got = _Collected()
-        got.collect(events)
+        with gc_paused():
+            got.collect(events)
         self.raw_ids = got.raw_ids
         self.by_raw_id = got.by_raw_id
         self.host_classes = got.host_classes
         self.events_present = len(events) > 0
-        times = np.array(
-            [np.nan if t is None else t for t in parse_timestamps(got.stamps)], dtype=np.float64
-        )
+        times = timestamps_array(got.stamps)
         codes = np.array([_KIND_CODE[k] for k in got.kinds], dtype=np.int8)
         valid = np.flatnonzero(~np.isnan(times))
         positions = np.asarray(got.positions, dtype=np.int64)
@@ -273,12 +276,16 @@ def raw_session_ids(events: Sequence[Any], record: Mapping[str, Any]) -> tuple[s
 @dataclass(frozen=True)
 class Measured:
     """One session measured: how it resolved, the scorers' context, the host class of its
-    start event (a record field that the scorers do not read) and the hash of its inputs."""
+    start event (a record field that the scorers do not read) and the hash of its inputs
+    (computed when first asked: a table of verdicts never needs it)."""
 
     resolution: Resolution
     context: ScoringContext
     host_class: str | None
-    inputs_sha256: str
+
+    @cached_property
+    def inputs_sha256(self) -> str:
+        return inputs_sha256(self.context, self.host_class)
 
 
 class LedgerMeasure:
@@ -324,10 +331,21 @@ class LedgerMeasure:
     def _position(self) -> dict[int, int]:
         return {id(rec): i for i, rec in enumerate(self.records)}
 
+    @cached_property
+    def _by_session_id(self) -> dict[str, int]:
+        return {rec["session_id"]: i for i, rec in enumerate(self.records)}
+
     def resolve(self, session_id: str | None = None) -> Measured:
         """The session ``session_id`` selects (``None`` or ``""``: the resolution cascade),
         measured. Raises :class:`~evalkit.errors.SessionResolutionError` as
         :func:`evalkit.resolve.resolve_record` does."""
+        if session_id and self.records:
+            # resolve_record's explicit branch, by lookup: canonical ids are unique, so "the
+            # last record carrying it" is the one (a journal verified whole asks 5,000 times)
+            position = self._by_session_id.get(session_id)
+            if position is None:
+                raise SessionResolutionError(f"session not found: {session_id}")
+            return self.measure(position, "explicit")
         record, via = resolve_record(self.records, session_id)
         return self.measure(self._position[id(record)], via)
 
@@ -369,8 +387,7 @@ class LedgerMeasure:
             kpis=extract_kpis(rec),
             ledger_note=self._ledger_note,
         )
-        host = index.host_class(rec)
-        return Measured(resolution, ctx, host, inputs_sha256(ctx, host))
+        return Measured(resolution, ctx, index.host_class(rec))
 
 
 def _guards(counts: GuardCounts) -> list[Any]:

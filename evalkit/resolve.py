@@ -329,20 +329,19 @@ def peer_overlaps(
     current start leaves the active heap for good.
     """
     starts = {i: w.start for i, w in enumerate(windows) if w is not None}
+    ends = {i: w.end for i, w in enumerate(windows) if w is not None}
     found: list[list[int]] = [[] for _ in records]
     active: list[tuple[float, int]] = []  # (end, index) min-heap
     for i in sorted(starts, key=starts.__getitem__):
-        wi = windows[i]
-        assert wi is not None  # only indices with a window are in starts
-        while active and active[0][0] <= wi.start:
+        start_i, end_i = starts[i], ends[i]
+        while active and active[0][0] <= start_i:
             heapq.heappop(active)
-        for _, j in active:
-            wj = windows[j]
-            assert wj is not None
-            if wi.overlaps(wj):
+        for end_j, j in active:
+            # Window.overlaps, inlined (the sweep's inner loop): strict on both sides
+            if start_i < end_j and starts[j] < end_i:
                 found[i].append(j)
                 found[j].append(i)
-        heapq.heappush(active, (wi.end, i))
+        heapq.heappush(active, (end_i, i))
     peers: list[tuple[str, ...]] = []
     for i, rec in enumerate(records):
         own = get(rec, "session_id")

@@ -31,6 +31,7 @@ __all__ = [
     "parse_timestamp",
     "parse_timestamps",
     "timestamp_ms",
+    "timestamps_array",
 ]
 
 #: ECMAScript time values are clipped to +-8.64e15 ms (100,000,000 days around the epoch).
@@ -44,11 +45,6 @@ _FAST_ISO = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z"
 )
 _FRACTION_SCALE = (0, 100, 10, 1)
-# toISOString's exact shape with a valid month, day and time: what pandas parses in bulk.
-_ISO_MS = (
-    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
-    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
-)
 # The reference's isIso8601 shape (events-schema.mjs): what may date an event source.
 _STRICT_ISO_Z = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,3}))?Z\Z"
@@ -109,36 +105,77 @@ def timestamp_ms(value: Any) -> float | None:
 
 
 def parse_timestamps(values: Sequence[Any]) -> list[float | None]:
-    """:func:`timestamp_ms` of many values at once, identical to calling it on each.
+    """:func:`timestamp_ms` of many values at once, identical to calling it on each."""
+    return [None if t != t else t for t in timestamps_array(values).tolist()]  # NaN: None
 
-    The writer's own form (``toISOString``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``) is parsed in bulk by
-    pandas; anything else, and anything pandas refuses (day 31 of a 30-day month, hour 24,
-    years out of its range), goes through the JavaScript ``Date.parse`` port one by one.
+
+def timestamps_array(values: Sequence[Any]) -> Any:
+    """:func:`timestamp_ms` of many values as a float64 numpy array, NaN where it is ``None``.
+
+    The writer's own form (``toISOString``: ``YYYY-MM-DDTHH:MM:SS.mmmZ``, 24 ASCII characters)
+    is parsed in bulk with numpy by the very arithmetic of :func:`parse_timestamp`'s fast path
+    (month 1..12, day 1..31 rolling over a short month, hour <= 23, minute and second <= 59);
+    anything else, and anything that fast path would hand on, goes through the JavaScript
+    ``Date.parse`` port one by one.
     """
-    # deferred: numpy and pandas are heavy, and only the batch paths parse in bulk
-    import numpy as np
-    import pandas as pd
+    import numpy as np  # deferred: numpy is only needed by the batch paths
 
-    out: list[float | None] = [None] * len(values)
-    if not values:
-        return out
-    texts = pd.Series([v if isinstance(v, str) else "" for v in values], dtype=object)
-    strict = texts.str.fullmatch(_ISO_MS).to_numpy(dtype=bool)
-    if strict.any():
-        # pandas' ISO-8601 parser (C); the regex above already pinned the exact shape, so
-        # only calendar validity (day 31 of a 30-day month, ...) is left for it to refuse.
-        parsed = pd.to_datetime(texts[strict], format="ISO8601", errors="coerce", utc=True)
-        ok = parsed.notna().to_numpy()
-        ms = parsed.dt.tz_localize(None).to_numpy(dtype="datetime64[ms]").astype(np.int64)
-        for pos, good, value in zip(
-            np.flatnonzero(strict).tolist(), ok.tolist(), ms.tolist(), strict=True
-        ):
-            if good:
-                out[pos] = float(value)
-    for pos, value in enumerate(values):
-        if out[pos] is None:
-            out[pos] = timestamp_ms(value)
+    n = len(values)
+    out = np.full(n, np.nan)
+    texts = [v if v.__class__ is str else "" for v in values]
+    at = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=n) == 24)
+    picked = [texts[i] for i in at.tolist()]
+    if picked:
+        try:
+            data = "".join(picked).encode("ascii")
+        except UnicodeEncodeError:  # a non-ASCII 24-character string: not the writer's form
+            keep = [i for i, text in enumerate(picked) if text.isascii()]
+            at, picked = at[keep], [picked[i] for i in keep]
+            data = "".join(picked).encode("ascii")
+        ms, ok = _bulk_iso_ms(np.frombuffer(data, dtype=np.uint8).reshape(-1, 24))
+        out[at[ok]] = ms[ok]
+    for i in np.flatnonzero(np.isnan(out)).tolist():
+        t = timestamp_ms(values[i])
+        if t is not None:
+            out[i] = t
     return out
+
+
+_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22)
+_SEPARATORS = (4, 7, 10, 13, 16, 19, 23)
+_SEPARATOR_BYTES = b"--T::.Z"
+
+
+def _bulk_iso_ms(b: Any) -> tuple[Any, Any]:
+    """(epoch ms, ok) of the rows of ``b`` (n x 24 bytes) in ``YYYY-MM-DDTHH:MM:SS.mmmZ``
+    form, as :func:`parse_timestamp`'s fast path computes them; ``ok`` false for the rows its
+    arithmetic does not cover (they go through the one-by-one parser)."""
+    import numpy as np  # deferred: numpy is only needed by the batch paths
+
+    ok = (b[:, _SEPARATORS] == np.frombuffer(_SEPARATOR_BYTES, dtype=np.uint8)).all(axis=1)
+    digits = b[:, _DIGITS] - np.uint8(48)  # a byte below "0" wraps around to above 9
+    ok &= (digits <= 9).all(axis=1)
+    d = digits.astype(np.int64)
+
+    def field(first: int, count: int) -> Any:
+        value = d[:, first]
+        for k in range(first + 1, first + count):
+            value = value * 10 + d[:, k]
+        return value
+
+    year, month, day = field(0, 4), field(4, 2), field(6, 2)
+    hour, minute, second, milli = field(8, 2), field(10, 2), field(12, 2), field(14, 3)
+    ok &= (month >= 1) & (month <= 12) & (day >= 1) & (day <= 31)
+    ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
+    # _days_from_civil(year, month, 1) + day - 1, vectorized (day overflow rolls on)
+    y = year - (month <= 2)
+    era = np.floor_divide(y, 400)
+    yoe = y - era * 400
+    mp = month + np.where(month > 2, -3, 9)
+    doy = (153 * mp + 2) // 5
+    days = era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468 + day - 1
+    ms = days * _MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli
+    return ms.astype(np.float64), ok
 
 
 def parse_iso_z(value: object) -> float | None:

@@ -74,6 +74,7 @@ from evalkit.input_files import JsonInputError, parse_json
 from evalkit.journal import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
 from evalkit.ledger import Ledger, read_ledger
 from evalkit.ledger_files import describe_sessions_file
+from evalkit.ledger_parse import gc_paused
 from evalkit.record import Method, validate_stored
 from evalkit.record_diff import (
     DriftKind,
@@ -129,15 +130,19 @@ class _Stored:
     drifts: tuple[FieldDrift, ...]
     notes: tuple[str, ...]
     line: int | None = None
+    changed: bool = False  # its seal no longer matches its content
 
 
-def _validated(raw: Mapping[str, Any], accepted: CalibrationAcceptance | None) -> dict[str, Any]:
-    """The record a stored value stands for, validated as a journal line is read. A record that
-    no longer matches its seal is validated without it: the comparison reports the seal."""
+def _validated(
+    raw: Mapping[str, Any], accepted: CalibrationAcceptance | None
+) -> tuple[dict[str, Any], bool]:
+    """The record a stored value stands for, validated as a journal line is read, and whether
+    it was changed after it was written: such a record is validated without its seal (the
+    comparison reports the seal)."""
     try:
-        return validate_stored(raw, accepted=accepted)
+        return validate_stored(raw, accepted=accepted), False
     except SealMismatchError:
-        return validate_stored(without_seal(raw), accepted=accepted)
+        return validate_stored(without_seal(raw), accepted=accepted), True
 
 
 def _parsed(raw: bytes | None) -> Any:
@@ -215,7 +220,7 @@ class _JournalView:
         if not isinstance(raw, dict):
             raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
         try:
-            return line, _validated(raw, self.accepted), raw
+            return line, _validated(raw, self.accepted)[0], raw
         except EvalkitError as exc:  # invalid for another reason too: that is the one to name
             raise EvalkitError(
                 f"{self.path}: line {line} holds run id {run_id!r} but is not a valid record: {exc}"
@@ -260,7 +265,7 @@ class _JournalView:
         if len(copies) > 1:
             lines = ", ".join(str(n) for n, _ in copies)
             notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
-        return _Stored(record, raw, tuple(drifts), tuple(notes), line)
+        return _Stored(record, raw, tuple(drifts), tuple(notes), line, changed=not copies)
 
     def _copy_drifts(
         self, copies: list[tuple[int, dict[str, Any]]], last: Any, last_line: int
@@ -348,7 +353,7 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
         raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc} ({where})") from exc
     except EvalkitError as exc:
         raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc}") from exc
-    record = without_seal(fresh.to_dict())
+    record = fresh.to_dict(sealed=False)
     # a run input, checked by run_input_checks; the verifying engine's own commit is not it
     record["provenance"] = {**record["provenance"]}
     record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
@@ -362,7 +367,7 @@ def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
     judge_ids = tuple(str(d.get("id")) for d in judges)
 
     mismatch, current_sha = version_check(stored)
-    broken = broken_seal(found.raw)
+    broken = broken_seal(found.raw) if found.changed else None
     if mismatch is not None and broken is not None:
         # changed after it was written: that is drift, whatever version it now claims
         return VerifyResult(
@@ -438,7 +443,8 @@ def verify_record(
         found = _JournalView(path, accepted).locate(record_or_run_id)
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
-        found = _Stored(_validated(raw, accepted), raw, (), ())
+        record, changed = _validated(raw, accepted)
+        found = _Stored(record, raw, (), (), changed=changed)
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
@@ -476,10 +482,20 @@ def verify_journal(
     ``EvalkitError`` when there is no journal.
     """
     path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
+    with gc_paused():  # one pause for the run (see evalkit.ledger_parse.gc_paused)
+        entries = _verify_all(path, metrics_dir, accepted, progress)
+    return JournalVerification(path, Path(metrics_dir), entries)
+
+
+def _verify_all(
+    path: Path,
+    metrics_dir: str | os.PathLike[str],
+    accepted: CalibrationAcceptance | None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None,
+) -> tuple[JournalEntry, ...]:
     view = _JournalView(path, accepted)
     scorers = _Scorers(metrics_dir)
     total = len(view.run_ids()) + sum(d.run_id is None for d in view.read.diagnostics)
     entries = _entries(view, scorers)
     iterable = progress(entries, total) if progress is not None else entries
-    ordered = sorted(iterable, key=lambda pair: pair[0])
-    return JournalVerification(path, Path(metrics_dir), tuple(entry for _, entry in ordered))
+    return tuple(entry for _, entry in sorted(iterable, key=lambda pair: pair[0]))

@@ -16,6 +16,8 @@ says which records of the batch are on disk).
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,11 @@ from tqdm import tqdm
 
 from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
 from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.input_files import dumps
 from evalkit.journal import JournalWriteError
 from evalkit.ledger_files import describe_sessions_file
 
-__all__ = ["FORMATS", "REFUSED_SHOWN", "run_journal", "run_table"]
+__all__ = ["FORMATS", "REFUSED_SHOWN", "run_journal", "run_table", "write_rows", "write_table"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 #: Refused sessions listed without ``--diagnostics``.
@@ -86,10 +89,7 @@ def run_table(args: argparse.Namespace) -> int:
 def run_journal(args: argparse.Namespace) -> int:
     """``score --all --journal [FILE]``: append every new record; the table of what was
     appended; the summary."""
-    # deferred: scoring loads numpy and pandas; every command imports this module
-    import pandas as pd
-
-    from evalkit.engine import LEDGER_COLUMNS
+    # deferred: scoring loads numpy; every command imports this module
     from evalkit.journaling import deterministic_rows, journal_ledger
 
     fmt = _format(args)
@@ -129,14 +129,7 @@ def run_journal(args: argparse.Namespace) -> int:
         _err(f"the batch was cut short: {exc} ({exc.appended} record(s) of it are in {target})")
         return 2
     print_diagnostics(result.diagnostics, args.diagnostics, prog="evalkit score")
-    columns = list(zip(*deterministic_rows(result.appended), strict=True)) or [()] * 5
-    frame = pd.DataFrame(
-        {
-            name: pd.Series(col, dtype=object)
-            for name, col in zip(LEDGER_COLUMNS, columns, strict=True)
-        }
-    )
-    write_table(frame, fmt, args.out)
+    write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
     _err(result.summary() + hint)
     refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
@@ -147,6 +140,37 @@ def run_journal(args: argparse.Namespace) -> int:
             f"  ... and {len(result.refused) - len(refused)} more (-v lists all)", file=sys.stderr
         )
     return 0
+
+
+def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
+    """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout: csv and
+    jsonl with the standard library (the incremental run stays fast), parquet through pandas."""
+    from evalkit.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
+
+    if fmt == "parquet":
+        import pandas as pd  # deferred: heavy, and only parquet needs it
+
+        columns = list(zip(*rows, strict=True)) or [()] * len(LEDGER_COLUMNS)
+        frame = pd.DataFrame(
+            {
+                name: pd.Series(col, dtype=object)
+                for name, col in zip(LEDGER_COLUMNS, columns, strict=True)
+            }
+        )
+        write_table(frame, fmt, out)
+        return
+    buf = io.StringIO()
+    if fmt == "csv":
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(LEDGER_COLUMNS)
+        writer.writerows(rows)
+    else:
+        for row in rows:
+            buf.write(dumps(dict(zip(LEDGER_COLUMNS, row, strict=True))) + "\n")
+    if out is not None:
+        out.write_text(buf.getvalue(), encoding="utf-8")
+    else:
+        sys.stdout.write(buf.getvalue())
 
 
 def write_table(frame: Any, fmt: str, out: Path | None) -> None:
