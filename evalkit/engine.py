@@ -310,6 +310,10 @@ def score_records(
     Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
     missing metrics directory, an invalid timestamp or model, an unknown rubric.
     """
+    if isinstance(session_ids, str):
+        raise EvalkitError(
+            f"session_ids: a collection of session ids, not one string ({session_ids!r})"
+        )
     rub = get_rubric(rubric)
     ts = _check_timestamp(timestamp)
     model = check_model(model_id, model_source)

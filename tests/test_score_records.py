@@ -88,6 +88,8 @@ def test_refusals_are_reported_never_raised(tmp_path: Path) -> None:
         ("   ", "ValidationError"),
     ]
     assert batch.refused[0].reason == "session not found: nope"
+    with pytest.raises(EvalkitError, match="not one string"):
+        evalkit.score_records(metrics, session_ids="a")
 
 
 def test_a_batch_is_iterated_once(tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import evalkit
 from evalkit import journal
+from evalkit.engine import score_session
 from evalkit.errors import EvalkitError
 from evalkit.simulate._sessions import (
     Session,
@@ -221,7 +221,7 @@ class _Writer:
         if not self.score:
             return
 
-        record = evalkit.score_session(
+        record = score_session(
             self.root,
             s.session_id,
             rubric=self.rubric,
