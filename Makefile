@@ -39,6 +39,8 @@ test: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 	$(VENV)/bin/mypy
+	# the layer contract of pyproject.toml ([tool.importlinter])
+	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
@@ -50,6 +52,8 @@ lab: install
 
 lint: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks
+	# the layer contract of pyproject.toml ([tool.importlinter])
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 	$(VENV)/bin/mypy
 

@@ -19,11 +19,14 @@ from evalkit.errors import (
 )
 
 if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
-    from evalkit.engine import EvalRecord, score_ledger, score_session
+    from evalkit.engine import score_ledger, score_records, score_session
+    from evalkit.eval_record import EvalRecord
     from evalkit.facts import compute_facts
     from evalkit.fleet import score_fleet
+    from evalkit.journaling import journal_ledger
     from evalkit.record import normalize_record, validate_record
     from evalkit.resolve import Resolution, resolve_session
+    from evalkit.verify import verify_journal, verify_record
 
 # The one version source: pyproject.toml reads it (setuptools dynamic version), as do records,
 # calibration certificates and `evalkit --version`.
@@ -33,13 +36,17 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "Resolution": "evalkit.resolve",
     "resolve_session": "evalkit.resolve",
-    "EvalRecord": "evalkit.engine",
+    "EvalRecord": "evalkit.eval_record",
     "score_session": "evalkit.engine",
+    "score_records": "evalkit.engine",
     "score_ledger": "evalkit.engine",
     "validate_record": "evalkit.record",
     "normalize_record": "evalkit.record",
     "compute_facts": "evalkit.facts",
     "score_fleet": "evalkit.fleet",
+    "journal_ledger": "evalkit.journaling",
+    "verify_journal": "evalkit.verify",
+    "verify_record": "evalkit.verify",
 }
 
 __all__ = [
@@ -52,12 +59,16 @@ __all__ = [
     "VersionMismatchError",
     "__version__",
     "compute_facts",
+    "journal_ledger",
     "normalize_record",
     "resolve_session",
     "score_fleet",
     "score_ledger",
+    "score_records",
     "score_session",
     "validate_record",
+    "verify_journal",
+    "verify_record",
 ]
 
 

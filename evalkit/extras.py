@@ -33,6 +33,7 @@ EXTRAS: Mapping[str, Mapping[str, str]] = {
     "parquet": {"pyarrow": "pyarrow"},
     "judges": {"openai": "openai", "anthropic": "anthropic"},
     "fleet": {"dask": "dask", "distributed": "distributed"},
+    "fast": {"orjson": "orjson"},
 }
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.jsnum import json_number
+from evalkit.jsvalues import js_string
 from evalkit.rubrics.dimensions import (
     efficiency_kpis,
     gate_health,
@@ -45,7 +46,6 @@ from evalkit.rubrics.dimensions import (
 )
 from evalkit.rubrics.dimensions.reading import Number, Reading, RecordView
 from evalkit.rubrics.dimensions.spec import FactsReader
-from evalkit.rubrics.jsvalues import js_string
 from evalkit.rubrics.registry import Rubric, get_rubric
 
 #: rubric-v2 decision rule 2 (defined where the fact is computed, in guard_friction).

@@ -1,6 +1,8 @@
 """What git knows about the checkout: the commit, whether it is dirty, a file's committed history.
 
-Used for provenance (a study's results name the commit they ran on) and for the
+Used for provenance (a record names the commit of the engine that wrote it, a study's results
+the commit they ran on; verify asks whether a record's commit is one this repository holds) and
+for the
 pre-registration lock, whose committed history is what makes a rewritten lock visible: a lock
 file says what it likes about its own dates, a commit graph others hold is harder to rewrite.
 Every call is bounded (timeout, size caps) and answers None / empty when git or the repository
@@ -12,11 +14,27 @@ Standard library only.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Revision", "file_history", "head_commit", "is_dirty", "run_git"]
+__all__ = [
+    "EVALKIT_ROOT",
+    "Revision",
+    "evalkit_commit",
+    "file_history",
+    "has_commit",
+    "head_commit",
+    "is_dirty",
+    "run_git",
+]
+
+#: The directory holding the ``evalkit`` package: the repository root in a checkout.
+EVALKIT_ROOT = Path(__file__).resolve().parents[1]
+#: A git object id: 40 hex (SHA-1 repositories) or 64 hex (SHA-256 repositories).
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 _TIMEOUT = 20
 #: Most revisions of one file that :func:`file_history` reads.
@@ -51,12 +69,34 @@ def run_git(
 
 
 def head_commit(cwd: str | os.PathLike[str]) -> str | None:
-    """The 40-hex commit checked out at ``cwd``, or None outside a repository."""
+    """The commit checked out at ``cwd`` (40 hex, or 64 in a SHA-256 repository), or None
+    outside a repository."""
     res = run_git(cwd, "rev-parse", "HEAD")
     if res is None or res.returncode != 0:
         return None
     commit = res.stdout.decode("ascii", "replace").strip()
-    return commit if len(commit) == 40 else None
+    return commit if _OBJECT_ID.fullmatch(commit) else None
+
+
+def _is_checkout() -> bool:
+    return (EVALKIT_ROOT / ".git").exists()
+
+
+@lru_cache(maxsize=1)
+def evalkit_commit() -> str | None:
+    """The commit of the evalkit checkout this package runs from (a record's
+    ``provenance.engine_commit``), or None for an installed copy or without git."""
+    return head_commit(EVALKIT_ROOT) if _is_checkout() else None
+
+
+@lru_cache(maxsize=256)
+def has_commit(sha: str) -> bool | None:
+    """Whether the evalkit repository holds commit ``sha``; None when it cannot tell (not a
+    checkout, no git). Cached: a journal names the same few commits many times."""
+    if not _is_checkout():
+        return None
+    res = run_git(EVALKIT_ROOT, "cat-file", "-e", f"{sha}^{{commit}}")
+    return None if res is None else res.returncode == 0
 
 
 def is_dirty(cwd: str | os.PathLike[str]) -> bool | None:

@@ -379,7 +379,7 @@ def _check_decision_rules(vdir: Path, manifest: Mapping[str, Any]) -> None:
 
 
 def _load_version(vdir: Path) -> GoldSet:
-    import pandas as pd
+    import pandas as pd  # deferred: heavy, and only loading a set's items needs it
 
     manifest = _read_manifest(vdir)
     _check_files(vdir, manifest)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import prereg
 from evalkit.errors import EvalkitError
 from evalkit.gold import (
     _VERSION_DIR,
@@ -124,8 +125,6 @@ def _verify_against_lock(base: Path, results: list[VerifyResult]) -> list[Verify
 
     Each is present and hashes as locked (a version's set sha256, a rule's file sha256).
     """
-    from evalkit import prereg
-
     repo = base.parent
     lock_path = repo / prereg.LOCK_NAME
     try:

@@ -1,65 +1,60 @@
 """The ``eval.jsonl`` journal: append-only, one record per line, the single source of truth.
 
-Writing: ``append`` validates the record, then writes exactly one complete line while holding
-an exclusive ``fcntl.flock`` on the journal file itself, and fsyncs before releasing the lock.
-Earlier bytes are never rewritten; when the file does not end in a newline (a writer died in
-the middle of a line) the new record starts on a fresh line, so the torn fragment stays a
-single unreadable line and never swallows the new record.
-
-Appends are all-or-nothing: when writing or syncing fails (a full disk, a short write, an I/O
-error from ``fsync``), the file is truncated back to its previous size under the same lock
-and synced again, and :class:`JournalWriteError` says what is on disk: nothing of the record
-(the truncation held), or, when the truncation or its sync failed too, that bytes of the
-record line may remain from which offset. Only regular files are journals: a FIFO, a device
-or a directory is refused before anything is written. Lone surrogates (legal in a JSON
-string, not in UTF-8) are written as ``\\udXXX`` escapes (:func:`evalkit.input_files.dumps`).
+Writing (:mod:`evalkit.journal_file`, re-exported here): ``append`` validates and seals one
+record and appends it as one line under an exclusive lock, fsynced; ``append_many`` and
+:class:`JournalAppender` append a batch under one lock, one write per line, one fsync at the
+end; every record is all-or-nothing, and a failure says what is on disk.
 
 Reading: ``read`` never stops at a bad line. It reads through :mod:`evalkit.input_files`
 (regular files only, bounded by the byte and line caps). Malformed JSON, invalid UTF-8, a line
 over the line cap, JSON nested deeper than :data:`MAX_RECORD_DEPTH`, a torn last line, a
 non-object line or a record that fails validation is reported in ``diagnostics`` with its line
-number; every valid record is returned normalized; run ids seen more than once are listed in
+number (a sealed record whose content no longer matches its seal is ``changed``: it was
+edited after it was written); every valid record is returned normalized; run ids seen more than once are listed in
 ``duplicates`` (the reference engine can append the same run twice).
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.file_errors import (
-    InputFileError,
-    InputIsADirectoryError,
-    InputNotFoundError,
-    input_file_error,
-)
 from evalkit.input_files import (
-    InputNotRegularError,
     JsonInputError,
     RawLine,
     clip,
-    dumps,
     escape_surrogates,
     parse_json,
     read_bytes,
     split_lines,
 )
-from evalkit.record import normalize_record, validate_record
+from evalkit.journal_file import (
+    JournalAppender,
+    JournalIsADirectoryError,
+    JournalNotFoundError,
+    JournalNotRegularError,
+    JournalWriteError,
+    append,
+    append_many,
+    dumps_record,
+    journal_os_error,
+)
+from evalkit.record import validate_stored
+from evalkit.record_seal import SealMismatchError
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "JOURNAL_NAME",
     "MAX_RECORD_DEPTH",
     "DiagnosticKind",
+    "JournalAppender",
     "JournalDiagnostic",
     "JournalIsADirectoryError",
     "JournalNotFoundError",
@@ -67,10 +62,15 @@ __all__ = [
     "JournalRead",
     "JournalWriteError",
     "append",
+    "append_many",
     "dumps_record",
+    "latest_inputs",
     "raw_lines",
     "read",
 ]
+
+#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
+JOURNAL_NAME = "eval.jsonl"
 
 #: Deepest array/object nesting a journal line may have: a record is four levels deep, so
 #: anything far deeper is not a record, and refusing it keeps recursive code away from it.
@@ -86,67 +86,7 @@ class DiagnosticKind(StrEnum):
     MALFORMED = "malformed"  # not JSON (or not UTF-8, too long, nested too deeply)
     NOT_OBJECT = "not-object"  # JSON, but not an object
     INVALID = "invalid"  # an object that breaks the record contract
-
-
-class JournalNotFoundError(InputNotFoundError):
-    """There is no journal file at the path (an ``EvalkitError`` and a ``FileNotFoundError``)."""
-
-
-class JournalIsADirectoryError(InputIsADirectoryError):
-    """The journal path is a directory (an ``EvalkitError`` and an ``IsADirectoryError``)."""
-
-
-class JournalNotRegularError(InputNotRegularError):
-    """The journal path is a FIFO, a device or a socket: never read from or appended to."""
-
-
-class JournalWriteError(OSError):
-    """An append failed; the message says what is on disk.
-
-    ``offset`` is the journal's size before the append; ``remains`` is False when the journal
-    is known to be back at that size (nothing of the record is there) and True when bytes of
-    the record line may remain after ``offset`` (the truncation or its sync failed).
-    """
-
-    def __init__(
-        self, message: str, *, path: Path, offset: int, remains: bool, cause: OSError
-    ) -> None:
-        super().__init__(cause.errno, message, os.fspath(path))
-        self.message = message
-        self.offset = offset
-        self.remains = remains
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def _journal_os_error(exc: OSError, path: Path) -> OSError:
-    """The journal's own error for a path the user got wrong; other OSErrors unchanged."""
-    if isinstance(exc, FileNotFoundError) and path.is_symlink():
-        return InputFileError(
-            f"journal {str(path)!r}: a dangling symlink (its target does not exist); "
-            "nothing is created behind it",
-            path,
-            exc.errno,
-        )
-    if isinstance(exc, FileNotFoundError):
-        return JournalNotFoundError(
-            f"journal {str(path)!r}: no such file (nothing has been recorded there)",
-            path,
-            exc.errno,
-        )
-    if isinstance(exc, IsADirectoryError) or (
-        isinstance(exc, InputNotRegularError) and path.is_dir()
-    ):
-        return JournalIsADirectoryError(
-            f"journal {str(path)!r}: is a directory, not a journal file "
-            "(name the eval.jsonl file inside it)",
-            path,
-            exc.errno,
-        )
-    if isinstance(exc, InputFileError):
-        return exc
-    return input_file_error(exc, "journal", path)
+    CHANGED = "changed"  # a sealed record whose content no longer matches its seal
 
 
 @dataclass(frozen=True)
@@ -198,175 +138,6 @@ class JournalRead:
         return [(line, rec) for line, rec in pairs if escape_surrogates(rec["run_id"]) == run_id]
 
 
-def dumps_record(record: dict[str, Any]) -> str:
-    """Serialize a record as one compact JSON line body (no newline, no NaN/Infinity, lone
-    surrogates escaped as ``\\udXXX`` so the line is always UTF-8)."""
-    text = dumps(record, separators=(",", ":"))
-    if "\n" in text or "\r" in text:  # json escapes these inside strings; keep the invariant
-        raise EvalkitError("record serialization produced a line break")
-    return text
-
-
-# ------------------------------------------------------------------------------------ append
-
-
-def _open_for_append(target: Path) -> tuple[int, bool]:
-    """An O_APPEND descriptor on the regular file ``target`` and whether this call created it.
-
-    ``O_NONBLOCK`` keeps opening a FIFO from blocking; anything but a regular file is refused
-    before a byte is written.
-    """
-    flags = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
-    try:
-        try:
-            fd, created = os.open(target, flags | os.O_CREAT | os.O_EXCL, 0o644), True
-        except FileExistsError:
-            fd, created = os.open(target, flags), False
-    except OSError as exc:
-        raise _journal_os_error(exc, target) from exc
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
-        raise JournalNotRegularError(
-            f"journal {str(target)!r}: is {kind}, not a regular file; nothing was written",
-            target,
-            errno.EINVAL,
-        )
-    os.set_blocking(fd, True)
-    return fd, created
-
-
-def _write_all(fd: int, data: bytes) -> int:
-    """Write all of ``data``; on failure the OSError carries ``written`` (bytes that made it)."""
-    view = memoryview(data)
-    done = 0
-    while done < len(data):
-        try:
-            n = os.write(fd, view[done:])
-        except OSError as exc:
-            exc.written = done  # type: ignore[attr-defined]
-            raise
-        if n <= 0:
-            short = OSError(errno.EIO, f"write returned {n} after {done} of {len(data)} bytes")
-            short.written = done  # type: ignore[attr-defined]
-            raise short
-        done += n
-    return done
-
-
-def _roll_back(fd: int, target: Path, offset: int, length: int, exc: OSError) -> JournalWriteError:
-    """Truncate the journal back to ``offset`` after a failed append; the error to raise says
-    what is on disk afterwards."""
-    written = getattr(exc, "written", length)  # a failed fsync: the whole line was written
-    where = f"journal {str(target)!r}"
-    failed = f"appending the record failed ({exc})"
-    try:
-        os.ftruncate(fd, offset)
-    except OSError as trunc:
-        return JournalWriteError(
-            f"{where}: {failed}, and truncating the journal back to its previous {offset} "
-            f"bytes failed too ({trunc}): {written} of the record line's {length} bytes may "
-            f"remain from byte offset {offset} (a line that does not parse is reported as "
-            "unreadable and never read as a record; remove it by hand after checking)",
-            path=target,
-            offset=offset,
-            remains=written > 0,
-            cause=exc,
-        )
-    try:
-        os.fsync(fd)
-    except OSError as sync:
-        return JournalWriteError(
-            f"{where}: {failed}; the journal was truncated back to its previous {offset} "
-            f"bytes, but that truncation could not be synced ({sync}): after a crash the disk "
-            f"may still hold up to {written} bytes of the record line from byte offset {offset}",
-            path=target,
-            offset=offset,
-            remains=written > 0,
-            cause=exc,
-        )
-    return JournalWriteError(
-        f"{where}: {failed}; the journal was truncated back to its previous {offset} bytes, "
-        "so nothing of the record is on disk",
-        path=target,
-        offset=offset,
-        remains=False,
-        cause=exc,
-    )
-
-
-def _sync_new_entry(fd: int, target: Path) -> None:
-    """Make a just-created journal's directory entry durable before the record goes in; on
-    failure remove the empty file again and say so."""
-    try:
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError as exc:
-        removed = os.fstat(fd).st_size == 0
-        if removed:
-            Path(target).unlink(missing_ok=True)
-        state = "it was removed again" if removed else "it was left in place"
-        raise JournalWriteError(
-            f"journal {str(target)!r}: the new journal file's directory entry could not be "
-            f"synced ({exc}); nothing was written and {state}",
-            path=target,
-            offset=0,
-            remains=False,
-            cause=exc,
-        ) from exc
-
-
-def _append_locked(fd: int, target: Path, payload: bytes, created: bool) -> None:
-    if created:
-        _sync_new_entry(fd, target)
-    offset = os.fstat(fd).st_size
-    if offset > 0 and os.pread(fd, 1, offset - 1) != b"\n":
-        payload = b"\n" + payload  # a torn previous write: start a fresh line
-    try:
-        _write_all(fd, payload)
-        os.fsync(fd)
-    except OSError as exc:
-        raise _roll_back(fd, target, offset, len(payload), exc) from exc
-
-
-def append(
-    path: str | os.PathLike[str],
-    record: dict[str, Any],
-    *,
-    accepted: CalibrationAcceptance | None = None,
-) -> dict[str, Any]:
-    """Validate ``record`` and append it to the journal at ``path`` as one line; return it.
-
-    Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
-    fsynced before the lock is released. Nothing already in the file is rewritten. Missing
-    parent directories are created. All-or-nothing: a failed write or sync truncates the file
-    back under the lock (see the module docstring). Raises ``ValidationError`` (nothing
-    written) for an invalid record, :class:`JournalIsADirectoryError` /
-    :class:`JournalNotRegularError` (``EvalkitError``) when ``path`` is not a regular file, and
-    :class:`JournalWriteError` (an ``OSError`` saying what is on disk) when writing fails.
-    ``accepted``: the
-    verified calibration certificates a judge dimension may claim (see ``validate_record``).
-    """
-    validated = validate_record(record, accepted=accepted)
-    payload = (dumps_record(validated) + "\n").encode("utf-8")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, created = _open_for_append(target)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            _append_locked(fd, target, payload, created)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-    return validated
-
-
 # -------------------------------------------------------------------------------------- read
 
 
@@ -393,13 +164,13 @@ def _line_record(
         )
     run_id = value.get("run_id")
     try:
-        return validate_record(normalize_record(value), accepted=accepted)
+        return validate_stored(value, accepted=accepted)
     except EvalkitError as exc:
+        kind = (
+            DiagnosticKind.CHANGED if isinstance(exc, SealMismatchError) else DiagnosticKind.INVALID
+        )
         return JournalDiagnostic(
-            number,
-            DiagnosticKind.INVALID,
-            clip(str(exc), 500),
-            run_id if isinstance(run_id, str) else None,
+            number, kind, clip(str(exc), 500), run_id if isinstance(run_id, str) else None
         )
 
 
@@ -408,7 +179,7 @@ def _journal_lines(target: Path) -> Iterator[RawLine]:
     try:
         data = read_bytes(target, "journal")
     except OSError as exc:
-        raise _journal_os_error(exc, target) from exc
+        raise journal_os_error(exc, target) from exc
     for line in split_lines(data):
         if line.number == 1 and line.data is not None and line.data.startswith(_BOM):
             line = RawLine(1, line.data[len(_BOM) :], line.unterminated, line.length)
@@ -465,3 +236,37 @@ def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int,
         for line in _journal_lines(Path(path))
         if line.number in wanted and line.data is not None
     }
+
+
+def latest_inputs(
+    read: JournalRead,
+    *,
+    rubric_version: str,
+    rubric_sha256: str,
+    model: Mapping[str, Any],
+    handle: str | None,
+) -> dict[str, str]:
+    """Session id -> ``provenance.inputs_sha256`` of its latest valid record under
+    ``rubric_version``, for the sessions whose latest such record was scored under the same
+    rubric text (``rubric_sha256``) with the same run inputs that change a record's content
+    (``model`` id and source, ``handle``) and carries an inputs hash: a batch that finds the
+    same hash for a session has nothing new to score for it (``evalkit score --all
+    --journal``). The run's environment (plugin version, platform, host, engine commit) and
+    its timestamp do not count: re-running a newer evalkit over an unchanged ledger adds
+    nothing."""
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in read.records:
+        if rec["rubric_version"] == rubric_version:
+            latest[rec["session_id"]] = rec
+    wanted = {"id": model["id"], "source": model["source"]}
+    out: dict[str, str] = {}
+    for session_id, rec in latest.items():
+        inputs = rec["provenance"].get("inputs_sha256")
+        if (
+            isinstance(inputs, str)
+            and rec["provenance"]["rubric_sha256"] == rubric_sha256
+            and rec["model"] == wanted
+            and rec["handle"] == handle
+        ):
+            out[session_id] = inputs
+    return out

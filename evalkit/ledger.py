@@ -39,19 +39,25 @@ where the reference looked in its working directory.
 from __future__ import annotations
 
 import errno
-import gc
 import math
 import os
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
-from evalkit.errors import EvalkitError
-from evalkit.input_files import max_line_bytes, read_bytes, split_lines, unreadable_reason
-from evalkit.jsnum import JSONLineError, decode_json_value, is_js_number
+from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.input_files import max_line_bytes, read_bytes, unreadable_reason
+from evalkit.jsnum import is_js_number
+from evalkit.ledger_parse import (
+    Diagnostic,
+    Line,
+    decode_lines,
+    gc_paused,
+    overlong_lines,
+    parse_lines,
+)
 from evalkit.timestamps import format_iso, parse_iso_z
 
 __all__ = [
@@ -60,17 +66,21 @@ __all__ = [
     "LEGACY_RING_MAX",
     "ROTATION_EVENT",
     "Diagnostic",
+    "EventReading",
     "FileState",
     "Gap",
     "JsonlFile",
     "Ledger",
+    "LedgerView",
     "Line",
     "get_number",
     "get_path",
     "get_str",
     "iter_diagnostics",
     "read_jsonl",
+    "read_ledger",
     "read_metrics_dir",
+    "read_session_values",
 ]
 
 #: Event written as the first line of a fresh active file after a rotation (the tombstone).
@@ -87,56 +97,9 @@ LEGACY_RING_MAX = 20
 _WHAT = "ledger file"
 
 FileState = Literal["absent", "empty", "present", "unreadable"]
-
-# JavaScript's String.prototype.trim set (WhiteSpace + LineTerminator); differs from str.strip().
-_JS_TRIM = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-# The whitespace JSON.parse itself tolerates around a value.
-_JSON_WS = " \t\n\r"
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """One thing the reader skipped or doubted: ``file``, 1-based ``line`` (``None`` for the
-    whole file) and a ``reason`` a person can act on."""
-
-    file: str
-    line: int | None
-    reason: str
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.reason}"
-
-
-class Line(NamedTuple):
-    """A non-blank line: its parsed JSON ``value`` (objects as ``dict``), or ``error`` set.
-
-    ``value`` is what JavaScript's ``JSON.parse(line.trim())`` gives (``None`` for JSON
-    ``null`` or when ``error`` is set). ``padded`` marks a line that parses only after that
-    trim because it carries whitespace ``JSON.parse`` itself rejects (a BOM, NBSP, ...): the
-    event readers, which parse the raw line, skip it (rubric-v1) or count it unreadable (v2).
-    Immutable; a named tuple rather than a frozen dataclass because a ledger holds one per
-    event and construction cost dominates a 500,000-line read.
-    """
-
-    line_no: int
-    value: Any
-    error: str | None = None
-    padded: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """Parsed after the JavaScript trim (the sessions / rubric-v1 reading)."""
-        return self.error is None
-
-    @property
-    def is_object(self) -> bool:
-        return self.error is None and isinstance(self.value, dict)
-
-    @property
-    def is_event_record(self) -> bool:
-        """Readable under rubric-v2: the raw line is a JSON object."""
-        return self.error is None and not self.padded and isinstance(self.value, dict)
+#: How a rubric reads the events: ``active-file`` (rubric-v1: ``events.jsonl`` only, every
+#: parseable line) or ``rotation`` (rubric-v2: object lines of the whole rotated history).
+EventReading = Literal["active-file", "rotation"]
 
 
 @dataclass(frozen=True)
@@ -176,12 +139,21 @@ class JsonlFile:
     @cached_property
     def event_records(self) -> tuple[dict[str, Any], ...]:
         """What rubric-v2 reads from this source: raw lines that parse to a plain object."""
-        return tuple(ln.value for ln in self.lines if ln.is_event_record)
+        # the condition of Line.is_event_record, inlined: this runs once per event line
+        return tuple(
+            ln.value
+            for ln in self.lines
+            if ln.error is None and not ln.padded and ln.value.__class__ is dict
+        )
 
     @cached_property
     def unreadable_lines(self) -> tuple[int, ...]:
         """Line numbers rubric-v2 counts as unreadable (malformed, BOM-padded or non-object)."""
-        return tuple(ln.line_no for ln in self.lines if not ln.is_event_record)
+        return tuple(
+            ln.line_no
+            for ln in self.lines
+            if ln.error is not None or ln.padded or ln.value.__class__ is not dict
+        )
 
     @property
     def unreadable_count(self) -> int:
@@ -197,7 +169,7 @@ class JsonlFile:
     def first_timestamp_ms(self) -> float | None:
         """Earliest strict ISO-8601-``Z`` timestamp among :attr:`event_records` (the
         reference's ``summarizeEventRecords``), which orders rotated sources."""
-        return _earliest_iso_z(ln.value.get("timestamp") for ln in self.lines if ln.is_event_record)
+        return _earliest_iso_z(rec.get("timestamp") for rec in self.event_records)
 
 
 def _earliest_iso_z(timestamps: Iterable[object]) -> float | None:
@@ -297,6 +269,34 @@ class Ledger:
         own = {self.sessions.path, self.events.path}
         return tuple(d for d in self.diagnostics if d.file in own)
 
+    def view(self, reading: EventReading) -> LedgerView:
+        """What a rubric that reads the events as ``reading`` reads of this ledger."""
+        rotation = reading == "rotation"
+        return LedgerView(
+            session_values=self.sessions.values,
+            events=self.events_v2 if rotation else self.events_v1,
+            gap_kinds=tuple(g.kind for g in self.gaps) if rotation else (),
+            unreadable_event_lines=self.unreadable_event_lines if rotation else 0,
+            diagnostics=self.diagnostics_read_by(rotation),
+        )
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What one rubric reads of a metrics directory.
+
+    rubric-v1 (``active-file``): the active events file with every parseable line, any JSON
+    type; rubric-v2 (``rotation``): object lines of the whole rotated history, with its gaps
+    (by kind) and the number of unreadable event lines, which the rubric reports in evidence.
+    ``diagnostics`` are those of the files this reading reads.
+    """
+
+    session_values: tuple[Any, ...]
+    events: tuple[Any, ...]
+    gap_kinds: tuple[str, ...] = ()
+    unreadable_event_lines: int = 0
+    diagnostics: tuple[Diagnostic, ...] = ()
+
 
 # --------------------------------------------------------------------------------------------
 # Field access
@@ -336,82 +336,6 @@ def get_str(obj: object, *path: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Building hundreds of thousands of small dicts triggers the cyclic collector again and
-    # again although none of them can form a cycle; pausing it makes a large read ~2x faster.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _decode_lines(path: str, data: bytes) -> tuple[list[str], list[Diagnostic]]:
-    try:
-        return data.decode("utf-8").split("\n"), []
-    except UnicodeDecodeError:
-        pass
-    # Decode per line so each bad line is named; UTF-8 never hides 0x0A inside a sequence, so
-    # this splits exactly as decoding the whole file first would.
-    lines: list[str] = []
-    diags: list[Diagnostic] = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            lines.append(raw.decode("utf-8", errors="replace"))
-            diags.append(Diagnostic(path, i, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
-    return lines, diags
-
-
-def _parse_lines(
-    p: str, texts: list[str], diags: list[Diagnostic], overlong: dict[int, str]
-) -> list[Line]:
-    lines: list[Line] = []
-    append = lines.append
-    for i, text in enumerate(texts, start=1):
-        if overlong and i in overlong:
-            reason = overlong[i]
-            append(Line(i, None, reason))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {reason}"))
-            continue
-        trimmed = text.strip(_JS_TRIM)
-        if not trimmed:
-            continue  # blank after the JavaScript trim: skipped silently by every reader
-        try:
-            value = decode_json_value(trimmed)  # JS-trimmed, so no JSON whitespace left
-        except JSONLineError as exc:
-            append(Line(i, None, str(exc)))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {exc}"))
-            continue
-        # str.strip returns the very object when nothing was stripped: the common case
-        padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
-        append(Line(i, value, None, padded))
-        if value.__class__ is not dict:
-            kind = "array" if isinstance(value, list) else type(value).__name__
-            diags.append(Diagnostic(p, i, f"not a JSON object ({kind})"))
-        elif padded:
-            diags.append(
-                Diagnostic(p, i, "whitespace JSON.parse rejects (BOM/NBSP) around the object")
-            )
-    return lines
-
-
-def _overlong(data: bytes, cap: int) -> dict[int, str]:
-    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes (such a line
-    is not parsed: parsing can take many times its size in memory)."""
-    if len(data) <= cap:  # the common case: no line can be longer than the whole file
-        return {}
-    return {
-        ln.number: f"line of {ln.length} bytes exceeds the {cap}-byte line cap"
-        for ln in split_lines(data, max_line_bytes_=cap)
-        if ln.data is None
-    }
-
-
 def read_jsonl(
     path: str | os.PathLike[str],
     *,
@@ -438,10 +362,10 @@ def read_jsonl(
     except OSError as exc:
         reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
         return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
-    overlong = _overlong(data, max_line_bytes(max_line_bytes_))
-    texts, diags = _decode_lines(p, data)
-    with _gc_paused():
-        lines = _parse_lines(p, texts, diags, overlong)
+    overlong = overlong_lines(data, max_line_bytes(max_line_bytes_))
+    texts, diags = decode_lines(p, data)
+    with gc_paused():
+        lines = parse_lines(p, texts, diags, overlong)
     diags.sort(key=lambda d: d.line or 0)
     state: FileState = "present" if lines else "empty"
     return JsonlFile(p, state, tuple(lines), tuple(diags))
@@ -532,7 +456,11 @@ def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> L
     :class:`~evalkit.errors.EvalkitError` naming ``file:line: reason`` of the first
     diagnostic. A missing directory reads as absent files (with a diagnostic).
     """
-    root = os.fspath(path)
+    with gc_paused():
+        return _read_metrics_dir(os.fspath(path), strict)
+
+
+def _read_metrics_dir(root: str, strict: bool) -> Ledger:
     sessions_path = os.path.join(root, "sessions.jsonl")
     events_path = os.path.join(root, "events.jsonl")
     pre: list[Diagnostic] = []
@@ -547,7 +475,8 @@ def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> L
     sources += [read_jsonl(f"{events_path}.{i}") for i in ring]
     if events.exists:
         sources.append(events)
-    sources.sort(key=_source_order_key)
+    if len(sources) > 1:  # one source (the common case) needs no dating
+        sources.sort(key=_source_order_key)
     gaps = _find_gaps(sources, events_path, holes, root)
 
     diagnostics = [*pre, *sessions.diagnostics]
@@ -559,6 +488,28 @@ def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> L
     if strict and diagnostics:
         raise EvalkitError(f"ledger problem: {diagnostics[0]}")
     return ledger
+
+
+def read_ledger(metrics_dir: str | os.PathLike[str]) -> Ledger:
+    """:func:`read_metrics_dir` for the public entry points: a directory that is not there is
+    a :class:`~evalkit.errors.SessionResolutionError` naming it (an absent ``sessions.jsonl``
+    in an existing one is not), a path that is not a path an ``EvalkitError``.
+    """
+    if not isinstance(metrics_dir, str | os.PathLike):
+        raise EvalkitError(
+            f"metrics_dir must be a path (str or os.PathLike), got {type(metrics_dir).__name__}"
+        )
+    if not os.path.isdir(metrics_dir):
+        raise SessionResolutionError(
+            f"metrics directory not found: {os.fspath(metrics_dir)!s} "
+            "(expected a folder holding sessions.jsonl and events.jsonl)"
+        )
+    return read_metrics_dir(metrics_dir)
+
+
+def read_session_values(metrics_dir: str | os.PathLike[str]) -> tuple[Any, ...]:
+    """Parsed ``sessions.jsonl`` values of ``metrics_dir`` (before the canonical reading)."""
+    return read_ledger(metrics_dir).sessions.values
 
 
 def iter_diagnostics(ledger: Ledger) -> Iterator[str]:

@@ -39,8 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.gitinfo import head_commit
 from evalkit.gold import MANIFEST_NAME, set_sha256, sha256_hex
 from evalkit.input_files import dumps, escape_surrogates, read_bytes, read_text
+from evalkit.study_params import (
+    canonical_json,
+    design_of,
+    design_sha256,
+    json_document,
+    parameters_cell,
+    parse_parameters,
+    read_notebook,
+)
 
 __all__ = [
     "KINDS",
@@ -154,8 +164,6 @@ def _gold_version_sha(vdir: Path) -> str:
 
 def _cell_source(path: Path) -> str | None:
     """Source of the notebook's parameters cell, or None (no notebook, no such cell)."""
-    from evalkit.study_params import parameters_cell, read_notebook
-
     try:
         return parameters_cell(read_notebook(path), path)
     except (EvalkitError, OSError):
@@ -164,8 +172,6 @@ def _cell_source(path: Path) -> str | None:
 
 def study_input(name: str, notebook: Path, rel: str) -> LockedInput:
     """The lockable design of the study notebook ``notebook`` (``rel``: its repo path)."""
-    from evalkit.study_params import design_of, design_sha256, parse_parameters
-
     source = _cell_source(notebook)
     if source is None:
         raise EvalkitError(f"study {name!r}: {notebook} has no readable parameters cell")
@@ -234,8 +240,6 @@ _ENTRY_FIELDS = ("kind", "name", "path", "sha256")
 
 def parse_lock(text: str | bytes, shown: str) -> dict[str, Any]:
     """A lock's JSON text, checked: every entry an object with string kind/name/path/sha256."""
-    from evalkit.study_params import json_document
-
     lock = json_document(text, shown, "entries")
     for i, entry in enumerate(lock["entries"]):
         if not isinstance(entry, dict):
@@ -284,8 +288,6 @@ def latest_entries(entries: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str]
 
 
 def _design_diff(locked: Mapping[str, Any], current: Mapping[str, Any]) -> str:
-    from evalkit.study_params import canonical_json
-
     parts = []
     for name in sorted(set(locked) | set(current)):
         a = canonical_json(locked[name]) if name in locked else "(absent)"
@@ -297,8 +299,6 @@ def _design_diff(locked: Mapping[str, Any], current: Mapping[str, Any]) -> str:
 
 def _study_change(entry: Mapping[str, Any], base: Path) -> Change | None:
     """A study entry's change: its design (or, for an entry without one, its cell source)."""
-    from evalkit.study_params import design_sha256
-
     rel = str(entry["path"])
     nb = base / rel.removesuffix(_CELL)
     design = entry.get("design")
@@ -458,6 +458,7 @@ def _starting_lock(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     previous = read_lock(path)
     if previous is not None:
         return previous, None
+    # deferred: prereg_history imports this module (entry_key, parse_lock), a real cycle
     from evalkit.prereg_history import lock_history
 
     history = lock_history(path)
@@ -516,8 +517,6 @@ def write_lock(
     (rubric, gold version, decision rule) refuses, naming it. ``kinds`` limits which inputs
     are added or amended (default: all of :data:`KINDS`); entries already in the lock are kept.
     """
-    from evalkit.gitinfo import head_commit
-
     wanted_kinds = set(KINDS if kinds is None else kinds)
     if not wanted_kinds <= set(KINDS):
         raise EvalkitError(f"kinds must be among {KINDS}, got {sorted(wanted_kinds)}")

@@ -13,7 +13,10 @@ Two paths, deliberately different:
   KPIs null, judge dimensions advisory/uncalibrated) so that records written by the reference
   engine, or by older versions, read the same as ours.
 
-Neither function mutates its argument.
+Neither function mutates its argument. A record evalkit wrote carries a seal
+(``provenance.record_sha256``, :mod:`evalkit.record_seal`): validation refuses a record whose
+content no longer matches it, and ``provenance.inputs_sha256`` (the hash of the ledger inputs
+its score depended on, :func:`evalkit.measure.inputs_sha256`) when present must be a sha256.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from typing import Any
 from evalkit.calibration_status import AcceptedCalibrations, CalibrationAcceptance
 from evalkit.dimension import Method, Status
 from evalkit.errors import ValidationError
-from evalkit.rubrics.context import KPI_KEYS  # the record carries the scorer's KPI block
+from evalkit.record_seal import check_seal, without_seal
+from evalkit.scoring_context import KPI_KEYS  # the record carries the scorer's KPI block
+from evalkit.timestamps import parse_timestamp
 
 __all__ = [
     "FORBIDDEN_TOP_LEVEL_KEYS",
@@ -46,6 +51,7 @@ __all__ = [
     "normalize_record",
     "project_submission",
     "validate_record",
+    "validate_stored",
     "validate_timestamp",
 ]
 
@@ -59,6 +65,7 @@ FORBIDDEN_TOP_LEVEL_KEYS: tuple[str, ...] = ("overall", "total", "mean", "global
 
 
 HOSTNAME_HASH_PATTERN = re.compile(r"[0-9a-f]{8,}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # Keys a dimension may only carry when it is a judge dimension.
 _JUDGE_ONLY_KEYS: tuple[str, ...] = ("advisory", "calibration_status", "calibration_ref")
@@ -101,6 +108,24 @@ def _finite_or_none(value: Any) -> Any:
     return value
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists rebuilt, scalars shared: they are
+    immutable); anything else is left to ``copy.deepcopy``. Much faster than deepcopy alone,
+    which matters when a journal of thousands of records is read.
+    """
+    cls = value.__class__
+    if cls is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if cls is list:
+        return [_json_copy(v) for v in value]
+    if cls in _SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
 def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
     """Deep copy with the three defaults SPEC section 2 defines.
 
@@ -108,9 +133,13 @@ def _stamp(d: Mapping[str, Any]) -> dict[str, Any]:
     the read path fills more on top.
     """
     try:
-        rec: dict[str, Any] = copy.deepcopy(dict(d))
+        rec: dict[str, Any] = _json_copy(dict(d))
     except Exception:  # an exotic object that cannot be copied: keep a shallow copy
         rec = dict(d)
+    return _fill_defaults(rec)
+
+
+def _fill_defaults(rec: dict[str, Any]) -> dict[str, Any]:
     rec.setdefault("schema_version", SCHEMA_VERSION)
     rec.setdefault("handle", None)
     if "anonymized" not in rec:
@@ -288,8 +317,6 @@ def validate_timestamp(value: Any, field: str = "timestamp") -> str:
     The engine reads timestamps as JavaScript ``Date.parse`` does (SPEC section 6), so the
     record accepts exactly what the engine accepts for its ``timestamp`` parameter.
     """
-    from evalkit.timestamps import parse_timestamp
-
     if not isinstance(value, str) or not value.strip():
         raise _fail(field, f"must be a non-empty ISO-8601 string, got {value!r}")
     if parse_timestamp(value) is None:
@@ -301,6 +328,14 @@ def _validate_provenance_and_model(rec: Mapping[str, Any]) -> None:
     provenance = _require_object(rec, "provenance")
     _require_str(provenance, "rubric_sha256", "provenance.rubric_sha256")
     _require_str(provenance, "engine_commit", "provenance.engine_commit", nullable=True)
+    inputs = provenance.get("inputs_sha256")
+    if "inputs_sha256" in provenance and (
+        not isinstance(inputs, str) or not _SHA256.fullmatch(inputs)
+    ):
+        raise _fail(
+            "provenance.inputs_sha256",
+            f"must be the 64 lowercase hex sha256 of the scored inputs, got {inputs!r}",
+        )
 
     model = _require_object(rec, "model")
     _require_str(model, "id", "model.id")
@@ -379,10 +414,24 @@ def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) ->
     (``evalkit.calibration.accepted_calibrations()``); the default accepts ``"uncalibrated"``
     only. Validation is pure: it reads no file, no global and no environment variable, so the
     same record and the same ``accepted`` always give the same answer.
+
+    A seal (``provenance.record_sha256``), when present, must match the record as given:
+    :class:`~evalkit.record_seal.SealMismatchError` says the record was changed after it was
+    written. Records without a seal (the reference engine's) are valid.
     """
-    accepted = AcceptedCalibrations() if accepted is None else accepted
     if not isinstance(d, Mapping):
         raise ValidationError(f"record: must be a JSON object, got {type(d).__name__}")
+    check_seal(d)
+    return _validate(d, accepted, copy=True)
+
+
+def _validate(
+    d: Mapping[str, Any], accepted: CalibrationAcceptance | None, *, copy: bool
+) -> dict[str, Any]:
+    """:func:`validate_record` after the seal check; ``copy=False`` validates (and stamps) a
+    record the caller already owns (a fresh normalized copy) instead of copying it again.
+    """
+    accepted = AcceptedCalibrations() if accepted is None else accepted
     for key in FORBIDDEN_TOP_LEVEL_KEYS:
         if key in d:
             raise _fail(
@@ -393,7 +442,7 @@ def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) ->
     for key in REQUIRED_TOP_LEVEL_KEYS:
         if key not in d:
             raise _fail(key, "required field is missing")
-    rec = _stamp(d)
+    rec = _stamp(d) if copy or not isinstance(d, dict) else _fill_defaults(d)
 
     sv = rec["schema_version"]
     if not _is_number(sv) or sv != SCHEMA_VERSION:
@@ -433,8 +482,42 @@ def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) ->
     return rec
 
 
+def validate_stored(
+    value: Mapping[str, Any], *, accepted: CalibrationAcceptance | None = None
+) -> dict[str, Any]:
+    """A stored record (a journal line as parsed) the way the read path takes it.
+
+    The seal is checked against the value *as written* (before normalization fills any
+    default), then the value is normalized and validated. The returned record keeps the seal
+    when normalization filled nothing (it then matches the returned content); a line that
+    omits a defaulted key is returned without it (its seal covers the line, not this view).
+    Raises :class:`~evalkit.record_seal.SealMismatchError` for a record changed after it was
+    written, ``ValidationError`` for anything else :func:`validate_record` refuses.
+    """
+    check_seal(value)
+    provenance = value.get("provenance")
+    seal = provenance.get("record_sha256") if isinstance(provenance, Mapping) else None
+    bare = without_seal(value)
+    normalized = normalize_record(bare)  # a fresh copy: validated without copying it again
+    complete = normalized == bare
+    record = _validate(normalized, accepted, copy=False)
+    if seal is not None and complete:
+        record["provenance"] = {**record["provenance"], "record_sha256": seal}
+    return record
+
+
 # --------------------------------------------------------------------------------------------
 # submission projection
+
+
+def _projected_provenance(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    out = {
+        "rubric_sha256": provenance["rubric_sha256"],
+        "engine_commit": provenance["engine_commit"],
+    }
+    if "inputs_sha256" in provenance:
+        out["inputs_sha256"] = provenance["inputs_sha256"]
+    return out
 
 
 def project_submission(
@@ -447,6 +530,11 @@ def project_submission(
     ``calibration_status`` on judge dimensions. Never evidence, paths, prompts, a clear
     hostname or any key not on the whitelist. The record is validated first (``accepted`` as
     for :func:`validate_record`).
+
+    Provenance keeps ``inputs_sha256`` when the record has one (a hash of the scored inputs: a
+    receiver sees two submissions scored from the same inputs, and learns nothing it could
+    invert in practice) and drops the seal ``record_sha256``: it seals the whole record,
+    evidence included, which the projection leaves out, so no receiver could re-check it.
     """
     rec = validate_record(record, accepted=accepted)
     dims = []
@@ -468,10 +556,7 @@ def project_submission(
         "session_id": rec["session_id"],
         "standard_version": rec["standard_version"],
         "rubric_version": rec["rubric_version"],
-        "provenance": {
-            "rubric_sha256": rec["provenance"]["rubric_sha256"],
-            "engine_commit": rec["provenance"]["engine_commit"],
-        },
+        "provenance": _projected_provenance(rec["provenance"]),
         "model": {"id": rec["model"]["id"], "source": rec["model"]["source"]},
         "harness": {
             "plugin_version": rec["harness"]["plugin_version"],

@@ -11,9 +11,12 @@ never sees, aside).
 Each difference is a :class:`FieldDrift` with a :class:`DriftKind`, so a reader sees at once
 whether a verdict changed (``verdict``), a score, a KPI, what the evidence says (``evidence-
 values``: its numbers or the judge facts read from it) or only its wording, the order of
-dimensions or keys, an identity or provenance field, or an extra or missing key.
+dimensions or keys, an identity or provenance field, the seal (``seal``: absent, or not
+matching the stored content: changed after it was written) or the scored inputs' hash
+(``inputs``), or an extra or missing key.
 
-Standard library only besides :mod:`evalkit.facts` (which attributes evidence facts).
+Standard library only besides :mod:`evalkit.facts` (which attributes evidence facts) and
+:mod:`evalkit.record_seal`.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ from typing import Any
 
 from evalkit.facts import compute_facts
 from evalkit.input_files import clip, dumps
+from evalkit.record_seal import SEAL_FIELD, record_sha256
 
 __all__ = [
     "DEFAULTED_KEYS",
     "DriftKind",
     "FieldDrift",
+    "broken_seal",
     "diff_records",
     "duplicate_keys",
     "evidence_tokens",
@@ -61,6 +66,8 @@ class DriftKind(StrEnum):
     EVIDENCE_WORDING = "evidence-wording"  # the same values in other words
     ORDER = "order"  # of the dimensions, or of the keys of an object
     IDENTITY = "identity"  # run id, session, versions, provenance, model, harness, handle
+    SEAL = "seal"  # provenance.record_sha256: absent, or the record changed after it was written
+    INPUTS = "inputs"  # provenance.inputs_sha256: the scored ledger inputs differ (or unknown)
     EXTRA_KEY = "extra-key"  # a key the engine does not write
     MISSING_KEY = "missing-key"  # a key the engine writes
     PRESENCE = "presence"  # a dimension present on one side only
@@ -376,7 +383,66 @@ def diff_records(stored: Mapping[str, Any], expected: Mapping[str, Any]) -> list
                 "record", key, filled[key], value, _TOP_LEVEL_KINDS.get(key, DriftKind.IDENTITY)
             )
     out += _key_order("record", "", filled, expected, set(missing_defaults))
-    return out
+    return [h for h in (_hash_drift(d, stored) for d in out) if h is not None]
+
+
+_INPUTS_FIELD = "provenance.inputs_sha256"
+
+
+def _seal_detail(stored: Mapping[str, Any], drift: FieldDrift) -> str | None:
+    if drift.stored is _ABSENT:
+        return (
+            "no seal: evalkit seals every record it writes; this one was written by another "
+            "writer (the reference engine) or its seal was removed, so a changed run input "
+            "(model, handle, harness, engine commit) cannot be detected"
+        )
+    actual = record_sha256(stored)
+    if actual != drift.stored:
+        return (
+            "the record was changed after it was written: its content hashes to "
+            f"{actual}, not to its seal (the other differences say what changed)"
+        )
+    # sealed as written: the seal differs only because the content does, which the other
+    # differences show (a seal never differs alone when it matches its own content)
+    return None
+
+
+def broken_seal(stored: Mapping[str, Any]) -> FieldDrift | None:
+    """The ``seal`` drift of a stored record whose content no longer matches its seal (changed
+    after it was written), else None (no seal, or a seal that matches)."""
+    provenance = stored.get("provenance")
+    if not isinstance(provenance, Mapping) or "record_sha256" not in provenance:
+        return None
+    seal, actual = provenance["record_sha256"], record_sha256(stored)
+    if seal == actual:
+        return None
+    drift = FieldDrift("record", SEAL_FIELD, seal, actual, kind=DriftKind.SEAL)
+    return FieldDrift(
+        "record", SEAL_FIELD, seal, actual, _seal_detail(stored, drift) or "", DriftKind.SEAL
+    )
+
+
+def _hash_drift(drift: FieldDrift, stored: Mapping[str, Any]) -> FieldDrift | None:
+    """The seal's and the inputs hash's differences, classified as such and explained; a
+    stored seal that matches its own content is no difference of its own (None)."""
+    if drift.dimension != "record":
+        return drift
+    if drift.field == SEAL_FIELD:
+        seal_detail = _seal_detail(stored, drift)
+        if seal_detail is None:
+            return None
+        detail, kind = seal_detail, DriftKind.SEAL
+    elif drift.field == _INPUTS_FIELD:
+        kind = DriftKind.INPUTS
+        detail = (
+            "no hash of the scored inputs: written by another writer or an older evalkit"
+            if drift.stored is _ABSENT
+            else "the ledger inputs this score depends on (the session record and what was "
+            "measured from the events for it) differ from those it was scored from"
+        )
+    else:
+        return drift
+    return FieldDrift(drift.dimension, drift.field, drift.stored, drift.rescored, detail, kind)
 
 
 def duplicate_keys(raw: bytes | str) -> list[str]:

@@ -8,36 +8,37 @@ Three steps, each a pure function of already-parsed ledger values:
 2. :func:`resolve_record` -- the cascade: an explicit id selects its (last) record, even an
    abandoned one; otherwise one newest-to-oldest scan picks the first ``completed`` record or
    the first non-abandoned record with ``completed_at`` and evidence of work.
-3. :func:`compute_window`, :func:`find_peer_overlap`, :func:`resolve_raw_session_ids` -- the
-   inclusive wall-clock window (``None`` when a boundary is missing or unparseable), the other
-   sessions overlapping it (strict inequality, same id excluded) and, for rubric-v2, the raw
-   harness ids tied to the record through the dual stamp.
+3. :func:`compute_window`, :func:`peer_overlaps` -- the inclusive wall-clock window (``None``
+   when a boundary is missing or unparseable) and the other sessions overlapping it (strict
+   inequality, same id excluded), for every record at once (:func:`find_peer_overlap` asks it
+   for one record).
 
-:func:`resolve_session` runs the three over a metrics directory.
+:func:`resolve_session` runs them over a metrics directory. What falls into a window (events,
+guard attribution by raw id) is measured by :mod:`evalkit.measure`.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal
 
 from evalkit.errors import SessionResolutionError
-from evalkit.rubrics.context import PeerOverlap, Window
-from evalkit.rubrics.jsvalues import (
+from evalkit.jsvalues import (
     UNDEFINED,
     get,
     is_non_empty_string,
-    is_non_empty_trimmed,
     is_plain_object,
     js_gt0,
     js_nullish,
     js_sort_key,
-    js_string,
     js_truthy,
 )
-from evalkit.timestamps import parse_timestamp
+from evalkit.ledger import read_session_values
+from evalkit.scoring_context import PeerOverlap, Window
+from evalkit.timestamps import timestamp_ms
 
 __all__ = [
     "CanonicalSessions",
@@ -48,7 +49,7 @@ __all__ = [
     "compute_window",
     "find_peer_overlap",
     "is_backfill_stub",
-    "resolve_raw_session_ids",
+    "peer_overlaps",
     "resolve_record",
     "resolve_session",
     "timestamp_ms",
@@ -301,17 +302,6 @@ def resolve_record(
 # -- windows, peers, raw ids -----------------------------------------------------------------
 
 
-def timestamp_ms(value: Any) -> float | None:
-    """``Date.parse(value)`` in epoch ms, ``None`` for NaN.
-
-    An array is stringified first, as ``Date.parse`` does (``["2026-09-19"]`` is a date);
-    numbers and other non-strings are not timestamps.
-    """
-    if isinstance(value, list):
-        value = js_string(value)
-    return parse_timestamp(value)
-
-
 def compute_window(record: Mapping[str, Any]) -> Window | None:
     """``[started_at, completed_at]`` in epoch ms, or ``None`` when either is unparseable."""
     start = timestamp_ms(get(record, "started_at"))
@@ -321,6 +311,45 @@ def compute_window(record: Mapping[str, Any]) -> Window | None:
     return Window(start, end)
 
 
+def _peer_id(record: Mapping[str, Any]) -> str:
+    sid = get(record, "session_id")
+    return sid if isinstance(sid, str) else "(unknown)"
+
+
+def peer_overlaps(
+    records: Sequence[Mapping[str, Any]], windows: Sequence[Window | None]
+) -> list[tuple[str, ...]]:
+    """The peers of every record at once: the ids (in ledger order, each once) of the other
+    records whose windows strictly overlap its window; ``()`` for a record without a window.
+
+    ``windows[i]`` is :func:`compute_window` of ``records[i]``. Records carrying the same
+    ``session_id`` (rewrites of one session) are never each other's peers. A sweep over the
+    windows sorted by start: a window j can overlap a later-starting i (``i.start < j.end and
+    j.start < i.end``) only if ``j.end > i.start``, so a window whose end is at or before the
+    current start leaves the active heap for good.
+    """
+    starts = {i: w.start for i, w in enumerate(windows) if w is not None}
+    ends = {i: w.end for i, w in enumerate(windows) if w is not None}
+    found: list[list[int]] = [[] for _ in records]
+    active: list[tuple[float, int]] = []  # (end, index) min-heap
+    for i in sorted(starts, key=starts.__getitem__):
+        start_i, end_i = starts[i], ends[i]
+        while active and active[0][0] <= start_i:
+            heapq.heappop(active)
+        for end_j, j in active:
+            # Window.overlaps, inlined (the sweep's inner loop): strict on both sides
+            if start_i < end_j and starts[j] < end_i:
+                found[i].append(j)
+                found[j].append(i)
+        heapq.heappush(active, (end_i, i))
+    peers: list[tuple[str, ...]] = []
+    for i, rec in enumerate(records):
+        own = get(rec, "session_id")
+        ids = (records[j] for j in sorted(found[i]))
+        peers.append(tuple(dict.fromkeys(_peer_id(r) for r in ids if get(r, "session_id") != own)))
+    return peers
+
+
 def find_peer_overlap(
     records: Sequence[Mapping[str, Any]], resolved: Mapping[str, Any]
 ) -> PeerOverlap:
@@ -328,43 +357,12 @@ def find_peer_overlap(
 
     Records with the resolved ``session_id`` (rewrites of the same session) and records
     without a window are excluded; a resolved session without a window has no peers.
+    :func:`peer_overlaps` for one record (the same computation the batch uses).
     """
-    win = compute_window(resolved)
-    if win is None:
+    if compute_window(resolved) is None:
         return PeerOverlap()
-    own = get(resolved, "session_id")
-    peers: dict[str, None] = {}
-    for rec in records:
-        sid = get(rec, "session_id")
-        if sid == own:
-            continue
-        other = compute_window(rec)
-        if other is not None and win.overlaps(other):
-            peers[sid if isinstance(sid, str) else "(unknown)"] = None
-    return PeerOverlap(tuple(peers))
-
-
-def resolve_raw_session_ids(events: Iterable[Any], record: Mapping[str, Any]) -> tuple[str, ...]:
-    """Raw harness ids tied to the record's (semantic) ``session_id``, sorted.
-
-    Route 1, the dual stamp: an event carrying ``session_id`` (raw) beside
-    ``semantic_session_id`` equal to the record's id. Route 2: a harness that stamps the
-    record's id directly as the event's ``session_id``. Empty when nothing ties them: the
-    caller then falls back to the time window.
-    """
-    semantic = get(record, "session_id")
-    if not is_non_empty_trimmed(semantic):
-        return ()
-    ids: set[str] = set()
-    for event in events:
-        if not is_plain_object(event):
-            continue
-        raw = get(event, "session_id")
-        if not is_non_empty_trimmed(raw):
-            continue
-        if get(event, "semantic_session_id") == semantic or raw == semantic:
-            ids.add(raw)
-    return tuple(sorted(ids, key=js_sort_key))
+    everyone = [*records, resolved]
+    return PeerOverlap(peer_overlaps(everyone, [compute_window(r) for r in everyone])[-1])
 
 
 # -- the public entry point ------------------------------------------------------------------
@@ -411,6 +409,4 @@ def resolve_session(metrics_dir: str | PathLike[str], session_id: str | None = N
     Raises :class:`~evalkit.errors.SessionResolutionError` naming the id when an explicit id
     has no record, or when nothing is eligible.
     """
-    from evalkit.engine import read_session_values  # the ledger adapter lives with the engine
-
     return resolve_from_values(read_session_values(metrics_dir), session_id)

@@ -35,8 +35,10 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
+from evalkit.gitinfo import head_commit, is_dirty
 from evalkit.input_files import parse_json
 from evalkit.lockfile import environment_mismatches, lock_sha256
+from evalkit.study_lock import check_study, input_hashes
 from evalkit.study_params import (
     Parameter,
     injected_source,
@@ -346,15 +348,11 @@ def _versions() -> dict[str, str | None]:
 
 
 def _git_commit() -> str | None:
-    from evalkit.gitinfo import head_commit
-
     return head_commit(_repo_root())
 
 
 def _git_dirty() -> bool | None:
     """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    from evalkit.gitinfo import is_dirty
-
     return is_dirty(_repo_root())
 
 
@@ -402,8 +400,6 @@ def run_study(
     ``timeout`` is papermill's per-cell execution timeout in seconds. A failing or timed-out
     cell still yields the HTML, with the error visible, and ``status == "failed"``.
     """
-    from evalkit.study_lock import check_study, input_hashes
-
     require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
@@ -434,7 +430,7 @@ def run_study(
     nb = _stable(nb, name)
     html_path = out / "index.html"
     html_path.write_text(render_html(nb, title=name), encoding="utf-8")
-    import nbformat
+    import nbformat  # deferred: the notebook stack is heavy and only studies need it
 
     nbformat.write(nb, str(out / f"{name}.ipynb"))
     run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
@@ -468,7 +464,7 @@ def run_study(
 def _prepared_notebook(nb_dict: Mapping[str, Any], merged: Mapping[str, Any], banner: str) -> Any:
     """The notebook to execute: the values injected after the parameters cell as literals
     proven to read back as themselves, and the pre-registration banner under the title."""
-    import nbformat
+    import nbformat  # deferred: the notebook stack is heavy and only studies need it
 
     nb = nbformat.reads(json.dumps(nb_dict), as_version=4)  # sources joined, as papermill has
     at = next(
@@ -487,6 +483,7 @@ def _execute(
     nb: Any, name: str, timeout: int, say: Callable[[str], None], *, no_lock: bool = False
 ) -> tuple[Any, str | None, dict[str, Any]]:
     """Run the prepared notebook with papermill; (executed notebook, error text, figures)."""
+    # deferred: the notebook stack is heavy and only studies need it
     import nbformat
     import papermill as pm
 
@@ -541,7 +538,9 @@ def _execute(
 def _kernel_manager_class(stderr: Any) -> type:
     """A kernel manager whose kernel writes its stderr (transport warnings, shutdown notes) to
     ``stderr`` instead of the terminal; a failing study prints the log's tail."""
-    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.manager import (
+        AsyncKernelManager,  # deferred: the notebook stack is heavy and only studies need it
+    )
 
     class _QuietKernelManager(AsyncKernelManager):  # type: ignore[misc]
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:

@@ -19,6 +19,7 @@ banner (every untrusted piece escaped), to the top of the page.
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.gold import set_sha256, sha256_hex
 from evalkit.input_files import escape_surrogates, open_regular, read_bytes
+from evalkit.prereg import FROZEN_KINDS, check_lock, default_lock_path, latest_entries, parse_lock
+from evalkit.prereg_history import first_committed, lock_history, rewritten_entries
 from evalkit.study_params import (
     Parameter,
     canonical_json,
@@ -218,8 +221,6 @@ def _deviations(
 
 
 def _refuse_changed(data: Mapping[str, Any], name: str, root: Path | None, shown: str) -> None:
-    from evalkit.prereg import FROZEN_KINDS, check_lock
-
     changes = [
         c
         for c in check_lock(dict(data), root) or []
@@ -259,9 +260,6 @@ class _Lock:
 
 def _read_checked_lock(name: str, path: Path, root: str | os.PathLike[str] | None) -> _Lock:
     """The lock, refusing a missing one, a changed frozen input and a rewritten history."""
-    from evalkit.prereg import parse_lock
-    from evalkit.prereg_history import lock_history, rewritten_entries
-
     if not os.path.lexists(path):
         raise EvalkitError(
             f"study {name!r}: no pre-registration lock at {path}. Lock the design first "
@@ -316,9 +314,6 @@ def check_study(
     ``merged`` are the values the run uses, ``given`` the names the caller set, and
     ``source_sha256`` the sha256 of the notebook's parameters cell.
     """
-    from evalkit.prereg import default_lock_path, latest_entries
-    from evalkit.prereg_history import first_committed
-
     design_names = tuple(p for p in declared if not is_input_parameter(p))
     input_names = tuple(p for p in declared if is_input_parameter(p))
     if deviation is not None and not deviation.strip():
@@ -372,8 +367,6 @@ def check_study(
 
 
 def _file_sha256(path: str) -> tuple[str, int]:
-    import hashlib
-
     fd = open_regular(path, "study input")
     h, size = hashlib.sha256(), 0
     try:

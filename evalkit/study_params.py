@@ -404,7 +404,7 @@ def injected_source(params: Mapping[str, Any]) -> str:
 
 
 def _yaml_loader() -> type:
-    import yaml
+    import yaml  # deferred: only parameter files need PyYAML (every CLI run imports this module)
 
     class _JsonOnlyLoader(yaml.SafeLoader):
         """SafeLoader that builds a :class:`_NotJson` marker for every tag JSON cannot hold
@@ -443,7 +443,7 @@ def load_parameters_file(path: str | Path) -> dict[str, Any]:
     from evalkit.extras import require
 
     require("yaml", purpose="a parameters file (-f)")
-    import yaml
+    import yaml  # deferred: as in _yaml_loader
 
     shown = escape_surrogates(str(path))
     text = read_text(path, "parameters file", max_bytes=PARAMETERS_FILE_MAX_BYTES)

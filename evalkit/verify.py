@@ -10,15 +10,23 @@
   ``schema_version``, ``record_kind``, ``standard_version``): reproduced by the engine.
 * **Run inputs** (``timestamp``, ``model.id``/``model.source``, ``handle``,
   ``harness.plugin_version``/``platform``/``hostname_hash``, ``provenance.engine_commit``):
-  what the scoring run was told or where it ran. No re-score can re-derive them, and no hash
-  anyone can recompute offline could bind them either (a forger recomputes it too), so they
-  are passed back to the engine as inputs, and what can be checked is: the engine would
+  what the scoring run was told or where it ran. No re-score can re-derive them, so they are
+  passed back to the engine as inputs and checked for form and consistency: the engine would
   write them so (``model.id`` stripped, a known ``model.source``, ``anonymized`` = no handle,
   ``run_id`` built from ``session_id`` + ``timestamp``, ``harness.hostname_hash`` null or 16
-  lowercase hex as the engine computes it), and ``provenance.engine_commit`` is
-  null or a git commit id that this evalkit's repository holds (checked with ``git`` when
-  evalkit runs from a checkout; otherwise only its form, and a note says so). The result lists
-  these fields as ``claims``: taken from the record, not re-derived.
+  lowercase hex as the engine computes it), and ``provenance.engine_commit`` is null or a git
+  commit id that this evalkit's repository holds (checked with ``git`` when evalkit runs from
+  a checkout; otherwise only its form, and a note says so). The result lists these fields as
+  ``claims``. What binds them is the **seal**: evalkit writes ``provenance.record_sha256``,
+  the sha256 of the record's canonical JSON (:mod:`evalkit.record_seal`), computed last. A run
+  input changed after the record was written no longer matches the seal (the record is then
+  refused by validation and verified here as a ``seal`` drift that says so, beside the
+  differences that show what changed); a removed seal is a missing key the engine writes (a
+  ``seal`` drift saying what its absence means). The seal is not a signature: it catches every
+  edit that does not also recompute it, and nothing more (anyone can recompute it, by design).
+* **The scored inputs' hash** (``provenance.inputs_sha256``, :func:`evalkit.measure.
+  inputs_sha256`): re-derived from the ledger like the dimensions; a difference is an
+  ``inputs`` drift (the ledger this session was scored from changed).
 
 The engine's record for those inputs is then compared with the stored line as JSON values,
 exactly (:func:`evalkit.record_diff.diff_records`): every key, its order, every dimension and
@@ -40,6 +48,10 @@ checked by record validation. A violation is a drift of kind ``judge-contract``.
 **Copies.** Every other line carrying the same run id must be the same JSON value; a copy that
 differs, or a line with the run id that is not a valid record, is a ``duplicate`` drift.
 
+**The whole journal** (:func:`verify_journal`, ``evalkit verify --all``): one read of the
+journal and one read of the ledger, every run id verified by the very code that verifies one
+(:func:`verify_record`), so each entry's outcome is the one ``verify RUN_ID`` gives.
+
 **Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit, or the
 stored ``rubric_sha256`` is a sha256 that no current rubric text has (the text changed since).
 Re-scoring under other rules would compare different things, so that is never called drift.
@@ -50,24 +62,41 @@ changed) or not a sha256 at all is a drift.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import EvalkitError
+from evalkit import journal
+from evalkit.engine import Scorer
+from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.input_files import JsonInputError, parse_json
-from evalkit.record import Method, normalize_record, validate_record
+from evalkit.journal import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
+from evalkit.ledger import Ledger, read_ledger
+from evalkit.ledger_files import describe_sessions_file
+from evalkit.ledger_parse import gc_paused
+from evalkit.record import Method, validate_stored
 from evalkit.record_diff import (
     DriftKind,
     FieldDrift,
+    broken_seal,
     diff_records,
     duplicate_keys,
     evidence_tokens,
-    iter_kinds,
+)
+from evalkit.record_seal import (
+    SEAL_FIELD,
+    SealMismatchError,
+    seal_record,
+    without_seal,
+)
+from evalkit.verify_checks import judge_contract, run_input_checks, version_check
+from evalkit.verify_result import (
+    CLAIMS,
+    JournalEntry,
+    JournalVerification,
+    VerifyOutcome,
+    VerifyResult,
 )
 
 if TYPE_CHECKING:
@@ -77,134 +106,16 @@ __all__ = [
     "CLAIMS",
     "DriftKind",
     "FieldDrift",
+    "JournalVerification",
     "VerifyOutcome",
     "VerifyResult",
     "evidence_tokens",
     "find_record",
+    "verify_journal",
     "verify_record",
 ]
 
-DEFAULT_JOURNAL_NAME = "eval.jsonl"
-
-#: Record fields that are run inputs: passed back to the engine, checked for form and
-#: consistency, never re-derived (see the module docstring).
-CLAIMS: tuple[str, ...] = (
-    "timestamp",
-    "model.id",
-    "model.source",
-    "handle",
-    "harness.plugin_version",
-    "harness.platform",
-    "harness.hostname_hash",
-    "provenance.engine_commit",
-)
 _PASSED_BACK_HARNESS = ("plugin_version", "platform", "hostname_hash")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_HOSTNAME_HASH = re.compile(r"[0-9a-f]{16}")
-_JUDGE_KEYS = frozenset(
-    {"id", "method", "status", "evidence", "score", "advisory", "calibration_status"}
-    | {"calibration_ref"}
-)
-
-
-class VerifyOutcome(StrEnum):
-    """The three outcomes of a re-verify, with their exit codes."""
-
-    AGREEMENT = "agreement"
-    DRIFT = "drift"
-    VERSION_MISMATCH = "version-mismatch"
-
-    @property
-    def exit_code(self) -> int:
-        return {"agreement": 0, "drift": 1, "version-mismatch": 3}[self.value]
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """What ``verify_record`` found. ``exit_code`` follows SPEC section 3."""
-
-    run_id: str
-    outcome: VerifyOutcome
-    rubric_version: str
-    drifts: tuple[FieldDrift, ...] = ()
-    mismatch: str | None = None
-    stored_sha256: str | None = None
-    current_sha256: str | None = None
-    verified_dimensions: tuple[str, ...] = ()
-    unverified_dimensions: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    claims: tuple[str, ...] = CLAIMS
-
-    @property
-    def exit_code(self) -> int:
-        return self.outcome.exit_code
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is VerifyOutcome.AGREEMENT
-
-    @property
-    def wording(self) -> tuple[FieldDrift, ...]:
-        """The evidence differences that are wording only (still drift)."""
-        return tuple(d for d in self.drifts if d.kind is DriftKind.EVIDENCE_WORDING)
-
-    @property
-    def verdicts_changed(self) -> tuple[str, ...]:
-        """Dimensions whose verdict (status or method) differs, or that are present on one
-        side only."""
-        kinds = (DriftKind.VERDICT, DriftKind.PRESENCE)
-        return tuple(dict.fromkeys(d.dimension for d in self.drifts if d.kind in kinds))
-
-    def headline(self) -> str:
-        """One line: the outcome, and for a drift whether any verdict changed."""
-        if self.outcome is VerifyOutcome.VERSION_MISMATCH:
-            return f"version mismatch: {self.run_id}: {self.mismatch}"
-        if self.outcome is VerifyOutcome.AGREEMENT:
-            return (
-                f"agreement: {self.run_id}: the stored record is what the engine writes, byte "
-                f"for byte ({len(self.verified_dimensions)} deterministic dimension(s) "
-                f"re-scored under {self.rubric_version})"
-            )
-        kinds = ", ".join(kind.value for kind in iter_kinds(self.drifts))
-        changed = self.verdicts_changed
-        verdicts = f"VERDICT CHANGED: {', '.join(changed)}" if changed else "no verdict changed"
-        return f"drift: {self.run_id}: {len(self.drifts)} difference(s) [{kinds}]; {verdicts}"
-
-    def lines(self) -> list[str]:
-        """Human-readable report: the headline, one line per difference, then what was not
-        re-derived."""
-        out = [self.headline()]
-        out.extend(d.line() for d in self.drifts)
-        if self.unverified_dimensions:
-            out.append(
-                "not re-scored (judge, advisory; checked against the judge contract): "
-                + ", ".join(self.unverified_dimensions)
-            )
-        if self.outcome is not VerifyOutcome.VERSION_MISMATCH:
-            out.append(
-                "taken from the record, not re-derivable (checked for form and consistency): "
-                + ", ".join(self.claims)
-            )
-        out.extend(f"note: {note}" for note in self.notes)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "outcome": self.outcome.value,
-            "exit_code": self.exit_code,
-            "rubric_version": self.rubric_version,
-            "mismatch": self.mismatch,
-            "stored_sha256": self.stored_sha256,
-            "current_sha256": self.current_sha256,
-            "verdicts_changed": list(self.verdicts_changed),
-            "drifts": [d.to_dict() for d in self.drifts],
-            "verified_dimensions": list(self.verified_dimensions),
-            "unverified_dimensions": list(self.unverified_dimensions),
-            "claims": list(self.claims),
-            "notes": list(self.notes),
-        }
 
 
 # ------------------------------------------------------------------------- the stored line
@@ -218,33 +129,166 @@ class _Stored:
     raw: dict[str, Any]
     drifts: tuple[FieldDrift, ...]
     notes: tuple[str, ...]
+    line: int | None = None
+    changed: bool = False  # its seal no longer matches its content
 
 
-def _copies(
-    run_id: str, path: Path, accepted: CalibrationAcceptance | None = None
-) -> tuple[list[tuple[int, dict[str, Any]]], Any]:
-    """Every valid copy of ``run_id`` (exact, else as evalkit prints it, surrogates escaped:
-    :meth:`evalkit.journal.JournalRead.find`) and the journal as read."""
-    from evalkit import journal
-
+def _validated(
+    raw: Mapping[str, Any], accepted: CalibrationAcceptance | None
+) -> tuple[dict[str, Any], bool]:
+    """The record a stored value stands for, validated as a journal line is read, and whether
+    it was changed after it was written: such a record is validated without its seal (the
+    comparison reports the seal)."""
     try:
-        read = journal.read(path, accepted=accepted)
-    except FileNotFoundError:
-        raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
-    return read.find(run_id), read
+        return validate_stored(raw, accepted=accepted), False
+    except SealMismatchError:
+        return validate_stored(without_seal(raw), accepted=accepted), True
 
 
-def _unknown(run_id: str, path: Path, read: Any) -> EvalkitError:
-    invalid = [d for d in read.diagnostics if d.run_id == run_id]
-    if invalid:
-        d = invalid[-1]
-        return EvalkitError(
-            f"{path}: line {d.line} holds run id {run_id!r} but is not a valid record: {d.reason}"
-        )
-    hint = (
-        f"; {len(read.diagnostics)} unreadable line(s) in the journal" if read.diagnostics else ""
-    )
-    return EvalkitError(f"{path}: unknown run id {run_id!r}{hint}")
+def _parsed(raw: bytes | None) -> Any:
+    try:
+        return parse_json(raw or b"", max_depth=MAX_RECORD_DEPTH)
+    except JsonInputError:  # read() parsed this very line; only a race could get here
+        return None
+
+
+class _JournalView:
+    """One read of a journal, indexed by run id, its raw lines read once when first needed."""
+
+    def __init__(self, path: Path, accepted: CalibrationAcceptance | None) -> None:
+        try:
+            self.read: JournalRead = journal.read(path, accepted=accepted)
+        except FileNotFoundError:
+            raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
+        self.path = path
+        self.accepted = accepted
+        self._copies: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for line, rec in zip(self.read.line_numbers, self.read.records, strict=True):
+            self._copies.setdefault(rec["run_id"], []).append((line, rec))
+        self._invalid: dict[str, list[Any]] = {}
+        for diag in self.read.diagnostics:
+            if diag.run_id is not None:
+                self._invalid.setdefault(diag.run_id, []).append(diag)
+        self._raws: dict[int, bytes] | None = None
+
+    def run_ids(self) -> list[tuple[int, str]]:
+        """(first line, run id) of every run id the journal holds, valid or not."""
+        first: dict[str, int] = {}
+        for rid, pairs in self._copies.items():
+            first[rid] = pairs[0][0]
+        for rid, diags in self._invalid.items():
+            first[rid] = min(first.get(rid, diags[0].line), diags[0].line)
+        return sorted((line, rid) for rid, line in first.items())
+
+    def raw(self, line: int) -> bytes | None:
+        if self._raws is None:
+            numbers = [*self.read.line_numbers, *(d.line for d in self.read.diagnostics)]
+            self._raws = journal.raw_lines(self.path, numbers)
+        return self._raws.get(line)
+
+    def copies(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """Valid copies of ``run_id`` (exact, else as evalkit prints it, surrogates escaped:
+        :meth:`evalkit.journal.JournalRead.find`)."""
+        exact = self._copies.get(run_id, [])
+        if exact or "\\u" not in run_id:
+            return list(exact)
+        return self.read.find(run_id)
+
+    def invalid(self, run_id: str) -> list[Any]:
+        return list(self._invalid.get(run_id, []))
+
+    def unknown(self, run_id: str) -> EvalkitError:
+        invalid = self.invalid(run_id)
+        if invalid:
+            d = invalid[-1]
+            return EvalkitError(
+                f"{self.path}: line {d.line} holds run id {run_id!r} but is not a valid record: "
+                f"{d.reason}"
+            )
+        n = len(self.read.diagnostics)
+        hint = f"; {n} unreadable line(s) in the journal" if n else ""
+        return EvalkitError(f"{self.path}: unknown run id {run_id!r}{hint}")
+
+    def _changed_copy(self, run_id: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
+        """With no valid copy: the last line holding ``run_id`` that is a valid record but for
+        its seal (changed after it was written), as (line, validated, parsed)."""
+        changed = [d for d in self.invalid(run_id) if d.kind is DiagnosticKind.CHANGED]
+        if not changed:
+            raise self.unknown(run_id)
+        line = changed[-1].line
+        raw = _parsed(self.raw(line))
+        if not isinstance(raw, dict):
+            raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+        try:
+            return line, _validated(raw, self.accepted)[0], raw
+        except EvalkitError as exc:  # invalid for another reason too: that is the one to name
+            raise EvalkitError(
+                f"{self.path}: line {line} holds run id {run_id!r} but is not a valid record: {exc}"
+            ) from None
+
+    def locate(self, run_id: str) -> _Stored:
+        """The copy of ``run_id`` to verify (the last valid one; else the last one changed
+        after it was written) and how the other lines holding it differ from it."""
+        copies = self.copies(run_id)
+        if copies:
+            line, record = copies[-1]
+            raw = _parsed(self.raw(line))
+            if not isinstance(raw, dict):
+                raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+        else:
+            line, record, raw = self._changed_copy(run_id)
+        drifts = self._copy_drifts(copies, raw, line)
+        drifts += [
+            FieldDrift(
+                "record",
+                f"key {key!r}",
+                "written twice in one object",
+                "written once",
+                "JSON readers disagree on which copy wins",
+                DriftKind.DUPLICATE,
+            )
+            for key in duplicate_keys(self.raw(line) or b"")
+        ]
+        drifts += [
+            FieldDrift(
+                "record",
+                f"line {d.line}",
+                d.reason,
+                "no other line with this run id",
+                "a line carrying this run id is not a valid record",
+                DriftKind.DUPLICATE,
+            )
+            for d in self.invalid(record["run_id"])
+            if d.line != line
+        ]
+        notes = []
+        if len(copies) > 1:
+            lines = ", ".join(str(n) for n, _ in copies)
+            notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
+        return _Stored(record, raw, tuple(drifts), tuple(notes), line, changed=not copies)
+
+    def _copy_drifts(
+        self, copies: list[tuple[int, dict[str, Any]]], last: Any, last_line: int
+    ) -> list[FieldDrift]:
+        """How every other valid copy of the run id differs from the verified one."""
+        out: list[FieldDrift] = []
+        for line, _ in copies:
+            value = _parsed(self.raw(line)) if line != last_line else None
+            if not isinstance(value, dict):
+                continue
+            out += [
+                FieldDrift(
+                    d.dimension,
+                    d.field,
+                    d.stored,
+                    d.rescored,
+                    f"line {line} and line {last_line} are copies of this run id that differ",
+                    DriftKind.DUPLICATE,
+                    (f"line {line}", f"line {last_line}"),
+                )
+                for d in diff_records(value, last)
+            ]
+        return out
 
 
 def find_record(
@@ -258,10 +302,10 @@ def find_record(
     Raises ``EvalkitError`` when the journal does not exist or holds no such run id.
     ``accepted``: the verified calibration certificates a judge dimension may claim.
     """
-    path = Path(journal_path)
-    copies, read = _copies(run_id, path, accepted)
+    view = _JournalView(Path(journal_path), accepted)
+    copies = view.copies(run_id)
     if not copies:
-        raise _unknown(run_id, path, read)
+        raise view.unknown(run_id)
     notes: list[str] = []
     if len(copies) > 1:
         lines = ", ".join(str(line) for line, _ in copies)
@@ -269,193 +313,35 @@ def find_record(
     return copies[-1][1], notes
 
 
-def _parsed(raw: bytes) -> Any:
-    from evalkit.journal import MAX_RECORD_DEPTH
-
-    try:
-        return parse_json(raw, max_depth=MAX_RECORD_DEPTH)
-    except JsonInputError:  # read() parsed this very line; only a race could get here
-        return None
+# ---------------------------------------------------------------------------- re-scoring
 
 
-def _copy_drifts(
-    copies: list[tuple[int, dict[str, Any]]], raws: dict[int, bytes], last: Any
-) -> list[FieldDrift]:
-    """How every earlier copy of the run id differs from the verified (last) one."""
-    last_line = copies[-1][0]
-    out: list[FieldDrift] = []
-    for line, _ in copies[:-1]:
-        value = _parsed(raws.get(line, b""))
-        if not isinstance(value, dict):
-            continue
-        for d in diff_records(value, last):
-            out.append(
-                FieldDrift(
-                    d.dimension,
-                    d.field,
-                    d.stored,
-                    d.rescored,
-                    f"line {line} and line {last_line} are copies of this run id that differ",
-                    DriftKind.DUPLICATE,
-                    (f"line {line}", f"line {last_line}"),
-                )
-            )
-    return out
+class _Scorers:
+    """One read of the ledger, one :class:`~evalkit.engine.Scorer` per rubric version, both
+    made when first needed (a journal of version mismatches never reads the ledger)."""
+
+    def __init__(self, metrics_dir: str | os.PathLike[str]) -> None:
+        self.metrics_dir = metrics_dir
+        self._ledger: Ledger | None = None
+        self._by_version: dict[str, Scorer] = {}
+
+    def get(self, rubric_version: str) -> Scorer:
+        if self._ledger is None:
+            self._ledger = read_ledger(self.metrics_dir)
+        scorer = self._by_version.get(rubric_version)
+        if scorer is None:
+            scorer = self._by_version[rubric_version] = Scorer(self._ledger, rubric_version)
+        return scorer
 
 
-def _locate(run_id: str, path: Path, accepted: CalibrationAcceptance | None = None) -> _Stored:
-    from evalkit import journal
-
-    copies, read = _copies(run_id, path, accepted)
-    if not copies:
-        raise _unknown(run_id, path, read)
-    raws = journal.raw_lines(path, [line for line, _ in copies])
-    last_line, record = copies[-1]
-    raw = _parsed(raws.get(last_line, b""))
-    if not isinstance(raw, dict):
-        raise EvalkitError(f"{path}: line {last_line} changed while it was read; run again")
-    drifts = _copy_drifts(copies, raws, raw)
-    drifts += [
-        FieldDrift(
-            "record",
-            f"key {key!r}",
-            "written twice in one object",
-            "written once",
-            "JSON readers disagree on which copy wins",
-            DriftKind.DUPLICATE,
-        )
-        for key in duplicate_keys(raws[last_line])
-    ]
-    drifts += [
-        FieldDrift(
-            "record",
-            f"line {d.line}",
-            d.reason,
-            "no other line with this run id",
-            "a line carrying this run id is not a valid record",
-            DriftKind.DUPLICATE,
-        )
-        for d in read.diagnostics
-        if d.run_id == record["run_id"]
-    ]
-    notes = []
-    if len(copies) > 1:
-        lines = ", ".join(str(line) for line, _ in copies)
-        notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
-    return _Stored(record, raw, tuple(drifts), tuple(notes))
-
-
-# ------------------------------------------------------------------------------- the checks
-
-
-def _version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(mismatch message or None, current sha256 or None); see the module docstring."""
-    from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
-
-    version = stored["rubric_version"]
-    stored_sha = stored["provenance"]["rubric_sha256"]
-    if version not in RUBRIC_VERSIONS:
-        known = ", ".join(RUBRIC_VERSIONS)
-        return (
-            f"stored rubric_version {version!r} is unknown to this evalkit (known: {known}); "
-            f"stored rubric_sha256 {stored_sha}",
-            None,
-        )
-    rubric = get_rubric(version)
-    current_sha = rubric.sha256
-    other_versions = {get_rubric(v).sha256 for v in RUBRIC_VERSIONS if v != version}
-    if (
-        current_sha != stored_sha
-        and _SHA256.fullmatch(stored_sha)
-        and stored_sha not in other_versions
-    ):
-        return (
-            f"rubric text changed: {version} was scored against rubric_sha256 {stored_sha}, "
-            f"but the current rubric file {rubric.text_path.name} hashes to {current_sha}",
-            current_sha,
-        )
-    # equal, not a sha256 at all, or another version's hash: re-scored, and the diff says it
-    return None, current_sha
-
-
-def _commit_known(sha: str) -> bool | None:
-    """Whether this evalkit's git repository holds commit ``sha``; None when it cannot tell."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "cat-file", "-e", f"{sha}^{{commit}}"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.returncode == 0
-
-
-def _hostname_hash_check(value: Any) -> list[FieldDrift]:
-    # the engine writes the first 16 hex of sha256(hostname), or null when there is no name
-    if value is None or (isinstance(value, str) and _HOSTNAME_HASH.fullmatch(value)):
-        return []
-    why = "the engine writes the first 16 hex of sha256(hostname) or null"
-    return [FieldDrift("record", "harness.hostname_hash", value, "16 lowercase hex or null", why)]
-
-
-def _engine_commit_check(value: Any) -> tuple[list[FieldDrift], list[str]]:
-    if value is None:
-        return [], []
-    field = "provenance.engine_commit"
-    if not isinstance(value, str) or not _COMMIT.fullmatch(value):
-        why = "the engine writes the git commit id of its checkout (40 or 64 lowercase hex) or null"
-        return [FieldDrift("record", field, value, "a commit id or null", why)], []
-    known = _commit_known(value)
-    if known is None:
-        return [], [f"{field} {value} not checked: this evalkit is not a git checkout"]
-    if not known:
-        why = "names no commit of this evalkit repository: the claim cannot be re-checked"
-        return [FieldDrift("record", field, value, "a commit of this repository", why)], []
-    return [], []
-
-
-def _judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDrift]:
-    """How a stored judge dimension breaks the judge writer's contract (module docstring)."""
-    from evalkit.judge.parse import JUDGE_DIMENSION_IDS, validate_judge_dimensions
-
-    dim_id = str(dim.get("id"))
-    allowed = JUDGE_DIMENSION_IDS.get(rubric_version, ())
-    out: list[FieldDrift] = []
-
-    def bad(field: str, stored: Any, wanted: Any, why: str) -> None:
-        out.append(FieldDrift(dim_id, field, stored, wanted, why, DriftKind.JUDGE))
-
-    if dim_id not in allowed:
-        bad("id", dim_id, list(allowed), f"not a judge dimension of {rubric_version}")
-    for key in dim:
-        if key not in _JUDGE_KEYS:
-            bad(key, dim[key], "(absent)", "a key the judge writer never writes")
-    if dim.get("advisory") is not True:
-        bad("advisory", dim.get("advisory"), True, "a judge dimension is advisory")
-    if "calibration_status" not in dim:
-        bad("calibration_status", "(absent)", "uncalibrated", "the judge writer always writes it")
-    if dim_id in allowed and not validate_judge_dimensions([dict(dim)], rubric_version):
-        bad("status/evidence/score", dim.get("status"), "valid", "not a valid judge verdict")
-    return out
-
-
-def _rescore(stored: Mapping[str, Any], metrics_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The record the engine writes for the stored record's inputs (deterministic part)."""
-    import evalkit
-    from evalkit.errors import SessionResolutionError
-    from evalkit.ledger_files import describe_sessions_file
-
+def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
+    """The record the engine writes for the stored record's inputs (deterministic part, the
+    stored engine commit in place, unsealed: the caller seals it once it is complete)."""
     harness = stored["harness"]
+    md = scorers.metrics_dir
     try:
-        fresh = evalkit.score_session(
-            metrics_dir,
-            session_id=stored["session_id"],
-            rubric=stored["rubric_version"],
+        fresh = scorers.get(stored["rubric_version"]).score(
+            stored["session_id"],
             timestamp=stored["timestamp"],
             model_id=stored["model"]["id"],
             model_source=stored["model"]["source"],
@@ -463,16 +349,77 @@ def _rescore(stored: Mapping[str, Any], metrics_dir: str | os.PathLike[str]) -> 
             harness={key: harness[key] for key in _PASSED_BACK_HARNESS if key in harness},
         )
     except SessionResolutionError as exc:
-        where = describe_sessions_file(metrics_dir)
-        raise type(exc)(
-            f"cannot re-score {stored['run_id']} from {metrics_dir}: {exc} ({where})"
-        ) from exc
+        where = describe_sessions_file(md)
+        raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc} ({where})") from exc
     except EvalkitError as exc:
-        raise type(exc)(f"cannot re-score {stored['run_id']} from {metrics_dir}: {exc}") from exc
-    record = fresh.to_dict()
-    # a run input, checked by _engine_commit_check; the verifying engine's own commit is not it
+        raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc}") from exc
+    record = fresh.to_dict(sealed=False)
+    # a run input, checked by run_input_checks; the verifying engine's own commit is not it
+    record["provenance"] = {**record["provenance"]}
     record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
     return record
+
+
+def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
+    stored = found.record
+    run_id = stored["run_id"]
+    judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
+    judge_ids = tuple(str(d.get("id")) for d in judges)
+
+    mismatch, current_sha = version_check(stored)
+    broken = broken_seal(found.raw) if found.changed else None
+    if mismatch is not None and broken is not None:
+        # changed after it was written: that is drift, whatever version it now claims
+        return VerifyResult(
+            run_id=run_id,
+            outcome=VerifyOutcome.DRIFT,
+            rubric_version=stored["rubric_version"],
+            drifts=(*found.drifts, broken),
+            mismatch=mismatch,
+            stored_sha256=stored["provenance"]["rubric_sha256"],
+            current_sha256=current_sha,
+            unverified_dimensions=judge_ids,
+            notes=(*found.notes, f"not re-scored: {mismatch}"),
+        )
+    if mismatch is not None:
+        return VerifyResult(
+            run_id=run_id,
+            outcome=VerifyOutcome.VERSION_MISMATCH,
+            rubric_version=stored["rubric_version"],
+            mismatch=mismatch,
+            stored_sha256=stored["provenance"]["rubric_sha256"],
+            current_sha256=current_sha,
+            unverified_dimensions=judge_ids,
+            notes=found.notes,
+        )
+
+    expected = _expected(stored, scorers)
+    deterministic_ids = tuple(d["id"] for d in expected["dimensions"])
+    drifts = list(found.drifts)
+    input_drifts, notes = run_input_checks(stored)
+    drifts += input_drifts
+    for dim in judges:
+        drifts += judge_contract(dim, stored["rubric_version"])
+    # the judge dimensions are carried over (not re-scored), after the deterministic ones;
+    # the seal is computed last, over the whole record
+    expected["dimensions"] += [d for d in judges if d.get("id") not in deterministic_ids]
+    differences = diff_records(found.raw, seal_record(expected))
+    if broken is not None and all(d.field != SEAL_FIELD for d in differences):
+        # an edit the engine's record happens to match (a reverted verdict, say) still broke
+        # the seal: the line was changed after it was written
+        differences.append(broken)
+    drifts += differences
+    return VerifyResult(
+        run_id=run_id,
+        outcome=VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT,
+        rubric_version=stored["rubric_version"],
+        drifts=tuple(drifts),
+        stored_sha256=stored["provenance"]["rubric_sha256"],
+        current_sha256=current_sha,
+        verified_dimensions=deterministic_ids,
+        unverified_dimensions=judge_ids,
+        notes=found.notes + tuple(notes),
+    )
 
 
 def verify_record(
@@ -492,52 +439,63 @@ def verify_record(
     (``validate_record``; default: ``uncalibrated`` only).
     """
     if isinstance(record_or_run_id, str):
-        journal = Path(journal_path) if journal_path else Path(metrics_dir) / DEFAULT_JOURNAL_NAME
-        found = _locate(record_or_run_id, journal, accepted)
+        path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
+        found = _JournalView(path, accepted).locate(record_or_run_id)
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
-        found = _Stored(validate_record(normalize_record(raw), accepted=accepted), raw, (), ())
+        record, changed = _validated(raw, accepted)
+        found = _Stored(record, raw, (), (), changed=changed)
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    stored = found.record
-    run_id = stored["run_id"]
-    judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
-    judge_ids = tuple(str(d.get("id")) for d in judges)
+    return _verify(found, _Scorers(metrics_dir))
 
-    mismatch, current_sha = _version_check(stored)
-    if mismatch is not None:
-        return VerifyResult(
-            run_id=run_id,
-            outcome=VerifyOutcome.VERSION_MISMATCH,
-            rubric_version=stored["rubric_version"],
-            mismatch=mismatch,
-            stored_sha256=stored["provenance"]["rubric_sha256"],
-            current_sha256=current_sha,
-            unverified_dimensions=judge_ids,
-            notes=found.notes,
-        )
 
-    expected = _rescore(stored, metrics_dir)
-    deterministic_ids = tuple(d["id"] for d in expected["dimensions"])
-    drifts = list(found.drifts)
-    commit_drifts, commit_notes = _engine_commit_check(stored["provenance"]["engine_commit"])
-    drifts += commit_drifts
-    drifts += _hostname_hash_check(stored["harness"]["hostname_hash"])
-    for dim in judges:
-        drifts += _judge_contract(dim, stored["rubric_version"])
-    # the judge dimensions are carried over (not re-scored), after the deterministic ones
-    expected["dimensions"] += [d for d in judges if d.get("id") not in deterministic_ids]
-    drifts += diff_records(found.raw, expected)
-    return VerifyResult(
-        run_id=run_id,
-        outcome=VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT,
-        rubric_version=stored["rubric_version"],
-        drifts=tuple(drifts),
-        stored_sha256=stored["provenance"]["rubric_sha256"],
-        current_sha256=current_sha,
-        verified_dimensions=deterministic_ids,
-        unverified_dimensions=judge_ids,
-        notes=found.notes + tuple(commit_notes),
-    )
+def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, JournalEntry]]:
+    for first, run_id in view.run_ids():
+        try:
+            found = view.locate(run_id)
+            session = found.record["session_id"]
+            yield first, JournalEntry(found.line or first, run_id, session, _verify(found, scorers))
+        except EvalkitError as exc:
+            yield first, JournalEntry(first, run_id, None, error=str(exc))
+    for diag in view.read.diagnostics:
+        if diag.run_id is None:
+            yield diag.line, JournalEntry(diag.line, None, None, error=str(diag))
+
+
+def verify_journal(
+    journal_path: str | os.PathLike[str] | None = None,
+    metrics_dir: str | os.PathLike[str] = ".orchestrator/metrics",
+    *,
+    accepted: CalibrationAcceptance | None = None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+) -> JournalVerification:
+    """Re-verify every record of the journal in one pass over the ledger.
+
+    ``journal_path`` defaults to ``<metrics_dir>/eval.jsonl``. One entry per run id (in the
+    order of its first line), its outcome the one :func:`verify_record` gives for that run id
+    (a :class:`~evalkit.verify.VerifyResult`, or the message of the error it raises), plus one
+    ``unreadable`` entry per line that is no record and carries no run id. ``progress`` wraps
+    the iteration over the run ids (``progress(iterable, total)``, e.g. a tqdm bar). Raises
+    ``EvalkitError`` when there is no journal.
+    """
+    path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
+    with gc_paused():  # one pause for the run (see evalkit.ledger_parse.gc_paused)
+        entries = _verify_all(path, metrics_dir, accepted, progress)
+    return JournalVerification(path, Path(metrics_dir), entries)
+
+
+def _verify_all(
+    path: Path,
+    metrics_dir: str | os.PathLike[str],
+    accepted: CalibrationAcceptance | None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None,
+) -> tuple[JournalEntry, ...]:
+    view = _JournalView(path, accepted)
+    scorers = _Scorers(metrics_dir)
+    total = len(view.run_ids()) + sum(d.run_id is None for d in view.read.diagnostics)
+    entries = _entries(view, scorers)
+    iterable = progress(entries, total) if progress is not None else entries
+    return tuple(entry for _, entry in sorted(iterable, key=lambda pair: pair[0]))

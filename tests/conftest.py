@@ -7,8 +7,10 @@ fails the run, because a conformance suite that silently did not run proves noth
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +28,31 @@ def require_shared(*parts: str) -> Path:
             pytest.fail(message + "; CI=true, so this is a failure, not a skip")
         pytest.skip(message)
     return path
+
+
+def bench_scoring() -> Any:
+    """``benchmarks/bench_scoring.py`` as a module: its seeded ledger generator builds test
+    ledgers (overlaps, rewrites, stubs, dual stamps, bad lines, odd timestamps)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_scoring", REPO_ROOT / "benchmarks" / "bench_scoring.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def conformance_cases() -> list[str]:
+    """``corpus/case`` of every conformance case (``["missing"]`` without ``../shared``, so a
+    parametrized test still runs and ``require_shared`` says why it cannot)."""
+    folder = SHARED_DIR / "conformance"
+    if not folder.is_dir():
+        return ["missing"]
+    return [
+        f"{p.parent.name}/{p.name}"
+        for p in sorted(folder.glob("*/*"))
+        if (p / "args.json").exists()
+    ]
 
 
 @pytest.fixture(scope="session")

@@ -13,10 +13,10 @@ import re
 from typing import Any, Final
 
 from evalkit.dimension import Dimension, Method, Status
-from evalkit.rubrics.context import ScoringContext
+from evalkit.jsvalues import js_string
 from evalkit.rubrics.dimensions.reading import Misses, Number, Reading, RecordView, first_number
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.rubrics.jsvalues import js_string
+from evalkit.scoring_context import ScoringContext
 
 ID: Final = "agent-budget"
 #: rubric-v3's (made-up) threshold: pass iff total_agents <= 8.

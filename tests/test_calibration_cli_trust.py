@@ -23,6 +23,7 @@ from repo_layout import SET, clean_env, make_repo, relabelled_copy_outside, run_
 
 import evalkit
 from evalkit.cli.main import main
+from evalkit.record_seal import seal_record
 
 V2 = f"gold/{SET}/v2"
 
@@ -52,7 +53,7 @@ def _scored_with_judge(metrics: Path, status: str, ref: str | None) -> dict[str,
         metrics, rubric="rubric-v2", timestamp=TIMESTAMP, model_id="m", model_source="config"
     ).to_dict()
     rec["dimensions"].append({**JUDGE_DIM, "calibration_status": status, "calibration_ref": ref})
-    return rec
+    return seal_record(rec)  # as the journal's writer seals a record with a judge merged in
 
 
 def _write_journal(path: Path, *records: dict[str, Any]) -> Path:

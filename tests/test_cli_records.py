@@ -16,6 +16,7 @@ from record_factory import TIMESTAMP
 
 import evalkit
 from evalkit.cli.main import main
+from evalkit.record_seal import seal_record
 
 CASE = "random-20260919-002"
 
@@ -247,12 +248,20 @@ def test_verify_cli_agreement_drift_and_version_mismatch(
     journal_file.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     assert main(["verify", run_id, "--metrics-dir", str(metrics)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    # the first line says whether a verdict changed; then one classified line per difference
-    assert lines[0].endswith("[verdict]; VERDICT CHANGED: gate-health")
+    # the first line says whether a verdict changed; then one classified line per difference,
+    # and the seal the edit broke
+    assert lines[0].endswith("[verdict, seal]; VERDICT CHANGED: gate-health")
     assert lines[1].startswith("drift [verdict]: dimension gate-health field status: stored ")
+    assert lines[2].startswith("drift [seal]: dimension record field provenance.record_sha256:")
+    assert "the record was changed after it was written" in lines[2]
 
     rec["rubric_version"] = "rubric-v7"
     journal_file.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    # edited after it was written: drift, whatever version it now claims
+    assert main(["verify", run_id, "--metrics-dir", str(metrics), "--json"]) == 1
+    assert [d["kind"] for d in json.loads(capsys.readouterr().out)["drifts"]] == ["seal"]
+    # as written (and sealed) by an evalkit that knew rubric-v7: a version mismatch
+    journal_file.write_text(json.dumps(seal_record(rec)) + "\n", encoding="utf-8")
     assert main(["verify", run_id, "--metrics-dir", str(metrics), "--json"]) == 3
     result = json.loads(capsys.readouterr().out)
     assert result["outcome"] == "version-mismatch" and result["drifts"] == []

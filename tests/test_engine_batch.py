@@ -7,31 +7,21 @@ rubrics: same sessions, same dimensions in the same order, same status, score an
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import REPO_ROOT, SHARED_DIR, require_shared
+from conftest import bench_scoring, conformance_cases, require_shared
 
-from evalkit.engine import LEDGER_COLUMNS, parse_timestamps, score_ledger, score_session
+from evalkit.engine import LEDGER_COLUMNS, score_ledger, score_session
 from evalkit.errors import ValidationError
-from evalkit.resolve import canonical_sessions, timestamp_ms
+from evalkit.resolve import canonical_sessions
+from evalkit.timestamps import parse_timestamps, timestamp_ms
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
-
-
-def _bench_module() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_scoring", REPO_ROOT / "benchmarks" / "bench_scoring.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _score(value: Any) -> Any:
@@ -75,22 +65,11 @@ def _assert_batch_equals_single(metrics: Path, rubric: str) -> int:
 @pytest.mark.parametrize("rubric", RUBRICS)
 def test_generated_ledgers(tmp_path: Path, seed: int, rubric: str) -> None:
     metrics = tmp_path / "metrics"
-    _bench_module().generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
+    bench_scoring().generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
     assert _assert_batch_equals_single(metrics, rubric) >= 60
 
 
-def _conformance_cases() -> list[str]:
-    folder = SHARED_DIR / "conformance"
-    if not folder.is_dir():
-        return ["missing"]
-    return [
-        f"{p.parent.name}/{p.name}"
-        for p in sorted(folder.glob("*/*"))
-        if (p / "args.json").exists()
-    ]
-
-
-@pytest.mark.parametrize("case", _conformance_cases())
+@pytest.mark.parametrize("case", conformance_cases())
 @pytest.mark.parametrize("rubric", RUBRICS)
 def test_conformance_ledgers(case: str, rubric: str) -> None:
     metrics = require_shared("conformance", *case.split("/"))

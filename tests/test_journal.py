@@ -15,6 +15,7 @@ from record_factory import make_record, reference_record, run_id_for
 from evalkit import journal
 from evalkit.errors import ValidationError
 from evalkit.journal import DiagnosticKind
+from evalkit.record_seal import seal_record, without_seal
 
 
 def _ts(i: int) -> str:
@@ -27,9 +28,12 @@ def test_append_writes_exactly_one_compact_line(tmp_path: Path) -> None:
     out = journal.append(path, rec)
     data = path.read_bytes()
     assert data.endswith(b"\n") and data.count(b"\n") == 1
-    assert json.loads(data) == out == rec
+    # the line is the record, sealed: provenance.record_sha256 over everything else, last
+    assert json.loads(data) == out == seal_record(rec)
+    assert list(out["provenance"]) == ["rubric_sha256", "engine_commit", "record_sha256"]
+    assert without_seal(out) == rec
     got = journal.read(path)
-    assert got.records == [rec]
+    assert got.records == [out]
     assert got.line_numbers == [1]
     assert got.diagnostics == [] and got.duplicates == {}
 
@@ -74,7 +78,7 @@ def test_torn_last_line_is_reported_and_next_append_starts_fresh(tmp_path: Path)
     assert data.startswith(intact)  # earlier bytes never rewritten
     lines = data.split(b"\n")
     assert lines[2] == torn_line[: len(torn_line) // 2]  # the fragment stays on its own line
-    assert json.loads(lines[3]) == third
+    assert json.loads(lines[3]) == seal_record(third)
     got = journal.read(path)
     assert [r["run_id"] for r in got.records] == [
         first["run_id"],

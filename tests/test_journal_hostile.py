@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import require_shared
+from faults import only_for
 from hostile import fifo, in_child, main_in_child
 from record_factory import TIMESTAMP, make_record
 
@@ -40,20 +41,6 @@ def filled(tmp_path: Path) -> tuple[Path, bytes]:
     path = tmp_path / "eval.jsonl"
     journal.append(path, make_record(timestamp=_ts(1)))
     return path, path.read_bytes()
-
-
-def _only_for(path: Path, fake: Any, real: Any) -> Any:
-    """``fake`` for descriptors open on ``path``, ``real`` for every other descriptor."""
-    inode = path.stat().st_ino
-
-    def call(fd: int, *args: Any) -> Any:
-        try:
-            mine = os.fstat(fd).st_ino == inode
-        except OSError:
-            mine = False
-        return fake(fd, *args) if mine else real(fd, *args)
-
-    return call
 
 
 def _disk_fills_mid_write(real_write: Any) -> Any:
@@ -141,7 +128,7 @@ def test_a_failed_append_leaves_the_journal_as_it_was_or_says_where(
 ) -> None:
     path, before = filled
     for name, make in injected.items():
-        monkeypatch.setattr(os, name, _only_for(path, make(), getattr(os, name)))
+        monkeypatch.setattr(os, name, only_for(path, make(), getattr(os, name)))
     with pytest.raises(JournalWriteError) as info:
         journal.append(path, make_record(timestamp=_ts(2)))
     monkeypatch.undo()
@@ -211,8 +198,8 @@ def test_cli_says_when_the_record_may_be_partly_on_disk(
 
     target = metrics / "eval.jsonl"
     journal.append(target, make_record(timestamp=_ts(1)))
-    monkeypatch.setattr(os, "write", _only_for(target, _disk_fills_mid_write(os.write), os.write))
-    monkeypatch.setattr(os, "ftruncate", _only_for(target, _fails(errno.EIO), os.ftruncate))
+    monkeypatch.setattr(os, "write", only_for(target, _disk_fills_mid_write(os.write), os.write))
+    monkeypatch.setattr(os, "ftruncate", only_for(target, _fails(errno.EIO), os.ftruncate))
     code = main(["score", "--metrics-dir", str(metrics), "--timestamp", TIMESTAMP])
     monkeypatch.undo()
     err = capsys.readouterr().err

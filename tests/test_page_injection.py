@@ -23,6 +23,7 @@ import pytest
 
 from evalkit import studies
 from evalkit.analyses.landing import render_index
+from evalkit.record_seal import seal_record
 from evalkit.report import write_report
 from tests.browser import DevTools, assert_inert, chromium, open_page
 from tests.record_factory import make_record
@@ -98,6 +99,11 @@ def _hostile_ledger(root: Path) -> tuple[Path, str]:
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             path.write_text(text.replace(old, json.dumps(new)[1:-1]), encoding="utf-8")
+    # the journal's records are sealed: re-seal them, as if scored with the hostile id
+    journal_file = ledger.metrics_dir / "eval.jsonl"
+    lines = journal_file.read_text(encoding="utf-8").splitlines()
+    sealed = [json.dumps(seal_record(json.loads(line))) for line in lines if line.strip()]
+    journal_file.write_text("".join(f"{line}\n" for line in sealed), encoding="utf-8")
     return ledger.metrics_dir, new
 
 

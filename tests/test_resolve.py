@@ -12,12 +12,12 @@ import pytest
 from evalkit import Resolution, resolve_session
 from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
+from evalkit.measure import raw_session_ids
 from evalkit.resolve import (
     canonical_sessions,
     compute_window,
     find_peer_overlap,
     is_backfill_stub,
-    resolve_raw_session_ids,
     resolve_record,
 )
 
@@ -326,6 +326,6 @@ def test_raw_ids_through_dual_stamp_and_direct_stamp() -> None:
         {"session_id": "r9", "semantic_session_id": "s2"},
         "not an event",
     ]
-    assert resolve_raw_session_ids(events, rec("s1")) == ("r1", "r2", "s1")
-    assert resolve_raw_session_ids(events, rec("s3")) == ()
-    assert resolve_raw_session_ids(events, rec("  ")) == ()
+    assert raw_session_ids(events, rec("s1")) == ("r1", "r2", "s1")
+    assert raw_session_ids(events, rec("s3")) == ()
+    assert raw_session_ids(events, rec("  ")) == ()

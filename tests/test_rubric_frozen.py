@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from conftest import REPO_ROOT
 
+from evalkit.jsvalues import UNDEFINED
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
@@ -31,7 +32,6 @@ from evalkit.rubrics.dimensions import plan_fidelity as pf
 from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.shared import contamination_note, ledger_gap_note
-from evalkit.rubrics.jsvalues import UNDEFINED
 
 _GUARD = (
     "destructive-guard emission exists only from 2026-07-16 onward; "

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from evalkit.facts import compute_facts
 from evalkit.jsnum import format_js_number
+from evalkit.jsvalues import UNDEFINED, js_nullish, js_string
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
-from evalkit.rubrics.context import KPI_KEYS
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
 from evalkit.rubrics.dimensions import gates
@@ -38,7 +38,7 @@ from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.reading import js_number
 from evalkit.rubrics.dimensions.shared import contamination_note
-from evalkit.rubrics.jsvalues import UNDEFINED, js_nullish, js_string
+from evalkit.scoring_context import KPI_KEYS
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

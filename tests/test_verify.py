@@ -14,6 +14,7 @@ from record_factory import JUDGE_DIM, TIMESTAMP
 import evalkit
 from evalkit import journal
 from evalkit.errors import EvalkitError
+from evalkit.record_seal import seal_record
 from evalkit.rubrics import registry
 from evalkit.verify import DriftKind, VerifyOutcome, evidence_tokens, verify_record
 
@@ -76,11 +77,13 @@ def metrics(tmp_path: Path) -> Path:
     return target
 
 
-def _rewrite_journal(path: Path, change: Any) -> None:
-    """Tamper with the stored record the way an editor would: rewrite its line in place."""
+def _rewrite_journal(path: Path, change: Any, *, reseal: bool = True) -> None:
+    """Tamper with the stored record the way an editor would: rewrite its line in place.
+    ``reseal`` (default): recompute its seal too, as a forger could (so what is shown is what
+    re-scoring alone catches), or as the writer of a record that really says so would."""
     rec = json.loads(path.read_text(encoding="utf-8"))
     change(rec)
-    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(seal_record(rec) if reseal else rec) + "\n", encoding="utf-8")
 
 
 def _dim(rec: dict[str, Any], dim_id: str) -> dict[str, Any]:
@@ -168,6 +171,7 @@ def test_judge_dimensions_are_carried_not_rescored_but_checked(metrics: Path) ->
 
 def test_unknown_rubric_version_is_a_version_mismatch_not_drift(metrics: Path) -> None:
     stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    # written by an evalkit that knew rubric-v9 (sealed as such)
     _rewrite_journal(metrics / "eval.jsonl", lambda r: r.update(rubric_version="rubric-v9"))
     result = verify_record(stored["run_id"], metrics)
     assert result.outcome is VerifyOutcome.VERSION_MISMATCH and result.exit_code == 3
@@ -197,8 +201,10 @@ def test_changed_rubric_file_is_a_version_mismatch_with_both_hashes(
 
 def test_stored_hash_not_matching_current_text_is_a_version_mismatch(metrics: Path) -> None:
     stored = _score_and_journal(metrics, metrics / "eval.jsonl")
+    # written by an evalkit whose rubric text hashed otherwise (sealed as such)
     _rewrite_journal(
-        metrics / "eval.jsonl", lambda r: r["provenance"].update(rubric_sha256="0" * 64)
+        metrics / "eval.jsonl",
+        lambda r: r["provenance"].update(rubric_sha256="0" * 64),
     )
     result = verify_record(stored["run_id"], metrics)
     assert result.exit_code == 3
@@ -210,9 +216,14 @@ def test_verify_accepts_a_record_dict(metrics: Path) -> None:
     assert verify_record(rec, metrics).exit_code == 0
     rec["dimensions"][0]["status"] = "fail" if rec["dimensions"][0]["status"] != "fail" else "pass"
     result = verify_record(rec, metrics)
-    assert [(d.dimension, d.field) for d in result.drifts] == [
-        (rec["dimensions"][0]["id"], "status")
+    # the edit, and the seal it broke (the dict was changed after the engine wrote it)
+    assert [(d.dimension, d.field, d.kind) for d in result.drifts] == [
+        (rec["dimensions"][0]["id"], "status", DriftKind.VERDICT),
+        ("record", "provenance.record_sha256", DriftKind.SEAL),
     ]
+    assert "changed after it was written" in result.drifts[1].detail
+    resealed = verify_record(seal_record(rec), metrics)  # re-scoring alone still catches it
+    assert [d.kind for d in resealed.drifts] == [DriftKind.VERDICT]
 
 
 def test_unknown_run_id_and_missing_journal_are_user_errors(metrics: Path) -> None:

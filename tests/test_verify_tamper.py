@@ -2,10 +2,14 @@
 
 Finding 5 of issue 10: ``verify`` exited 0 on evidence reworded with the same numbers, reversed
 dimension order, a changed model/harness/engine_commit/handle/anonymized, extra keys, a run id
-that does not match its session and timestamp, and duplicate copies that differ. The last two
-tests walk every field of a stored record: changing or deleting any one of them exits 1, except
-the run inputs verify documents it cannot re-derive (``evalkit.verify.CLAIMS``) and the three
-keys SPEC section 2 gives a default.
+that does not match its session and timestamp, and duplicate copies that differ. The edits
+below are made as a forger who also recomputes the record's seal would make them (``_rewrite``
+reseals by default), so they show what re-scoring alone catches.
+
+The walks at the end change or delete every field of a stored record: without a recomputed
+seal every single change exits 1 (the seal binds the run inputs too); with the seal recomputed,
+exactly the run inputs verify documents it cannot re-derive (``evalkit.verify.CLAIMS``) and the
+keys SPEC section 2 gives a default pass: the seal is not a signature.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import evalkit
 from evalkit import journal
 from evalkit.cli.main import main
 from evalkit.record_diff import DEFAULTED_KEYS
+from evalkit.record_seal import seal_record
 from evalkit.verify import CLAIMS, DriftKind, verify_record
 
 Record = dict[str, Any]
@@ -48,11 +53,12 @@ def _store(metrics: Path, **extra: Any) -> Record:
     return journal.append(metrics / "eval.jsonl", rec)
 
 
-def _rewrite(metrics: Path, change: Callable[[Record], Any]) -> None:
+def _rewrite(metrics: Path, change: Callable[[Record], Any], *, reseal: bool = True) -> None:
+    """Edit the stored line in place; ``reseal``: recompute its seal, as a forger could."""
     path = metrics / "eval.jsonl"
     rec = json.loads(path.read_text(encoding="utf-8"))
     change(rec)
-    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(seal_record(rec) if reseal else rec) + "\n", encoding="utf-8")
 
 
 def _dim(rec: Record, dim_id: str) -> Record:
@@ -200,6 +206,7 @@ def test_duplicate_copies_that_differ_are_drift(
     gate = _dim(altered, "gate-health")
     gate["status"] = "fail" if gate["status"] != "fail" else "pass"
     gate["evidence"] += " (copy)"
+    altered = seal_record(altered)  # a copy written (and sealed) as it is, not edited later
     path = metrics / "eval.jsonl"
     path.write_text(json.dumps(altered) + "\n" + path.read_text(encoding="utf-8"), "utf-8")
     result = verify_record(stored["run_id"], metrics)
@@ -313,6 +320,12 @@ def _dotted(path: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in path)
 
 
+def _get(rec: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        rec = rec[key]
+    return rec
+
+
 def _set(rec: Any, path: tuple[Any, ...], value: Any) -> None:
     for key in path[:-1]:
         rec = rec[key]
@@ -325,46 +338,118 @@ def _delete(rec: Any, path: tuple[Any, ...]) -> None:
     del rec[path[-1]]
 
 
-def test_changing_any_single_field_exits_nonzero_except_the_documented_claims(
+_SOURCES = ("self-report", "env", "config")
+_STATUSES = ("pass", "fail", "not-applicable", "cannot-determine")
+_HEX_FIELDS = {"rubric_sha256", "inputs_sha256", "record_sha256", "engine_commit", "hostname_hash"}
+
+
+def _valid_other(path: tuple[Any, ...], value: Any) -> Any:
+    """Another value the field could validly hold (where there is one), else another value."""
+    last = path[-1]
+    if value is None:
+        return {"handle": "someone", "engine_commit": "f" * 40}.get(last, 1)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if last == "source":
+        return next(s for s in _SOURCES if s != value)
+    if last == "status":
+        return next(s for s in _STATUSES if s != value)
+    if last == "rubric_version":
+        return "rubric-v1" if value == "rubric-v2" else "rubric-v2"
+    if last == "timestamp":
+        return "2026-10-02T00:00:00.000Z"
+    if last in _HEX_FIELDS:
+        return value[:-1] + ("0" if value[-1] != "0" else "1")
+    return value + "x"
+
+
+def _walk(
+    metrics: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Callable[[Record, tuple[Any, ...]], None],
+    paths: list[tuple[Any, ...]],
+    *,
+    reseal: bool,
+) -> dict[str, int]:
+    """Exit code of ``verify RUN_ID`` after each edit of the stored line (one path at a time)."""
+    (metrics / "eval.jsonl").unlink(missing_ok=True)
+    stored = _store(metrics)
+    path = metrics / "eval.jsonl"
+    line = path.read_text(encoding="utf-8")
+    codes = {}
+    for key_path in paths:
+        path.write_text(line, encoding="utf-8")
+        _rewrite(metrics, lambda r, p=key_path: edit(r, p), reseal=reseal)
+        codes[_dotted(key_path)], _ = _verify_cli(metrics, stored["run_id"], capsys)
+    path.write_text(line, encoding="utf-8")
+    return codes
+
+
+def _all_paths(metrics: Path) -> list[tuple[Any, ...]]:
+    rec = evalkit.score_session(metrics, timestamp=TIMESTAMP, handle="tester").to_dict()
+    return [p for p, _ in _leaves(rec)]
+
+
+def test_changing_any_single_field_exits_1(
     metrics: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Finding 5 closed: no field of a stored evalkit record can change unseen. Each leaf is
+    changed to another valid value (where one exists): the seal no longer matches, exit 1."""
+    paths = _all_paths(metrics)
+    codes = _walk(
+        metrics, capsys, lambda r, p: _set(r, p, _valid_other(p, _get(r, p))), paths, reseal=False
+    )
+    assert len(codes) > 40 and "provenance.record_sha256" in codes
+    assert {p for p, c in codes.items() if c != 1} == set()
+
+
+def test_deleting_any_key_exits_1(metrics: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Deleting any key, the ones SPEC section 2 gives a default and the seal included."""
+    paths = _all_paths(metrics)
+    paths += [("provenance",), ("model",), ("harness",), ("kpis",), ("dimensions", 2)]
+    codes = _walk(metrics, capsys, _delete, paths, reseal=False)
+    assert {"schema_version", "anonymized", "provenance.record_sha256"} <= set(codes)
+    assert {p for p, c in codes.items() if c != 1} == set()
+
+
+def test_removing_the_seal_is_a_seal_drift_that_says_what_it_means(metrics: Path) -> None:
     stored = _store(metrics)
-    line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
-    passed, codes = [], {}
-    for path, value in _leaves(json.loads(line)):
-        rec = json.loads(line)
-        _set(rec, path, _other(value))
-        (metrics / "eval.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
-        code, _ = _verify_cli(metrics, stored["run_id"], capsys)
-        codes[_dotted(path)] = code
-        if code == 0:
-            passed.append(_dotted(path))
-    assert len(codes) > 40
-    # the only changes verify cannot see are run inputs it lists as taken from the record
+    _rewrite(metrics, lambda r: r["provenance"].pop("record_sha256"), reseal=False)
+    result = verify_record(stored["run_id"], metrics)
+    assert [(d.field, d.kind) for d in result.drifts] == [
+        ("provenance.record_sha256", DriftKind.SEAL)
+    ]
+    assert "no seal: evalkit seals every record it writes" in result.drifts[0].detail
+
+
+def test_a_swapped_run_input_is_caught_by_the_seal(metrics: Path) -> None:
+    stored = _store(metrics)
+    _rewrite(metrics, lambda r: r["model"].update(id="another-model"), reseal=False)
+    result = verify_record(stored["run_id"], metrics)
+    assert result.exit_code == 1
+    assert [(d.field, d.kind) for d in result.drifts] == [
+        ("provenance.record_sha256", DriftKind.SEAL)
+    ]
+    assert "changed after it was written" in result.drifts[0].detail
+
+
+def test_a_forger_who_recomputes_the_seal_changes_only_run_inputs_unseen(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seal is not a signature: with it recomputed, what re-scoring cannot re-derive (the
+    run inputs listed as claims) changes unseen, and nothing else does."""
+    paths = [p for p in _all_paths(metrics) if p != ("provenance", "record_sha256")]
+    codes = _walk(metrics, capsys, lambda r, p: _set(r, p, _other(_get(r, p))), paths, reseal=True)
+    passed = [p for p, c in codes.items() if c == 0]
     assert set(passed) <= set(CLAIMS), passed
     assert passed == ["model.id", "harness.plugin_version", "harness.platform", "handle"]
     assert {p for p, c in codes.items() if c == 3} == {"rubric_version"}  # unknown version
-
-
-def test_deleting_any_key_exits_1_except_the_spec_defaults(
-    metrics: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    stored = _store(metrics)
-    line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
-    passed = []
-    paths = [p for p, _ in _leaves(json.loads(line))]
-    paths += [("provenance",), ("model",), ("harness",), ("kpis",), ("dimensions", 2)]
-    for path in paths:
-        rec = json.loads(line)
-        _delete(rec, path)
-        (metrics / "eval.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
-        code, out = _verify_cli(metrics, stored["run_id"], capsys)
-        assert code in (0, 1), (path, out)
-        if code == 0:
-            passed.append(_dotted(path))
+    deleted = _walk(metrics, capsys, _delete, paths, reseal=True)
     # schema_version absent means 1, anonymized absent means "no handle" (SPEC section 2)
-    assert passed == ["schema_version", "anonymized"]
-    assert set(passed) <= set(DEFAULTED_KEYS)
+    assert [p for p, c in deleted.items() if c == 0] == ["schema_version", "anonymized"]
+    assert {p for p, c in deleted.items() if c == 0} <= set(DEFAULTED_KEYS)
 
 
 def test_json_output_names_absent_keys_and_beyond_double_numbers(

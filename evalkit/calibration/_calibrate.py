@@ -30,10 +30,13 @@ from evalkit.calibration._labels import (
 from evalkit.calibration._lock import check_preregistration
 from evalkit.calibration._repo import repo_root
 from evalkit.calibration._result import CalibrationResult, Estimate
+from evalkit.calibration.certificate import certificate_bytes
 from evalkit.calibration_status import mint_status
 from evalkit.errors import EvalkitError
 from evalkit.gold import LABELS, GoldSet, sha256_hex
 from evalkit.gold import load as load_gold
+from evalkit.stats import cohen_kappa, gwet_ac1, pabak
+from evalkit.stats.bootstrap import resample_weights
 
 __all__ = ["calibrate"]
 
@@ -92,8 +95,6 @@ def one_vs_rest_table(
     Each with a percentile interval (``clusters``: whole items resampled, every row of a drawn
     item together).
     """
-    from evalkit.stats.bootstrap import resample_weights
-
     n = len(gold_codes)
     w = resample_weights(n, n_resamples, np.random.default_rng(rng), clusters).astype(float)
     drawn = w.sum(axis=1, keepdims=True)  # n without clusters: the rows a resample holds
@@ -159,8 +160,6 @@ def _pair(gs: GoldSet, judge_labels: pd.DataFrame) -> _Paired:
 
 def _agreement(p: _Paired, lv: float, nres: int, rng: int | None) -> dict[str, Any]:
     """Kappa, AC1 and PABAK with their BCa intervals, and the one-vs-rest indices."""
-    from evalkit.stats import cohen_kappa, gwet_ac1, pabak
-
     ratings = np.array([[p.gold[i], p.judged[i]] for i in p.ids], dtype=object)
     kappa = cohen_kappa(ratings, categories=LABELS)
     ac1 = gwet_ac1(ratings, categories=LABELS)
@@ -451,8 +450,6 @@ def calibrate(
 
 def _minted(result: CalibrationResult, gs: GoldSet) -> CalibrationResult:
     """``result`` with its calibration_ref (mintable) and status (mintable and graduating)."""
-    from evalkit.calibration.certificate import certificate_bytes
-
     if not result.mintable:
         return result
     ref = sha256_hex(certificate_bytes(result))

@@ -15,10 +15,12 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit import compute_facts
 from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
 from evalkit.input_files import JsonInputError, parse_json, read_bytes, read_text
+from evalkit.judge import apply_rules
 
 __all__ = [
     "DECISION_RULE_NAME",
@@ -145,9 +147,6 @@ def rule_judge_labels(gold: GoldSet) -> pd.DataFrame:
     Facts are recomputed from the dimensions with this evalkit (not read from the frozen
     snapshot), so the rule judge is calibrated as it runs today.
     """
-    from evalkit import compute_facts
-    from evalkit.judge import apply_rules
-
     rows = []
     for rec in gold.items[["item_id", "dimensions"]].to_dict("records"):
         v = apply_rules(compute_facts(rec["dimensions"]))

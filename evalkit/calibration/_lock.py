@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import prereg
 from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.gold import GoldSet
@@ -88,8 +89,6 @@ def mint_check(
     gold_rel: str | None, gold_sha: str, rule_rel: str | None, rule_sha: str, base: Path
 ) -> tuple[bool, str]:
     """May a calibration on this gold set and rule be minted in the repository ``base``?"""
-    from evalkit import prereg
-
     if gold_rel is None:
         return False, (
             f"the gold set lies outside the repository ({base / 'gold'}): a calibration against "
@@ -123,8 +122,6 @@ def check_preregistration(
 
     Otherwise say how the run stands with the lock and whether its result may be minted.
     """
-    from evalkit import prereg
-
     base = repo_root(root)
     gold_rel, rule_rel = inside(gs.path, base), inside(rule_file, base)
     shown_gold = gold_rel or str(gs.path)

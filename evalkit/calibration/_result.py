@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import EvalkitError
+from evalkit.input_files import dumps
 
 __all__ = ["DEFAULT_WIDTHS", "CalibrationResult", "Estimate"]
 
@@ -166,7 +167,7 @@ class CalibrationResult:
         large-sample variance) at the observed kappa and the gold class proportions. None when
         it is undefined (kappa undefined, or 1: a perfect judge has zero large-sample variance).
         """
-        from evalkit.stats.power import items_for_ci_width
+        from evalkit.stats.power import items_for_ci_width  # deferred: loads scipy
 
         k = self.kappa.statistic if self.kappa is not None else None
         probs = [p for p in self._class_probs if p > 0]
@@ -236,8 +237,6 @@ class CalibrationResult:
         return d
 
     def to_json(self) -> str:
-        from evalkit.input_files import dumps
-
         return dumps(self.to_dict(), indent=2, sort_keys=True)
 
 

@@ -39,9 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalkit import __version__, prereg
+from evalkit.calibration._repo import repo_root
 from evalkit.calibration_status import ALLOWED_UNCALIBRATED, AcceptedCalibrations, mint_status
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
+from evalkit.gold import load as load_gold
+from evalkit.gold import sha256_file
 from evalkit.input_files import JsonInputError, parse_json, read_bytes
 
 if TYPE_CHECKING:
@@ -113,7 +117,7 @@ def _encode(obj: Any) -> bytes:
 
 def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
     """The certificate of a mintable ``result`` as a dict (see the module docstring)."""
-    from evalkit import __version__
+    # deferred: _result loads pandas; checking a record's certificate claim must not
     from evalkit.calibration._result import canonical_json
 
     if not result.mintable:
@@ -271,7 +275,7 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], _Claim]:
     claim = _claim(obj)
     if _encode(obj) != raw:
         raise EvalkitError("not in the canonical form certificates are written in")
-    from evalkit.calibration._result import canonical_json
+    from evalkit.calibration._result import canonical_json  # deferred: loads pandas
 
     if _sha256(canonical_json(claim.labels)) != obj["labels"].get("sha256"):
         raise EvalkitError("its labels do not hash to its labels.sha256")
@@ -287,9 +291,6 @@ def _fingerprint(ref: str, base: Path, claim: _Claim) -> str:
     The certificate, the gold version folder, the set's decision rules and the repository's
     lock.
     """
-    from evalkit import prereg
-    from evalkit.gold import sha256_file
-
     h = hashlib.sha256(f"{ref}\0{base}\0".encode())
     vdir = base / claim.gold_path
     set_dir = vdir.parent
@@ -303,13 +304,13 @@ def _fingerprint(ref: str, base: Path, claim: _Claim) -> str:
 
 
 def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> VerifiedCertificate:
+    # deferred: re-scoring the labels needs the statistics stack (pandas, scipy), which a
+    # journal of uncalibrated judges never loads; _calibrate also imports this module
     import pandas as pd
 
-    from evalkit import prereg
     from evalkit.calibration._calibrate import calibrate
-    from evalkit.gold import load
 
-    gs = load(base / claim.gold_path)
+    gs = load_gold(base / claim.gold_path)
     if gs.sha256 != claim.gold_sha256:
         raise EvalkitError(
             f"the gold set {claim.gold_path} in the repository (sha256 {gs.sha256[:12]}...) is "
@@ -400,8 +401,6 @@ def verify_certificate(
     :class:`VerifiedCertificate`; raises :class:`CertificateError` naming the certificate and
     the reason when any check fails (see the module docstring).
     """
-    from evalkit.calibration._repo import repo_root
-
     base = repo_root(root)
     raw, name = _read(source)
     ref = _sha256(raw)
@@ -438,8 +437,6 @@ def accepted_calibrations(root: str | os.PathLike[str] | None = None) -> Accepte
     is listed in ``refused`` with its reason, and never accepted. Nothing else in the folder
     (a registry line, a note) has any effect.
     """
-    from evalkit.calibration._repo import repo_root
-
     base = repo_root(root)
     folder = base / CALIBRATIONS_DIR
     try:
@@ -551,8 +548,6 @@ def register(result: CalibrationResult) -> VerifiedCertificate:
     rule outside the repository or not as locked), saying why. The written certificate is
     re-checked with :func:`verify_certificate`; one that does not verify is removed again.
     """
-    from evalkit.calibration._repo import repo_root
-
     if not result.graduates:
         raise EvalkitError(
             f"calibration of {result.dimension_id!r} did not graduate ({result.graduation_reason});"

@@ -143,7 +143,8 @@ def _check_rule(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from evalkit.calibration import calibrate, register
+    from evalkit.calibration import calibrate
+    from evalkit.calibration import register as register_calibration
     from evalkit.gold import load
 
     gold = load(_gold_path(args.gold))
@@ -168,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
         print(repeats_summary(result), file=sys.stderr)
     print(summary(result, registering=args.register), file=sys.stderr)
     if args.register:
-        cert = register(result)
+        cert = register_calibration(result)
         print(
             f"registered calibrations/{cert.calibration_ref}.json (verified): records of "
             f"{cert.dimension_id!r} may carry calibration_status {cert.calibration_status} "

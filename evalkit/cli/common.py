@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import journal
+from evalkit.calibration._repo import repo_root
+from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.errors import EvalkitError
 from evalkit.input_files import escape_surrogates
+from evalkit.journal import JOURNAL_NAME
 
 if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
     from evalkit.journal import JournalRead
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
-JOURNAL_NAME = "eval.jsonl"
+#: Ledger diagnostics printed without ``--diagnostics``.
+DIAGNOSTICS_SHOWN = 5
 JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
 
 
@@ -67,9 +73,6 @@ def journal_path(args: argparse.Namespace) -> Path:
 def accepted_calibrations() -> CalibrationAcceptance:
     """The calibrations a record may claim: the repository's certificates, each re-checked the
     first time a record claims it; a refused one is named on stderr with the reason."""
-    from evalkit.calibration._repo import repo_root
-    from evalkit.calibration.certificate import RepositoryCalibrations
-
     return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
 
 
@@ -77,11 +80,28 @@ def _note_refused(reason: str) -> None:
     print(f"evalkit: {reason}", file=sys.stderr)
 
 
+def print_diagnostics(diagnostics: Sequence[Any], show_all: bool, *, prog: str) -> None:
+    """What the ledger reading skipped or doubted, on stderr: the first
+    :data:`DIAGNOSTICS_SHOWN`, or all of them."""
+    if not diagnostics:
+        return
+    shown = diagnostics if show_all else diagnostics[:DIAGNOSTICS_SHOWN]
+    print(
+        f"{prog}: ledger: {len(diagnostics)} line(s) or file(s) skipped or doubted while reading:",
+        file=sys.stderr,
+    )
+    for diag in shown:
+        print(f"  {diag}", file=sys.stderr)
+    if len(shown) < len(diagnostics):
+        print(
+            f"  ... and {len(diagnostics) - len(shown)} more (--diagnostics lists all)",
+            file=sys.stderr,
+        )
+
+
 def read_journal(path: Path) -> JournalRead:
     """The journal at ``path`` (``EvalkitError`` when there is none), validated against the
     repository's verified calibration certificates; skipped lines are reported on stderr."""
-    from evalkit import journal
-
     try:
         result = journal.read(path, accepted=accepted_calibrations())
     except FileNotFoundError:

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evalkit import studies
+from evalkit.analyses.landing import render_index
 from evalkit.errors import EvalkitError
 
 # Parameters the demo passes per study: only data inputs. Every design parameter keeps its
@@ -64,9 +66,7 @@ def _fresh_data_dir(out: Path) -> Path:
 
 def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
     """Run the demo; returns one summary row per study."""
-    from evalkit import studies
-    from evalkit.analyses.landing import render_index
-    from evalkit.simulate import PRESET_RUBRIC_V2, build_preset
+    from evalkit.simulate import PRESET_RUBRIC_V2, build_preset  # deferred: loads numpy
 
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from evalkit.gold import freeze, verify_all
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -37,8 +39,6 @@ def register(subparsers: Any) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from evalkit.gold import verify_all
-
     results = verify_all(args.root)
     if not results:
         print(f"evalkit gold verify: no gold set version under {args.root}", file=sys.stderr)
@@ -58,8 +58,6 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _freeze(args: argparse.Namespace) -> int:
-    from evalkit.gold import freeze
-
     gs = freeze(args.source, args.root, args.name, date=args.date)
     balance = ", ".join(f"{k}={v}" for k, v in gs.class_balance.items())
     print(

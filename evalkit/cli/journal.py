@@ -12,6 +12,7 @@ import argparse
 from collections import Counter
 from typing import Any
 
+from evalkit import journal
 from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
 from evalkit.errors import EvalkitError
 from evalkit.input_files import dumps, escape_surrogates
@@ -53,8 +54,6 @@ def summarize(read: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit import journal
-
     path = journal_path(args)
     try:
         read = journal.read(path, accepted=accepted_calibrations())

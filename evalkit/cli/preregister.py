@@ -14,6 +14,14 @@ import sys
 from typing import Any
 
 from evalkit.input_files import escape_surrogates
+from evalkit.prereg import (
+    check_lock,
+    default_lock_path,
+    entry_key,
+    entry_version,
+    read_lock,
+    write_lock,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +54,6 @@ def register(subparsers: Any) -> None:
 
 
 def _what_happened(entry: dict[str, Any], before: dict[tuple[Any, ...], dict[str, Any]]) -> str:
-    from evalkit.prereg import entry_key, entry_version
-
     old = before.get(entry_key(entry))
     if old is None:
         version = entry_version(entry)
@@ -58,8 +64,6 @@ def _what_happened(entry: dict[str, Any], before: dict[tuple[Any, ...], dict[str
 
 
 def _run(args: argparse.Namespace) -> int:
-    from evalkit.prereg import check_lock, default_lock_path, entry_key, read_lock, write_lock
-
     path = args.out or default_lock_path(args.root)
     if args.check:
         changes = check_lock(path, args.root)

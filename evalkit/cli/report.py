@@ -13,6 +13,7 @@ from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
 from evalkit.input_files import escape_surrogates
+from evalkit.report import render_report
 
 
 def register(subparsers: Any) -> None:
@@ -32,8 +33,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.report import render_report
-    from evalkit.verify import find_record
+    from evalkit.verify import find_record  # deferred: verify loads the engine (numpy)
 
     accepted = accepted_calibrations()
     record, notes = find_record(args.run_id, journal_path(args), accepted=accepted)

@@ -1,4 +1,5 @@
-"""``evalkit score``: score one session (and journal it), or ``--all`` sessions into a table.
+"""``evalkit score``: score one session (and journal it), or ``--all`` sessions into a table
+(and, with ``--journal``, into the journal: :mod:`evalkit.cli.score_all`).
 
 One session: the record goes to stdout (a compact dimension table, or with ``--json`` one JSON
 line) and is appended to the journal unless ``--no-write``. A record that could not be
@@ -29,13 +30,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, require_text
+from evalkit import journal
+from evalkit.cli import score_all
+from evalkit.cli.common import (
+    DIAGNOSTICS_SHOWN,
+    add_metrics_dir,
+    journal_path,
+    print_diagnostics,
+    require_text,
+)
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.record import ModelSource
+from evalkit.journal import dumps_record
+from evalkit.ledger_files import describe_sessions_file, ledger_role
+from evalkit.record import ModelSource, validate_timestamp
+from evalkit.rubrics import RUBRIC_VERSIONS
 
-FORMATS = ("csv", "jsonl", "parquet")
-#: Ledger diagnostics printed without ``--diagnostics``.
-DIAGNOSTICS_SHOWN = 5
+FORMATS = score_all.FORMATS
 _TEXT_ARGUMENTS = (
     ("--session", "session"),
     ("--model-id", "model_id"),
@@ -62,11 +72,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-write", action="store_true", help="do not append the record to the journal"
     )
-    add_journal(
-        parser,
-        "journal file (default <metrics-dir>/eval.jsonl); its directory must exist: it is never "
-        "created, so a mistyped path cannot start a second journal (the record is then "
-        "printed, not appended, exit 2)",
+    parser.add_argument(
+        "--journal",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="journal file (default <metrics-dir>/eval.jsonl); its directory must exist: it is "
+        "never created, so a mistyped path cannot start a second journal (one session: the "
+        "record is then printed, not appended, exit 2). With --all: append every session's "
+        "record to it",
     )
     parser.add_argument(
         "--timestamp", help="ISO-8601 evaluation timestamp; names the run (default: now)"
@@ -86,7 +100,15 @@ def register(subparsers: Any) -> None:
     )
     batch = parser.add_argument_group("batch (--all)")
     batch.add_argument(
-        "--all", action="store_true", help="score every session into a table (no journal)"
+        "--all",
+        action="store_true",
+        help="score every session into a table; with --journal, append the records too",
+    )
+    batch.add_argument(
+        "--rescore",
+        action="store_true",
+        help="with --all --journal: score every session, also those whose latest record was "
+        "scored from the same inputs under the same rubric (default: skip them)",
     )
     batch.add_argument(
         "--format",
@@ -102,9 +124,6 @@ def _err(message: str) -> None:
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    from evalkit.record import validate_timestamp
-    from evalkit.rubrics import RUBRIC_VERSIONS
-
     for flag, attr in _TEXT_ARGUMENTS:
         value = getattr(args, attr)
         if value is not None:
@@ -123,12 +142,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         except ValidationError as exc:
             raise EvalkitError(str(exc)) from None
     if args.all:
-        for flag, value in (("--session", args.session), ("--timestamp", args.timestamp)):
-            if value is not None:
-                raise EvalkitError(
-                    f"{flag} cannot be combined with --all (it scores every session)"
-                )
+        _check_batch_arguments(args)
     else:
+        if args.rescore:
+            raise EvalkitError("--rescore only applies to --all --journal")
         for flag, value in (("--format", args.format), ("--out", args.out)):
             if value is not None:
                 raise EvalkitError(f"{flag} only applies to --all")
@@ -136,21 +153,38 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise EvalkitError(f"--format: must be one of {', '.join(FORMATS)}, got {args.format!r}")
 
 
+def _check_batch_arguments(args: argparse.Namespace) -> None:
+    if args.session is not None:
+        raise EvalkitError("--session cannot be combined with --all (it scores every session)")
+    if args.journal is None:
+        # the table alone names no run: run inputs belong to records
+        for flag, value in (("--timestamp", args.timestamp), ("--rescore", args.rescore or None)):
+            if value is not None:
+                raise EvalkitError(f"{flag} only applies to --all with --journal")
+    elif args.no_write:
+        raise EvalkitError("--no-write cannot be combined with --journal")
+
+
 def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
+    journal_given = args.journal is not None
+    if args.journal == "":  # --journal without a file: the default journal
+        args.journal = None
+    elif args.journal is not None:
+        args.journal = Path(args.journal)
     if not Path(args.metrics_dir).is_dir():
         raise EvalkitError(f"--metrics-dir: {args.metrics_dir} is not a directory")
-    if args.all:
-        return _run_all(args)
+    if args.all and not journal_given:
+        return score_all.run_table(args)
     if not args.no_write:
         _check_journal_target(args)
+    if args.all:
+        return score_all.run_journal(args)
     return _run_one(args)
 
 
 def _check_journal_target(args: argparse.Namespace) -> None:
     """Refuse a journal that is a file of the ledger being scored (by resolved path/inode)."""
-    from evalkit.ledger_files import ledger_role
-
     target = journal_path(args)
     role = ledger_role(args.metrics_dir, target)
     if role is not None:
@@ -163,24 +197,7 @@ def _check_journal_target(args: argparse.Namespace) -> None:
 
 def _resolution_error(exc: SessionResolutionError, metrics_dir: Path) -> None:
     """No session resolved: say so, with sessions.jsonl's path and state."""
-    from evalkit.ledger_files import describe_sessions_file
-
     _err(f"{exc} ({describe_sessions_file(metrics_dir)})")
-
-
-def _print_diagnostics(diagnostics: tuple[Any, ...], show_all: bool) -> None:
-    """The ledger's skipped or doubted lines on stderr: the first few, or all of them."""
-    if not diagnostics:
-        return
-    shown = diagnostics if show_all else diagnostics[:DIAGNOSTICS_SHOWN]
-    _err(f"ledger: {len(diagnostics)} line(s) or file(s) skipped or doubted while reading:")
-    for diag in shown:
-        print(f"  {diag}", file=sys.stderr)
-    if len(shown) < len(diagnostics):
-        print(
-            f"  ... and {len(diagnostics) - len(shown)} more (--diagnostics lists all)",
-            file=sys.stderr,
-        )
 
 
 # ------------------------------------------------------------------------------ one session
@@ -220,12 +237,11 @@ def format_record_table(record: dict[str, Any]) -> str:
 
 
 def _run_one(args: argparse.Namespace) -> int:
-    import evalkit
-    from evalkit import journal
-    from evalkit.journal import dumps_record
+    # deferred: the engine loads numpy; every command imports this module
+    from evalkit.engine import score_session
 
     try:
-        scored = evalkit.score_session(
+        scored = score_session(
             args.metrics_dir,
             session_id=args.session,
             rubric=args.rubric,
@@ -240,7 +256,7 @@ def _run_one(args: argparse.Namespace) -> int:
     except EvalkitError as exc:  # the reference's "other evaluation error"
         _err(f"evaluation error: {exc}")
         return 2
-    _print_diagnostics(scored.ledger_diagnostics, args.diagnostics)
+    print_diagnostics(scored.ledger_diagnostics, args.diagnostics, prog="evalkit score")
     record = scored.to_dict()
 
     target = journal_path(args)
@@ -273,72 +289,3 @@ def _run_one(args: argparse.Namespace) -> int:
         _err(f"the record {state} {target}: {write_error}")
         return 2
     return 0
-
-
-# ------------------------------------------------------------------------------ --all
-
-
-def _run_all(args: argparse.Namespace) -> int:
-    import evalkit
-
-    fmt = args.format
-    if fmt is None:
-        suffix = args.out.suffix.lstrip(".").lower() if args.out else ""
-        fmt = suffix if suffix in FORMATS else "csv"
-    if fmt == "parquet" and args.out is None and sys.stdout.isatty():
-        raise EvalkitError("--format parquet is binary: give --out FILE or redirect stdout")
-    if fmt == "parquet":  # before scoring, not after
-        from evalkit.extras import require
-
-        require("pyarrow", purpose="--format parquet")
-
-    from tqdm import tqdm
-
-    # score_ledger offers no progress hook, so the bar advances over the phases run here.
-    phases = tqdm(
-        total=2,
-        desc=f"score --all ({args.rubric})",
-        unit="phase",
-        file=sys.stderr,
-        disable=args.no_progress,
-        leave=True,
-    )
-    try:
-        phases.set_postfix_str("scoring ledger")
-        try:
-            frame = evalkit.score_ledger(args.metrics_dir, rubric=args.rubric)
-        except SessionResolutionError as exc:
-            _resolution_error(exc, args.metrics_dir)
-            return 1
-        phases.update(1)
-        phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")
-        _write_table(frame, fmt, args.out)
-        phases.update(1)
-        phases.set_postfix_str(f"{frame['session_id'].nunique()} sessions, {len(frame)} rows")
-    finally:
-        phases.close()
-    skipped = frame.attrs.get("skipped") or []
-    if skipped:
-        _err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
-    return 0
-
-
-def _write_table(frame: Any, fmt: str, out: Path | None) -> None:
-    if fmt == "csv":
-        text = frame.to_csv(index=False)
-    elif fmt == "jsonl":
-        text = frame.to_json(orient="records", lines=True, force_ascii=False)
-        if text and not text.endswith("\n"):
-            text += "\n"
-    else:
-        if out is not None:
-            frame.to_parquet(out, index=False)
-        else:
-            sys.stdout.flush()
-            frame.to_parquet(sys.stdout.buffer, index=False)
-            sys.stdout.buffer.flush()
-        return
-    if out is not None:
-        out.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)

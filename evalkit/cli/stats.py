@@ -186,7 +186,7 @@ def _as_numbers(labels: dict[tuple[str, str], str], path: Path) -> dict[tuple[st
 
 def run_kappa(args: argparse.Namespace) -> int:
     """``evalkit stats kappa``."""
-    from evalkit.stats import cohen_kappa, fleiss_kappa
+    from evalkit.stats import cohen_kappa, fleiss_kappa  # deferred: loads scipy
 
     if (args.rater_a is None) != (args.rater_b is None):
         raise EvalkitError("give both --rater-a and --rater-b, or neither")
@@ -312,7 +312,7 @@ def _register_sample_size(sub: Any) -> None:
 
 def run_sample_size_ci(args: argparse.Namespace) -> int:
     """``evalkit stats sample-size ci``."""
-    from evalkit.stats.power import kappa_ci_plan
+    from evalkit.stats.power import kappa_ci_plan  # deferred: loads scipy
 
     half = args.half_width if args.half_width is not None else args.width / 2.0
     plan = kappa_ci_plan(
@@ -323,6 +323,7 @@ def run_sample_size_ci(args: argparse.Namespace) -> int:
 
 def run_sample_size_test(args: argparse.Namespace) -> int:
     """``evalkit stats sample-size test``."""
+    # deferred: loads scipy
     from evalkit.stats.power import kappa_test_sample_size, kappa_test_sample_size_multi
 
     binary = args.rate1 is not None or args.rate2 is not None
@@ -413,7 +414,7 @@ def read_counts(
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """``evalkit stats thresholds``."""
-    from evalkit.stats.thresholds import plot_threshold_study, threshold_study
+    from evalkit.stats.thresholds import plot_threshold_study, threshold_study  # deferred: heavy
 
     counts, clusters = read_counts(args.csv, args.count_column, args.cluster_column)
     study = threshold_study(

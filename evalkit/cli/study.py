@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit import studies, study_params
 from evalkit.input_files import escape_surrogates
 
 
@@ -87,14 +88,10 @@ def load_parameters_file(path: str) -> dict[str, Any]:
     device is refused, never a hang), bounded, UTF-8; a value JSON cannot hold is refused
     with its path. Every problem is an ``EvalkitError`` naming the file (exit 1).
     """
-    from evalkit.study_params import load_parameters_file as load
-
-    return load(Path(path))
+    return study_params.load_parameters_file(Path(path))
 
 
 def _run(args: argparse.Namespace) -> int:
-    from evalkit import studies
-
     params: dict[str, Any] = {}
     if args.parameters_file:
         params.update(load_parameters_file(args.parameters_file))
@@ -127,8 +124,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalkit import studies
-
     for info in studies.list_studies():
         params = studies.declared_parameters(info["name"]) if info["exists"] else {}
         if args.json:

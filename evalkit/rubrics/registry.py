@@ -21,8 +21,8 @@ from typing import Literal
 from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, VersionMismatchError
 from evalkit.rubrics import v1, v2
-from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.spec import DimensionSpec
+from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "PACKAGED_TEXT_DIR",

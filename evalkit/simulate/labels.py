@@ -53,7 +53,7 @@ def simulate_labels(
     with probability ``accuracy`` (shifted per rater by up to +-0.08) it reports the latent
     label, otherwise a label drawn from its own bias vector over the other categories.
     """
-    import pandas as pd
+    import pandas as pd  # deferred: heavy; only the table needs it
 
     names = list(targets) if targets is not None else list(DEFAULT_TARGETS)
     unknown = [t for t in names if t not in DEFAULT_TARGETS]

@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from evalkit import journal
+from evalkit.engine import score_session
 from evalkit.errors import EvalkitError
 from evalkit.simulate._sessions import (
     Session,
@@ -218,10 +220,8 @@ class _Writer:
     def evaluate(self, s: Session, at: datetime) -> None:
         if not self.score:
             return
-        import evalkit
-        from evalkit import journal
 
-        record = evalkit.score_session(
+        record = score_session(
             self.root,
             s.session_id,
             rubric=self.rubric,
@@ -229,7 +229,7 @@ class _Writer:
             model_id=_MODEL_ID,
             model_source="self-report",
         )
-        journal.append(self.root / "eval.jsonl", record.to_dict())
+        journal.append(self.root / journal.JOURNAL_NAME, record.to_dict())
         self.records += 1
 
 
@@ -245,7 +245,7 @@ def _run_timeline(
     malformed: bool,
 ) -> int:
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("sessions.jsonl", "events.jsonl", "eval.jsonl"):
+    for name in ("sessions.jsonl", "events.jsonl", journal.JOURNAL_NAME):
         if (root / name).exists():
             raise EvalkitError(f"simulate: {root / name} already exists; choose an empty directory")
     w = _Writer(root=root, rotate_after=rotate_after, score=score, rubric=rubric)
@@ -392,7 +392,7 @@ def _build(
         metrics_dir=Path(root),
         session_ids=tuple(s.session_id for s in sessions),
         blocked={s.session_id: s.blocked for s in sessions},
-        journal=(Path(root) / "eval.jsonl") if score else None,
+        journal=(Path(root) / journal.JOURNAL_NAME) if score else None,
         records=n_records,
         seed=seed,
         preset=preset,

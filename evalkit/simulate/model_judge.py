@@ -120,7 +120,7 @@ class SimulatedModelJudge:
         ``truth`` holds each item's true status; ``item_ids`` names them (default
         ``item-0001``...). The same ``rng`` seed gives the same labels.
         """
-        import pandas as pd
+        import pandas as pd  # deferred: heavy; only the table needs it
 
         ids = _item_ids(truth, item_ids)
         if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
@@ -185,7 +185,7 @@ def simulate_target(
     so the realised shares scatter around ``shares`` as a real sample would; a study shows
     both (the known share the estimators should recover is ``shares``).
     """
-    import pandas as pd
+    import pandas as pd  # deferred: heavy; only the table needs it
 
     if not isinstance(n_items, int) or isinstance(n_items, bool) or n_items < 1:
         raise EvalkitError(f"n_items must be an int >= 1, got {n_items!r}")

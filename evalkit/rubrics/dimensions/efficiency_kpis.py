@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.rubrics.context import ScoringContext
+from evalkit.jsvalues import js_nullish, js_string
 from evalkit.rubrics.dimensions.reading import Misses, NumberToken, Reading, RecordView, read_token
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.rubrics.jsvalues import js_nullish, js_string
+from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

@@ -20,7 +20,7 @@ import re
 from typing import Any, Final
 
 from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.rubrics.context import ScoringContext
+from evalkit.jsvalues import get, is_number, is_plain_object, js_string
 from evalkit.rubrics.dimensions.reading import (
     Misses,
     Number,
@@ -32,7 +32,7 @@ from evalkit.rubrics.dimensions.reading import (
 )
 from evalkit.rubrics.dimensions.shared import or_na
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.rubrics.jsvalues import get, is_number, is_plain_object, js_string
+from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

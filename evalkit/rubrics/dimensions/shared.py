@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from evalkit.rubrics.context import ScoringContext
-from evalkit.rubrics.jsvalues import js_nullish, js_string
+from evalkit.jsvalues import js_nullish, js_string
+from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "GUARD_EMISSION_NOTE",

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalkit.dimension import Dimension
-from evalkit.rubrics.context import ScoringContext
 from evalkit.rubrics.dimensions.reading import Reading, RecordView
+from evalkit.scoring_context import ScoringContext
 
 __all__ = ["DimensionSpec", "FactsReader", "Scorer"]
 

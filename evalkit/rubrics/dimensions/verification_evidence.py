@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.rubrics.context import ScoringContext
+from evalkit.jsvalues import get, is_number
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
     Misses,
@@ -40,7 +40,7 @@ from evalkit.rubrics.dimensions.shared import (
     window_contaminated,
 )
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.rubrics.jsvalues import get, is_number
+from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

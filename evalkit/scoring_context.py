@@ -1,5 +1,8 @@
 """The frozen scoring context every scorer reads.
 
+It sits below the rubrics: the engine builds it and the record carries its KPI block, so
+neither needs the rubric registry to name a KPI.
+
 The engine measures the ledger once per session (window membership, peer overlap, event
 counts, guard attribution, KPIs) and hands the scorers this context; the scorers are then pure
 functions of it. Both paths of the engine (one session at a time, and the batch over a whole

@@ -1,5 +1,7 @@
 """JavaScript value semantics the rubric formulas depend on.
 
+Below the rubrics: resolution and the engine read ledger values with them too.
+
 The rubric texts were written against a JavaScript engine, and the same bytes must give the
 same verdict (SPEC section 6). Where a formula compares a ledger value that may not be a
 number (``spiral > 0`` on a string), tests truthiness (``!r.completed_at``) or interpolates a

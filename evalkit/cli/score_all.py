@@ -1,0 +1,198 @@
+"""``evalkit score --all``: every session of a ledger, as a table, and with ``--journal`` into
+the journal too.
+
+Without ``--journal`` the table of every session's deterministic verdicts is written (csv,
+jsonl or parquet; :func:`evalkit.engine.score_ledger`). With ``--journal [FILE]`` the records
+are appended to the journal (:func:`evalkit.journaling.journal_ledger`: one lock for the batch,
+one write per line, one fsync at the end, each record all-or-nothing), incrementally unless
+``--rescore``, and the table holds the rows of the records appended. A progress bar (tqdm) and
+a summary (scored / skipped / refused) go to stderr; the table to ``--out`` or stdout.
+
+Exit codes: 0 done (refused sessions are listed, not an error); 1 user error (no such
+metrics directory, a journal whose directory does not exist); 2 an append failed (the message
+says which records of the batch are on disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
+from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.extras import require
+from evalkit.input_files import dumps
+from evalkit.journal import JournalWriteError
+from evalkit.ledger_files import describe_sessions_file
+
+__all__ = ["FORMATS", "REFUSED_SHOWN", "run_journal", "run_table", "write_rows", "write_table"]
+
+FORMATS = ("csv", "jsonl", "parquet")
+#: Refused sessions listed without ``--diagnostics``.
+REFUSED_SHOWN = 5
+
+
+def _err(message: str) -> None:
+    print(f"evalkit score: {message}", file=sys.stderr)
+
+
+def _format(args: argparse.Namespace) -> str:
+    fmt: str | None = args.format
+    if fmt is None:
+        suffix = args.out.suffix.lstrip(".").lower() if args.out else ""
+        fmt = suffix if suffix in FORMATS else "csv"
+    if fmt == "parquet" and args.out is None and sys.stdout.isatty():
+        raise EvalkitError("--format parquet is binary: give --out FILE or redirect stdout")
+    if fmt == "parquet":  # before scoring, not after
+        require("pyarrow", purpose="--format parquet")
+    return fmt
+
+
+def run_table(args: argparse.Namespace) -> int:
+    """``score --all``: the table of every session's deterministic verdicts."""
+    # deferred: the engine loads numpy; every command imports this module
+    from evalkit.engine import score_ledger
+
+    fmt = _format(args)
+    # score_ledger offers no progress hook, so the bar advances over the phases run here.
+    phases = tqdm(
+        total=2,
+        desc=f"score --all ({args.rubric})",
+        unit="phase",
+        file=sys.stderr,
+        disable=args.no_progress,
+        leave=True,
+    )
+    try:
+        phases.set_postfix_str("scoring ledger")
+        try:
+            frame = score_ledger(args.metrics_dir, rubric=args.rubric)
+        except SessionResolutionError as exc:
+            _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
+            return 1
+        phases.update(1)
+        phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")
+        write_table(frame, fmt, args.out)
+        phases.update(1)
+        phases.set_postfix_str(f"{frame['session_id'].nunique()} sessions, {len(frame)} rows")
+    finally:
+        phases.close()
+    skipped = frame.attrs.get("skipped") or []
+    if skipped:
+        _err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
+    return 0
+
+
+def run_journal(args: argparse.Namespace) -> int:
+    """``score --all --journal [FILE]``: append every new record; the table of what was
+    appended; the summary."""
+    # deferred: scoring loads numpy; every command imports this module
+    from evalkit.journaling import deterministic_rows, journal_ledger
+
+    fmt = _format(args)
+    target = journal_path(args)
+    if not target.parent.is_dir():
+        raise EvalkitError(
+            f"--journal: directory {str(target.parent)!r} does not exist (evalkit score never "
+            "creates it; create it or fix --journal)"
+        )
+
+    def progress(total: int) -> Any:
+        return tqdm(
+            total=total,
+            desc=f"score --all ({args.rubric})",
+            unit="session",
+            file=sys.stderr,
+            disable=args.no_progress,
+        )
+
+    try:
+        result = journal_ledger(
+            args.metrics_dir,
+            target,
+            args.rubric,
+            rescore=args.rescore,
+            timestamp=args.timestamp,
+            model_id=args.model_id,
+            model_source=args.model_source,
+            handle=args.handle,
+            accepted=accepted_calibrations(),
+            progress=progress,
+        )
+    except SessionResolutionError as exc:
+        _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
+        return 1
+    except JournalWriteError as exc:
+        _err(f"the batch was cut short: {exc} ({exc.appended} record(s) of it are in {target})")
+        return 2
+    print_diagnostics(result.diagnostics, args.diagnostics, prog="evalkit score")
+    write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
+    hint = "; --rescore scores them again" if result.unchanged else ""
+    _err(result.summary() + hint)
+    refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
+    for item in refused:
+        print(f"  refused {item}", file=sys.stderr)
+    if len(refused) < len(result.refused):
+        print(
+            f"  ... and {len(result.refused) - len(refused)} more (-v lists all)", file=sys.stderr
+        )
+    return 0
+
+
+def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
+    """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout: csv and
+    jsonl with the standard library (the incremental run stays fast), parquet through pandas."""
+    from evalkit.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
+
+    if fmt == "parquet":
+        import pandas as pd  # deferred: heavy, and only parquet needs it
+
+        columns = list(zip(*rows, strict=True)) or [()] * len(LEDGER_COLUMNS)
+        frame = pd.DataFrame(
+            {
+                name: pd.Series(col, dtype=object)
+                for name, col in zip(LEDGER_COLUMNS, columns, strict=True)
+            }
+        )
+        write_table(frame, fmt, out)
+        return
+    buf = io.StringIO()
+    if fmt == "csv":
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(LEDGER_COLUMNS)
+        writer.writerows(rows)
+    else:
+        for row in rows:
+            buf.write(dumps(dict(zip(LEDGER_COLUMNS, row, strict=True))) + "\n")
+    if out is not None:
+        out.write_text(buf.getvalue(), encoding="utf-8")
+    else:
+        sys.stdout.write(buf.getvalue())
+
+
+def write_table(frame: Any, fmt: str, out: Path | None) -> None:
+    """``frame`` as csv, jsonl or parquet, to ``out`` or stdout."""
+    if fmt == "csv":
+        text = frame.to_csv(index=False)
+    elif fmt == "jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        if text and not text.endswith("\n"):
+            text += "\n"
+    else:
+        if out is not None:
+            frame.to_parquet(out, index=False)
+        else:
+            sys.stdout.flush()
+            frame.to_parquet(sys.stdout.buffer, index=False)
+            sys.stdout.buffer.flush()
+        return
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,439 @@
+"""Measuring sessions: what a ledger says about each session's window, as one index.
+
+The one way evalkit measures a session (issue 14: no second implementation kept equal by
+hand): the events are indexed once (:class:`EventIndex`: sorted by timestamp per kind, raw
+session ids, session start events), every canonical session gets its window and peers
+(:func:`evalkit.resolve.peer_overlaps`), and :class:`LedgerMeasure` turns one session into the
+frozen :class:`~evalkit.scoring_context.ScoringContext` the rubric's pure scorers read. One
+session (``score_session``) and a whole ledger (``score_records``, ``score_ledger``) go through
+the same index, so their verdicts are equal by construction.
+
+:func:`inputs_sha256` hashes what a score depends on (the session record and what was measured
+for it), so a journal can tell that a session's inputs did not change since it was scored.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from evalkit.errors import SessionResolutionError
+from evalkit.input_files import dumps
+from evalkit.jsnum import js_round
+from evalkit.jsvalues import (
+    JS_WHITESPACE,
+    UNDEFINED,
+    get,
+    is_non_empty_trimmed,
+    is_number,
+    is_plain_object,
+    js_sort_key,
+    strict_equals_zero,
+)
+from evalkit.ledger_parse import gc_paused
+from evalkit.resolve import (
+    CanonicalSessions,
+    Resolution,
+    ResolvedVia,
+    canonical_sessions,
+    compute_window,
+    peer_overlaps,
+    resolve_record,
+)
+from evalkit.scoring_context import (
+    FullGates,
+    GuardCounts,
+    Kpis,
+    PeerOverlap,
+    QualityGates,
+    ScoringContext,
+    Window,
+)
+from evalkit.timestamps import timestamp_ms, timestamps_array
+
+__all__ = [
+    "BLOCKED",
+    "INPUTS_FORM",
+    "LOOP_WARNING",
+    "QUALITY_GATE_EVENTS",
+    "SESSION_STARTED",
+    "WARNED",
+    "EventIndex",
+    "LedgerMeasure",
+    "Measured",
+    "extract_kpis",
+    "inputs_document",
+    "inputs_sha256",
+    "raw_session_ids",
+]
+
+QUALITY_GATE_EVENTS = frozenset(
+    {"orchestrator.quality_gate.passed", "orchestrator.quality_gate.failed"}
+)
+BLOCKED = "orchestrator.destructive_guard.blocked"
+WARNED = "orchestrator.destructive_guard.warned"
+LOOP_WARNING = "orchestrator.loop.warning"
+SESSION_STARTED = "orchestrator.session.started"
+_GUARD_EVENTS = (BLOCKED, WARNED, LOOP_WARNING)
+_RELEVANT = QUALITY_GATE_EVENTS | frozenset(_GUARD_EVENTS)
+_WS = frozenset(JS_WHITESPACE)
+#: kind codes of the event index: 0 = quality gate, then the guard events in order
+_KIND_CODE = {
+    **dict.fromkeys(QUALITY_GATE_EVENTS, 0),
+    **{name: code for code, name in enumerate(_GUARD_EVENTS, start=1)},
+}
+#: Names the form of :func:`inputs_document`; a new form gets a new name.
+INPUTS_FORM = "evalkit-inputs/1"
+
+
+def extract_kpis(record: Mapping[str, Any]) -> Kpis:
+    """The KPI block: recorded values, ``None`` when absent or not a number.
+
+    ``duration_seconds`` is the recorded field when it is a finite number, else derived from
+    the window (``Math.round`` of the seconds between the boundaries, when completed is not
+    before started), else ``None``. Drifted names (``duration_minutes``, ``agents``) are not
+    read: the reference does not convert them, and a guessed conversion would be a guess.
+    """
+    recorded = get(record, "duration_seconds")
+    duration: float | int | None = None
+    source = "unavailable"
+    if is_number(recorded) and math.isfinite(recorded):
+        duration, source = recorded, "recorded"
+    else:
+        start = timestamp_ms(get(record, "started_at"))
+        end = timestamp_ms(get(record, "completed_at"))
+        if start is not None and end is not None and end >= start:
+            duration, source = js_round((end - start) / 1000), "derived-from-window"
+
+    def number(value: Any) -> float | int | None:
+        return value if is_number(value) else None
+
+    eff = get(record, "effectiveness")
+    return Kpis(
+        duration_seconds=duration,
+        duration_source=source,  # type: ignore[arg-type]
+        total_waves=number(get(record, "total_waves")),
+        total_agents=number(get(record, "total_agents")),
+        token_input=number(get(record, "total_token_input")),
+        token_output=number(get(record, "total_token_output")),
+        carryover=number(get(eff, "carryover")) if is_plain_object(eff) else None,
+    )
+
+
+class _Collected:
+    """What one pass over the events keeps for the index (plain lists, filled in order)."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.positions: list[int] = []
+        self.stamps: list[Any] = []
+        self.exits: list[Any] = []
+        self.fulls: list[bool] = []
+        self.raw_ids: dict[str, set[str]] = {}
+        self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
+        self.host_classes: dict[str, str] = {}
+
+    def collect(self, events: Sequence[Any]) -> None:
+        # one pass over every event of the ledger: names bound to locals, the raw-id test of
+        # _has_raw_id inlined (its first-character shortcut skips the JavaScript trim)
+        raw_ids, by_raw_id, host_classes = self.raw_ids, self.by_raw_id, self.host_classes
+        kinds, positions, stamps = self.kinds.append, self.positions.append, self.stamps.append
+        exits, fulls = self.exits.append, self.fulls.append
+        gates, relevant, ws = QUALITY_GATE_EVENTS, _RELEVANT, _WS
+        for idx, event in enumerate(events):
+            if event.__class__ is not dict and not isinstance(event, Mapping):
+                continue
+            name = event.get("event")
+            raw = event.get("session_id")
+            if raw.__class__ is str and raw and (raw[0] not in ws or is_non_empty_trimmed(raw)):
+                semantic = event.get("semantic_session_id")
+                if isinstance(semantic, str):
+                    raw_ids.setdefault(semantic, set()).add(raw)  # route 1: the dual stamp
+                raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
+                if isinstance(name, str) and name in by_raw_id:
+                    by_raw_id[name][raw] += 1
+            if name.__class__ is not str:
+                continue
+            if name == SESSION_STARTED:
+                stamp, host = event.get("timestamp"), event.get("host_class")
+                if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
+                    host_classes.setdefault(stamp, host)  # the first such event wins
+            if name not in relevant:
+                continue
+            kinds(name)
+            positions(idx)
+            stamps(event.get("timestamp", UNDEFINED))
+            if name in gates:
+                exits(event.get("exit_code", UNDEFINED))
+                fulls(event.get("variant") == "full-gate")
+            else:
+                exits(None)
+                fulls(False)
+
+
+class EventIndex:
+    """The events of a ledger, sorted once by timestamp, for window queries by bisection.
+
+    Quality gates and guard events are sorted per kind by (timestamp, ledger position);
+    events without a parseable timestamp never fall into a window and are left out. Guard
+    events are also counted per raw session id, raw ids are mapped to the semantic ids that
+    claim them, and the first ``session.started`` event per timestamp keeps its host class.
+    """
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        # One pass in Python collects what the windows need; timestamps are then parsed in
+        # bulk and each kind is sorted once by (timestamp, ledger position).
+        got = _Collected()
+        with gc_paused():
+            got.collect(events)
+        self.raw_ids = got.raw_ids
+        self.by_raw_id = got.by_raw_id
+        self.host_classes = got.host_classes
+        self.events_present = len(events) > 0
+        times = timestamps_array(got.stamps)
+        codes = np.array([_KIND_CODE[k] for k in got.kinds], dtype=np.int8)
+        valid = np.flatnonzero(~np.isnan(times))
+        positions = np.asarray(got.positions, dtype=np.int64)
+        order = valid[np.lexsort((positions[valid], times[valid]))]
+        sorted_codes = codes[order]
+        gate_order = order[sorted_codes == 0]
+        self.gate_times: list[float] = times[gate_order].tolist()
+        failing = np.array(
+            [not strict_equals_zero(got.exits[i]) for i in gate_order.tolist()], dtype=np.int64
+        )
+        self.failing_prefix: list[int] = [0, *np.cumsum(failing).tolist()]
+        full_order = [i for i in gate_order.tolist() if got.fulls[i]]
+        self.full_times: list[float] = [float(times[i]) for i in full_order]
+        self.full_exit: list[Any] = [got.exits[i] for i in full_order]
+        self.guard_times: dict[str, list[float]] = {
+            name: times[order[sorted_codes == code]].tolist()
+            for code, name in enumerate(_GUARD_EVENTS, start=1)
+        }
+
+    @staticmethod
+    def _span(times: list[float], window: Window) -> tuple[int, int]:
+        lo = bisect.bisect_left(times, window.start)
+        # an inverted window (completed before started) holds no event: an empty span, never
+        # a negative count
+        return lo, max(lo, bisect.bisect_right(times, window.end))
+
+    def _count(self, times: list[float], window: Window) -> int:
+        lo, hi = self._span(times, window)
+        return hi - lo
+
+    def in_window(self, window: Window | None) -> tuple[QualityGates, FullGates, GuardCounts]:
+        """Quality gates, full gates and guard events inside ``window`` (none without one)."""
+        if window is None:
+            return QualityGates(), FullGates(), GuardCounts()
+        lo, hi = self._span(self.gate_times, window)
+        gates = QualityGates(hi - lo, self.failing_prefix[hi] - self.failing_prefix[lo])
+        lo, hi = self._span(self.full_times, window)
+        full = FullGates()
+        if hi > lo:
+            # last by timestamp; among equal timestamps the earliest event of the ledger
+            first_of_last = bisect.bisect_left(self.full_times, self.full_times[hi - 1], lo, hi)
+            full = FullGates(hi - lo, self.full_exit[first_of_last])
+        blocked, warned, loop = (self._count(self.guard_times[n], window) for n in _GUARD_EVENTS)
+        return gates, full, GuardCounts(blocked, warned, loop)
+
+    def raw_ids_of(self, record: Mapping[str, Any]) -> tuple[str, ...]:
+        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JavaScript
+        sorts strings: route 1, an event carrying ``session_id`` (raw) beside
+        ``semantic_session_id`` equal to the record's id; route 2, the record's id stamped
+        directly as an event's ``session_id``. Empty when nothing ties them.
+        """
+        semantic = get(record, "session_id")
+        if not is_non_empty_trimmed(semantic):
+            return ()
+        return tuple(sorted(self.raw_ids.get(semantic, ()), key=js_sort_key))
+
+    def attributed(self, raw_ids: Sequence[str]) -> GuardCounts:
+        """Guard events carrying one of ``raw_ids`` as their ``session_id``."""
+        blocked, warned, loop = (sum(self.by_raw_id[n][r] for r in raw_ids) for n in _GUARD_EVENTS)
+        return GuardCounts(blocked, warned, loop, attribution="session-id")
+
+    def host_class(self, record: Mapping[str, Any]) -> str | None:
+        """``host_class`` of the first ``session.started`` event stamped exactly at the
+        record's ``started_at`` (a non-empty string), else ``None``.
+        """
+        started = get(record, "started_at")
+        if not is_non_empty_trimmed(started):
+            return None
+        return self.host_classes.get(started)
+
+
+def raw_session_ids(events: Sequence[Any], record: Mapping[str, Any]) -> tuple[str, ...]:
+    """Raw harness ids tied to ``record`` by ``events`` (:meth:`EventIndex.raw_ids_of`)."""
+    return EventIndex(events).raw_ids_of(record)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One session measured: how it resolved, the scorers' context, the host class of its
+    start event (a record field that the scorers do not read) and the hash of its inputs
+    (computed when first asked: a table of verdicts never needs it).
+    """
+
+    resolution: Resolution
+    context: ScoringContext
+    host_class: str | None
+
+    @cached_property
+    def inputs_sha256(self) -> str:
+        return inputs_sha256(self.context, self.host_class)
+
+
+class LedgerMeasure:
+    """The canonical sessions of one rubric's reading of a ledger, measured on demand.
+
+    ``session_values`` and ``events`` are what the rubric reads (:meth:`evalkit.ledger.Ledger.
+    view`); ``attribute_by_id`` is rubric-v2's guard attribution by raw session id;
+    ``ledger_note`` the rubric's note on an incomplete read. Windows, peers and the event
+    index are built once, the first time a session is measured.
+    """
+
+    def __init__(
+        self,
+        session_values: Sequence[Any],
+        events: Sequence[Any],
+        *,
+        attribute_by_id: bool,
+        ledger_note: str = "",
+    ) -> None:
+        self.canonical: CanonicalSessions = canonical_sessions(session_values)
+        self._events = events
+        self._attribute_by_id = attribute_by_id
+        self._ledger_note = ledger_note
+
+    @property
+    def records(self) -> tuple[Mapping[str, Any], ...]:
+        """The canonical session records, in ledger order."""
+        return self.canonical.records
+
+    @cached_property
+    def _windows(self) -> list[Window | None]:
+        return [compute_window(r) for r in self.records]
+
+    @cached_property
+    def _peers(self) -> list[tuple[str, ...]]:
+        return peer_overlaps(self.records, self._windows)
+
+    @cached_property
+    def _index(self) -> EventIndex:
+        return EventIndex(self._events)
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        return {id(rec): i for i, rec in enumerate(self.records)}
+
+    @cached_property
+    def _by_session_id(self) -> dict[str, int]:
+        return {rec["session_id"]: i for i, rec in enumerate(self.records)}
+
+    def resolve(self, session_id: str | None = None) -> Measured:
+        """The session ``session_id`` selects (``None`` or ``""``: the resolution cascade),
+        measured. Raises :class:`~evalkit.errors.SessionResolutionError` as
+        :func:`evalkit.resolve.resolve_record` does.
+        """
+        if session_id and self.records:
+            # resolve_record's explicit branch, by lookup: canonical ids are unique, so "the
+            # last record carrying it" is the one (a journal verified whole asks 5,000 times)
+            position = self._by_session_id.get(session_id)
+            if position is None:
+                raise SessionResolutionError(f"session not found: {session_id}")
+            return self.measure(position, "explicit")
+        record, via = resolve_record(self.records, session_id)
+        return self.measure(self._position[id(record)], via)
+
+    def measure_all(self) -> Iterator[Measured]:
+        """Every canonical session, in ledger order, as selected by its id."""
+        for position in range(len(self.records)):
+            yield self.measure(position)
+
+    def measure(self, position: int, via: ResolvedVia = "explicit") -> Measured:
+        """The canonical session at ``position``."""
+        rec = self.records[position]
+        window = self._windows[position]
+        index = self._index
+        resolution = Resolution(
+            session_id=rec["session_id"],
+            resolved_via=via,
+            record=rec,
+            window=window,
+            peer=PeerOverlap(self._peers[position]),
+            ignored_supersedes=self.canonical.ignored_supersedes,
+        )
+        gates, full, window_guards = index.in_window(window)
+        raw_ids: tuple[str, ...] = ()
+        attributed = window_guards
+        if self._attribute_by_id:
+            raw_ids = index.raw_ids_of(rec)
+            if raw_ids:
+                attributed = index.attributed(raw_ids)
+        ctx = ScoringContext(
+            record=rec,
+            window=window,
+            peer=resolution.peer,
+            events_present=index.events_present,
+            quality_gates=gates,
+            full_gates=full,
+            window_guards=window_guards,
+            attributed_guards=attributed,
+            raw_session_ids=raw_ids,
+            kpis=extract_kpis(rec),
+            ledger_note=self._ledger_note,
+        )
+        return Measured(resolution, ctx, index.host_class(rec))
+
+
+def _guards(counts: GuardCounts) -> list[Any]:
+    return [counts.blocked, counts.warned, counts.loop_warning, counts.attribution]
+
+
+def inputs_document(ctx: ScoringContext, host_class: str | None) -> dict[str, Any]:
+    """Everything a record's deterministic content depends on, as one JSON document.
+
+    The session record as read, and what the engine measured for it from the events and the
+    other sessions: the window, the peers, whether the ledger holds events, the quality gates
+    (count, failing), the full gates (count and the last one's ``exit_code``, left out when
+    that event has no such key), the guard events in the window and as attributed (counts
+    and how), the raw session ids, the rubric's note on an incomplete read and the host class
+    of the session's start event. The scorers are pure functions of this content (the
+    :class:`~evalkit.scoring_context.ScoringContext`), so equal documents give equal records.
+    """
+    full: dict[str, Any] = {"count": ctx.full_gates.count}
+    if ctx.full_gates.last_exit_code is not UNDEFINED:
+        full["last_exit_code"] = ctx.full_gates.last_exit_code
+    return {
+        "form": INPUTS_FORM,
+        "session": dict(ctx.record),
+        "window": None if ctx.window is None else [ctx.window.start, ctx.window.end],
+        "peers": list(ctx.peer.peers),
+        "events_present": ctx.events_present,
+        "quality_gates": [ctx.quality_gates.count, ctx.quality_gates.failing],
+        "full_gates": full,
+        "window_guards": _guards(ctx.window_guards),
+        "attributed_guards": _guards(ctx.attributed_guards),
+        "raw_session_ids": list(ctx.raw_session_ids),
+        "ledger_note": ctx.ledger_note,
+        "host_class": host_class,
+    }
+
+
+def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
+    """sha256 (hex) of :func:`inputs_document` in canonical form: keys sorted, compact
+    separators (``,`` and ``:``), UTF-8, lone surrogates escaped as ``\\udXXX`` and a number
+    beyond double range (read from ``1e400``) written ``Infinity``.
+    """
+    text = dumps(
+        inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,230 @@
+"""The fast JSON path reads every line exactly as the exact reader does (issue 13 item 4).
+
+``evalkit.ledger_parse.decode_line`` parses with orjson and keeps its value only where it
+cannot differ from ``evalkit.jsnum.decode_json_value`` (the exact reader, JavaScript's
+``JSON.parse`` semantics). Checked here value for value, types and key order included, and
+refusal for refusal (same message): on a corpus of the known deviations, on generated lines
+(hypothesis), and on every conformance ledger, whose verdicts must not change. The bulk
+timestamp parser is checked against the one-by-one parser the same way, and the core is shown
+to work without orjson installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO_ROOT, conformance_cases, require_shared
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalkit import ledger_parse
+from evalkit.engine import score_ledger
+from evalkit.jsnum import JSONLineError, decode_json_value
+from evalkit.jsvalues import JS_WHITESPACE
+from evalkit.ledger import read_metrics_dir
+from evalkit.timestamps import parse_timestamps, timestamp_ms
+
+if ledger_parse.fast_loads is None:
+    pytest.fail("orjson is not installed: the fast path cannot be checked (install evalkit[fast])")
+
+CORPUS = [
+    '{"a":1}', '{"a":1.0}', '{"a":1e2}', '{"a":1E+2}', '{"a":-0}', '{"a":-0.0}', "-0", "1.0",
+    "9007199254740992", "9007199254740993", "-9007199254740993", "[9007199254740993]",
+    '{"a":18446744073709551615}', '{"a":18446744073709551616}', "123456789012345678901234567890",
+    "1e400", "-1e400", "[1e400]", "1E400", "2.5e-324", "5e-324", "1.7976931348623157e308",
+    "1.7976931348623159e308", "0.1", '"\\ud800"', '{"\\ud800":1}', '"\\udc00\\ud800"',
+    '"\\ud83d\\ude00"', '"\U0001f600"', "NaN", "Infinity", "-Infinity", "[NaN]",
+    '"a\x00b"', '"\\u0000"', "\x00", '{"a":1,"a":2}', '{"a":1,"b":2,"a":3}', '{"a":{"b":1,"b":[2]}}',
+    "\ufeff{}", '{"a":1}\ufeff', '{"a":"\ufeff"}', '{ "a" : 1 }', '{\t"a":\n1}', '{"a":1}\x0c',
+    '{"a":\x0c1}', '{"a":\u00a01}', "01", "1.", ".5", "+1", "[1,]", '{"a":1,}', '{"a" 1}',
+    "{'a':1}", "true", "tru", "null", "nul", '""', '"\\/"', '"\\x"', '"\u2028"', '"\x7f"',
+    "[]", "{}", "[[],{}]", '{"a":[1,{"b":null}]}', '{"a":1}{"b":2}', "1 2", "[1,2",
+    "[" * 63 + "]" * 63, "[" * 64 + "]" * 64, "[" * 65 + "]" * 65, "[" * 900 + "]" * 900,
+    "[" * 1100 + "]" * 1100, '{"a":' * 70 + "1" + "}" * 70, '{"a":true,"b":false,"c":null}',
+    '{"timestamp":"2026-09-19T08:00:00.000Z","event":"x","exit_code":0}',
+    '{"exit_code":1.5}', '{"n":[1,2,3.0]}', '{"big":[9007199254740993]}', '"\\"quoted\\""',
+]  # fmt: skip
+
+
+def _tokens(value: Any) -> list[tuple[str, Any]]:
+    """``value`` flattened, each token with its exact type (key order kept), without
+    recursion: a line may nest hundreds of levels deep."""
+    out: list[tuple[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item.__class__ is dict:
+            out.append(("{", len(item)))
+            for key, child in reversed(list(item.items())):
+                stack.append(child)
+                stack.append(("key", key))
+        elif item.__class__ is list:
+            out.append(("[", len(item)))
+            stack.extend(reversed(item))
+        elif item.__class__ is tuple:
+            out.append(item)
+        else:
+            out.append((type(item).__name__, repr(item)))
+    return out
+
+
+def _same_reading(text: str) -> None:
+    """decode_line(text) is decode_json_value(text): the same value (types, key order) or
+    the same refusal, word for word."""
+    try:
+        exact: Any = decode_json_value(text)
+    except JSONLineError as exc:
+        with pytest.raises(JSONLineError) as info:
+            ledger_parse.decode_line(text)
+        assert str(info.value) == str(exc), text
+        return
+    fast = ledger_parse.decode_line(text)
+    assert _tokens(fast) == _tokens(exact), text
+
+
+@pytest.mark.parametrize("text", CORPUS)
+def test_the_corpus_reads_the_same(text: str) -> None:
+    _same_reading(text)
+    _same_reading(text.strip(JS_WHITESPACE))
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_NOISE = st.sampled_from(
+    [*' \t\r\n\x0c\x00\ufeff\u00a0,:[]{}"\\.eE+-0123456789u', "\\ud800", "\\udc00", "1e400", "NaN"]
+)
+
+
+@st.composite
+def _lines(draw: st.DrawFn) -> str:
+    value = draw(_VALUES)
+    text = json.dumps(
+        value,
+        ensure_ascii=draw(st.booleans()),
+        separators=draw(st.sampled_from([(",", ":"), (", ", ": "), (",\t", ":\n")])),
+    )
+    for _ in range(draw(st.integers(min_value=0, max_value=3))):  # a few edits at random places
+        at = draw(st.integers(min_value=0, max_value=len(text)))
+        cut = draw(st.integers(min_value=0, max_value=2))
+        text = text[:at] + draw(_NOISE) + text[at + cut :]
+    return text
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_lines())
+def test_generated_lines_read_the_same(text: str) -> None:
+    _same_reading(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(max_size=30) | st.sampled_from(["2026-09-19T08:00:00.000Z"]), max_size=20))
+def test_generated_timestamps_parse_the_same_in_bulk(texts: list[str]) -> None:
+    assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.tuples(*(st.integers(min_value=0, max_value=99) for _ in range(6)), st.integers(0, 999)),
+        max_size=30,
+    )
+)
+def test_writer_shaped_timestamps_parse_the_same_in_bulk(fields: list[tuple[int, ...]]) -> None:
+    """Every 24-character shape, valid or not (month 13, day 31 of a short month, hour 24)."""
+    texts = [
+        f"20{y:02d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{ms:03d}Z"
+        for y, mo, d, h, mi, s, ms in fields
+    ]
+    assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
+
+
+def _lines_of(path: Path) -> Any:
+    return read_metrics_dir(path)
+
+
+@pytest.mark.parametrize("case", conformance_cases())
+def test_every_conformance_ledger_reads_and_scores_the_same(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metrics = require_shared("conformance", *case.split("/"))
+    fast = read_metrics_dir(metrics)
+    verdicts = {r: score_ledger(metrics, r) for r in ("rubric-v1", "rubric-v2")}
+    monkeypatch.setattr(ledger_parse, "fast_loads", None)  # the exact reader alone
+    exact = read_metrics_dir(metrics)
+    for a, b in zip(
+        [fast.sessions, *fast.event_sources], [exact.sessions, *exact.event_sources], strict=True
+    ):
+        assert [(x.line_no, x.error, x.padded) for x in a.lines] == [
+            (x.line_no, x.error, x.padded) for x in b.lines
+        ]
+        assert all(
+            _tokens(x.value) == _tokens(y.value) for x, y in zip(a.lines, b.lines, strict=True)
+        )
+    assert fast.diagnostics == exact.diagnostics
+    for rubric, frame in verdicts.items():
+        assert frame.equals(score_ledger(metrics, rubric)), rubric
+
+
+_NO_ORJSON = """
+import sys
+sys.modules["orjson"] = None  # as if the fast extra were not installed
+import evalkit
+from evalkit import ledger_parse
+assert ledger_parse.fast_loads is None
+record = evalkit.score_session(sys.argv[1], timestamp="2026-10-01T00:00:00.000Z")
+print(record.to_dict()["provenance"]["record_sha256"])
+"""
+
+
+def test_the_core_works_without_orjson(tmp_path: Path) -> None:
+    import shutil
+
+    import evalkit
+
+    metrics = tmp_path / "m"
+    shutil.copytree(require_shared("conformance", "public", "random-20260919-002"), metrics)
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_ORJSON, str(metrics)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    with_fast = evalkit.score_session(metrics, timestamp="2026-10-01T00:00:00.000Z").to_dict()
+    assert out.stdout.strip() == with_fast["provenance"]["record_sha256"]
+
+
+def test_a_plain_event_line_is_read_by_the_fast_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path is taken: an event line never reaches the exact reader."""
+
+    def exact_reader_called(text: str) -> Any:
+        raise AssertionError(f"the exact reader was asked for {text!r}")
+
+    monkeypatch.setattr(ledger_parse, "decode_json_value", exact_reader_called)
+    line = '{"timestamp":"2026-09-19T08:00:00.000Z","event":"x","exit_code":0,"tags":["a",null]}'
+    assert ledger_parse.decode_line(line) == json.loads(line)
+    [parsed] = ledger_parse.parse_lines("f", [line], [], {})
+    assert parsed.value == json.loads(line)
+    with pytest.raises(AssertionError, match="exact reader was asked"):
+        ledger_parse.decode_line('{"exit_code":1.0}')  # a float: the exact reader decides
