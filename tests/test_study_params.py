@@ -343,3 +343,16 @@ def test_every_parameter_has_one_role_by_name(name: str, role: str) -> None:
     assert Parameter(name, "str", "").role == role
     # the design the lock freezes is exactly the design-role parameters
     assert (name in design_of({name: "x"})) is (role == "design")
+
+
+def test_a_fleet_parameter_takes_a_list_or_a_glob_from_the_command_line() -> None:
+    coerce = studies.coerce_cli_value
+    assert coerce("rubric-replay", "metrics_dirs", '["a/m", "b/m"]') == ["a/m", "b/m"]
+    assert coerce("rubric-replay", "metrics_dirs", "repos/*/metrics") == "repos/*/metrics"
+    # a glob character class is a glob, not broken JSON; a JSON string is the text as given
+    assert coerce("rubric-replay", "metrics_dirs", "[ab]*/metrics") == "[ab]*/metrics"
+    assert coerce("threshold-study", "scheduler", "tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    declared = studies.declared_parameters("rubric-replay")
+    assert declared["metrics_dirs"].type == "list | str" and declared["metrics_dirs"].default == []
+    # strict JSON still: "[NaN]" is no list (never a NaN value), so it stays text, a pattern
+    assert coerce("rubric-replay", "metrics_dirs", "[NaN]") == "[NaN]"
