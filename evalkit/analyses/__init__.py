@@ -3,8 +3,9 @@
 Modules: ``replay`` (score a ledger under rubric-v1 and v2), ``threshold`` (a fact's distribution
 and the counterfactual threshold table), ``agreement`` (inter-rater agreement), ``calibration``
 (a judge against the frozen gold set), ``prevalence`` and ``prevalence_page`` (class shares of
-a target: naive, corrected for the judge's errors, PPI++). ``write_results`` hands figures to
-the study runner.
+a target: naive, corrected for the judge's errors, PPI++), ``fleet`` (fire rates across
+repositories) with ``fleet_page``, ``replay_fleet`` and ``threshold_fleet`` (the replay and
+threshold pages over a fleet). ``write_results`` hands figures to the study runner.
 """
 
 from __future__ import annotations
