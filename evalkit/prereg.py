@@ -9,8 +9,11 @@
 - each calibration decision rule (kind ``decision_rule``, name ``<set>/DECISION_RULE.json``),
 - each study's **design** (kind ``study``, path ``notebooks/<name>.ipynb#parameters``):
   ``design`` holds the values of the study's design parameters (every declared parameter
-  except the data inputs ``*_dir``/``*_path``, see :mod:`evalkit.study_params`), ``inputs``
-  names the data inputs, and ``sha256`` is the sha256 of the design's canonical JSON. Entries
+  except the data inputs ``*_dir``/``*_path``/``*_dirs``/``*_paths`` and the execution
+  settings named in :data:`evalkit.study_params.EXECUTION_PARAMETERS`, such as
+  ``scheduler``), ``inputs`` names the data inputs, and ``sha256`` is the sha256 of the
+  design's canonical JSON. Adding a data input or an execution setting to a notebook leaves
+  its design, hence its entry, unchanged: nothing is amended. Entries
   locked before the lock recorded designs keep their ``sha256`` (the hash of the whole
   parameters cell); ``evalkit preregister`` added their ``design`` only while that cell was
   still byte-identical to the locked one, so the recorded design is the locked design.

@@ -230,7 +230,9 @@ def _validate(
 def coerce_cli_value(name: str, key: str, raw: str) -> Any:
     """Turn a command-line string into the declared type of ``key`` (clear error otherwise).
 
-    A list or dict is read as strict JSON (no NaN/Infinity) and checked all the way down.
+    A list or dict is read as strict JSON (no NaN/Infinity) and checked all the way down; a
+    ``list | str`` parameter is a JSON list when the text starts with ``[`` and parses as
+    one, otherwise the text itself (a path or a glob such as ``repos/*/metrics``).
     """
     declared = declared_parameters(name)
     if key not in declared:
@@ -252,6 +254,8 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
             if low in ("false", "0", "no"):
                 return False
             raise ValueError(raw)
+        if want == "list | str":
+            return _list_or_text(raw, key)
         value = json_value(parse_json(raw), key)
         if not type_ok(value, want):
             raise ValueError(raw)
@@ -262,6 +266,18 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
             f"study {name!r}: parameter {key!r} expects {want}, got {raw!r}{why}; "
             f"accepted: {_describe(declared)}"
         ) from None
+
+
+def _list_or_text(raw: str, key: str) -> list[Any] | str:
+    """A JSON list if ``raw`` is one, else ``raw`` (a glob such as ``[ab]*/m`` stays text)."""
+    if raw.lstrip().startswith("["):
+        try:
+            value = parse_json(raw)
+        except EvalkitError:
+            return raw
+        if isinstance(value, list):
+            return list(json_value(value, key))
+    return raw
 
 
 # --------------------------------------------------------------------------------------------

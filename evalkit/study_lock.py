@@ -11,9 +11,12 @@
 * **not pre-registered**: ``--no-lock`` was given; nothing is checked and the page says so.
 
 Anything else refuses the run (``EvalkitError``, exit 1), naming the entry or the parameter.
-Data inputs (``*_dir``, ``*_path``) are never design: :func:`input_hashes` records the sha256 of
-their content instead. :class:`LockStatus` goes into ``results.json`` and, as a Markdown
-banner (every untrusted piece escaped), to the top of the page.
+Data inputs (``*_dir``, ``*_path``; several: ``*_dirs``, ``*_paths``) are never design:
+:func:`input_hashes` records the sha256 of their content instead. Execution settings
+(:data:`~evalkit.study_params.EXECUTION_PARAMETERS`, e.g. ``scheduler``) say where a run
+computes, not what: they are neither design nor data, and are recorded as given.
+:class:`LockStatus` goes into ``results.json`` and, as a Markdown banner (every untrusted piece
+escaped), to the top of the page.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from evalkit.study_params import (
     Parameter,
     canonical_json,
     design_of,
+    is_design_parameter,
+    is_execution_parameter,
     is_input_parameter,
 )
 from evalkit.text_escape import markdown_code, markdown_text
@@ -95,6 +100,7 @@ class LockStatus:
     committed: tuple[str, str] | None = None
     git_history: bool = False
     lock_created: str | None = None
+    execution_parameters: tuple[str, ...] = ()
 
     @property
     def amended(self) -> bool:
@@ -116,6 +122,11 @@ class LockStatus:
             "original_locked_on": self.original_locked_on,
             "design_parameters": list(self.design_parameters),
             "input_parameters": list(self.input_parameters),
+            **(
+                {"execution_parameters": list(self.execution_parameters)}
+                if self.execution_parameters
+                else {}
+            ),
             "locked_design": None if self.locked_design is None else dict(self.locked_design),
             "deviations": [d.to_json() for d in self.deviations],
             "deviation_reason": self.deviation_reason,
@@ -176,9 +187,15 @@ class LockStatus:
         lines += [
             ">",
             f"> Design parameters (frozen by the lock): {design}. Data inputs (free; the sha256 "
-            f"of their content is in results.json): {inputs}.",
+            f"of their content is in results.json): {inputs}." + self._execution_text(),
         ]
         return "\n".join(lines)
+
+    def _execution_text(self) -> str:
+        if not self.execution_parameters:
+            return ""
+        names = ", ".join(markdown_code(p) for p in self.execution_parameters)
+        return f" Execution settings (free; where it runs, never what it computes): {names}."
 
     def _committed_text(self) -> str:
         if self.committed is not None:
@@ -314,8 +331,9 @@ def check_study(
     ``merged`` are the values the run uses, ``given`` the names the caller set, and
     ``source_sha256`` the sha256 of the notebook's parameters cell.
     """
-    design_names = tuple(p for p in declared if not is_input_parameter(p))
+    design_names = tuple(p for p in declared if is_design_parameter(p))
     input_names = tuple(p for p in declared if is_input_parameter(p))
+    execution_names = tuple(p for p in declared if is_execution_parameter(p))
     if deviation is not None and not deviation.strip():
         raise EvalkitError("--deviation needs a reason: say why the design deviates")
     if no_lock:
@@ -324,7 +342,9 @@ def check_study(
                 "--deviation states a deviation from a pre-registration; with --no-lock there "
                 "is none (the page already says the run is not pre-registered)"
             )
-        return LockStatus("not pre-registered", design_names, input_names)
+        return LockStatus(
+            "not pre-registered", design_names, input_names, execution_parameters=execution_names
+        )
     path = Path(lock) if lock is not None else default_lock_path(root)
     read = _read_checked_lock(name, path, root)
     entries = [e for e in read.data["entries"] if e["kind"] == "study" and e["name"] == name]
@@ -359,6 +379,7 @@ def check_study(
         committed=first_committed(entry, read.history),
         git_history=bool(read.history),
         lock_created=read.data.get("created"),
+        execution_parameters=execution_names,
     )
 
 
@@ -422,13 +443,58 @@ def _glob_sha256(pattern: str) -> dict[str, Any]:
             "bytes": total}  # fmt: skip
 
 
+def _path_sha256(path: str) -> dict[str, Any]:
+    """The content record of one path: a file, a directory, or a glob of files."""
+    if glob.has_magic(path) and not os.path.lexists(path):  # several files, one pattern
+        return {"path": path, **_glob_sha256(path)}
+    if os.path.isdir(path):
+        return {"path": path, **_dir_sha256(path)}
+    digest, size = _file_sha256(path)
+    return {"path": path, "kind": "file", "sha256": digest, "bytes": size}
+
+
+def _resolved(name: str, value: Any) -> list[str]:
+    """The paths a plural input names, in order: a ``*_dirs`` value as
+    :func:`evalkit.fleet.resolve_fleet` reads it (what the study reads); a ``*_paths`` value
+    as a list of paths, or a glob's matches (sorted), or one path."""
+    if name.endswith("_dirs"):
+        from evalkit.fleet_paths import resolve_fleet
+
+        return resolve_fleet(value)
+    if isinstance(value, str):
+        return sorted(glob.glob(value, recursive=True)) if glob.has_magic(value) else [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise EvalkitError(f"{name}: expected a list of paths or a glob string")
+    return list(value)
+
+
+def _several_sha256(name: str, value: Any) -> dict[str, Any]:
+    """Each path of a plural input hashed as a single input is, and one sha256 over all of
+    them (``"<path>\\t<sha256>\\n"`` lines, in order as resolved)."""
+    items, digests = [], {}
+    for path in _resolved(name, value):
+        try:
+            item = _path_sha256(path)
+        except (EvalkitError, OSError) as exc:
+            item = {"path": path, "error": escape_surrogates(str(exc))}
+        items.append(item)
+        digests[_safe_name(path)] = str(
+            item.get("sha256") or "error:" + sha256_hex(str(item.get("error")).encode())
+        )
+    return {"path": value, "kind": "several", "count": len(items),
+            "sha256": set_sha256(digests), "items": items}  # fmt: skip
+
+
 def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -> dict[str, Any]:
     """Per data-input parameter: the path given and the sha256 of its content.
 
     A file hashes its bytes; a glob pattern that is not itself a path hashes the files it
     matches as a directory does; a directory hashes ``"<relative path>\\t<sha256>\\n"`` lines over
     every file below it (symlinks by their target text, nothing followed, a FIFO or device named
-    and never opened). An empty value means the notebook's default data (see its page).
+    and never opened). A plural input (``*_dirs``, ``*_paths``: a list of paths or a glob) is
+    resolved to its paths (a ``*_dirs`` glob or list file as :func:`evalkit.fleet.resolve_fleet`
+    reads it), each hashed as above (``items``), with one ``sha256`` over them all. An empty
+    value means the notebook's default data (see its page).
     """
     out: dict[str, Any] = {}
     for name in declared:
@@ -438,15 +504,9 @@ def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -
         if not value:
             out[name] = {"path": value, "content": "the notebook's default data"}
             continue
-        path = str(value)
+        plural = name.endswith(("_dirs", "_paths"))
         try:
-            if glob.has_magic(path) and not os.path.lexists(path):  # several files, one pattern
-                out[name] = {"path": path, **_glob_sha256(path)}
-            elif os.path.isdir(path):
-                out[name] = {"path": path, **_dir_sha256(path)}
-            else:
-                digest, size = _file_sha256(path)
-                out[name] = {"path": path, "kind": "file", "sha256": digest, "bytes": size}
+            out[name] = _several_sha256(name, value) if plural else _path_sha256(str(value))
         except (EvalkitError, OSError) as exc:
-            out[name] = {"path": path, "error": escape_surrogates(str(exc))}
+            out[name] = {"path": value, "error": escape_surrogates(str(exc))}
     return out

@@ -1,13 +1,20 @@
 """Study parameters: declared in a notebook cell, JSON values all the way down, injected safely.
 
 A study notebook declares its parameters in the one code cell tagged ``parameters``, one
-``name: type = literal  # help`` line each. Two kinds of parameter (one rule, by name):
+``name: type = literal  # help`` line each. Three kinds of parameter (one rule, by name):
 
-* **data inputs**: a name ending in ``_dir`` or ``_path`` (``metrics_dir``, ``labels_path``,
-  ``gold_path``). They say *which data* a run reads; they may be overridden freely, and the
-  runner records the sha256 of their content.
+* **data inputs**: a name ending in ``_dir`` or ``_path`` (one path: ``metrics_dir``,
+  ``labels_path``, ``gold_path``) or in ``_dirs`` or ``_paths`` (several: ``metrics_dirs``, a
+  list of paths or a glob). They say *which data* a run reads; they may be overridden freely,
+  and the runner records the sha256 of their content.
+* **execution settings**: the names in :data:`EXECUTION_PARAMETERS` (``scheduler``: the
+  address of the Dask scheduler a fleet runs on). They say *where* a run computes, never
+  *what*: the results are the same wherever it runs. Free to override, recorded as given.
 * **design**: every other parameter (thresholds, ceiling, resamples, seeds, the fact, the
   judge...). The pre-registration lock freezes the design (:mod:`evalkit.prereg`).
+
+A parameter's type is one of :data:`TYPES`; ``list | str`` takes either (a fleet named by a
+list of paths or by one glob).
 
 Every value a run uses, from the notebook's defaults, ``-p``, ``-f params.yaml`` or an API
 caller, must be a JSON value (null, true/false, an int, a finite float, a string, a list, an
@@ -38,6 +45,7 @@ from evalkit.errors import EvalkitError
 from evalkit.input_files import escape_surrogates, parse_json, read_text
 
 __all__ = [
+    "EXECUTION_PARAMETERS",
     "INPUT_SUFFIXES",
     "MAX_DEPTH",
     "MAX_VALUES",
@@ -48,11 +56,14 @@ __all__ = [
     "design_of",
     "design_sha256",
     "injected_source",
+    "is_design_parameter",
+    "is_execution_parameter",
     "is_input_parameter",
     "json_document",
     "json_value",
     "load_parameters_file",
     "notebook_parameters",
+    "parameter_role",
     "parameters_cell",
     "parse_parameters",
     "python_literal",
@@ -60,8 +71,12 @@ __all__ = [
     "type_ok",
 ]
 
-#: A parameter whose name ends with one of these is a data input, not design.
-INPUT_SUFFIXES: tuple[str, ...] = ("_dir", "_path")
+#: A parameter whose name ends with one of these is a data input, not design: one path
+#: (``_dir``, ``_path``) or several (``_dirs``, ``_paths``: a list of paths, or a glob).
+INPUT_SUFFIXES: tuple[str, ...] = ("_dir", "_path", "_dirs", "_paths")
+#: Execution settings, named one by one: where a run computes, never what it computes, so
+#: neither design nor data. ``scheduler``: a Dask scheduler address ("" = in the kernel).
+EXECUTION_PARAMETERS: frozenset[str] = frozenset({"scheduler"})
 #: Deepest nesting of lists/objects a parameter value may have.
 MAX_DEPTH = 64
 #: Most values (counting every element, repeats of a YAML alias included) one check walks.
@@ -76,6 +91,7 @@ TYPES: dict[str, type | tuple[type, ...]] = {
     "bool": bool,
     "list": list,
     "dict": dict,
+    "list | str": (list, str),
 }
 
 
@@ -93,6 +109,11 @@ class Parameter:
         """A data input (free to override), not part of the pre-registered design."""
         return is_input_parameter(self.name)
 
+    @property
+    def role(self) -> str:
+        """``input``, ``execution`` or ``design`` (:func:`parameter_role`)."""
+        return parameter_role(self.name)
+
     def __getitem__(self, key: str) -> Any:
         # papermill.inspect_notebook's dict shape, for callers written against it
         if key == "inferred_type_name":
@@ -103,8 +124,25 @@ class Parameter:
 
 
 def is_input_parameter(name: str) -> bool:
-    """True for a data-input parameter (``*_dir``, ``*_path``); False for a design parameter."""
+    """True for a data-input parameter (``*_dir``, ``*_path``, ``*_dirs``, ``*_paths``)."""
     return name.endswith(INPUT_SUFFIXES)
+
+
+def is_execution_parameter(name: str) -> bool:
+    """True for an execution setting (:data:`EXECUTION_PARAMETERS`): neither design nor data."""
+    return name in EXECUTION_PARAMETERS
+
+
+def is_design_parameter(name: str) -> bool:
+    """True for a design parameter: what the pre-registration lock freezes."""
+    return not (is_input_parameter(name) or is_execution_parameter(name))
+
+
+def parameter_role(name: str) -> str:
+    """``input`` (data), ``execution`` (where it runs) or ``design`` (what the lock freezes)."""
+    if is_input_parameter(name):
+        return "input"
+    return "execution" if is_execution_parameter(name) else "design"
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,11 +270,12 @@ def design_sha256(design: Mapping[str, Any]) -> str:
 def design_of(
     values: Mapping[str, Any], declared: Mapping[str, Parameter] | None = None
 ) -> dict[str, Any]:
-    """The design part of ``values`` (every parameter that is not a data input), with a
-    ``float``-declared parameter written as a float (so ``ceiling: 1`` and ``1.0`` agree)."""
+    """The design part of ``values`` (every parameter that is neither a data input nor an
+    execution setting), with a ``float``-declared parameter written as a float (so
+    ``ceiling: 1`` and ``1.0`` agree)."""
     out: dict[str, Any] = {}
     for name, value in values.items():
-        if is_input_parameter(name):
+        if not is_design_parameter(name):
             continue
         want = declared[name].type if declared is not None and name in declared else None
         if want == "float" and isinstance(value, int) and not isinstance(value, bool):

@@ -47,6 +47,23 @@ def _nb(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     return nb
 
 
+def fleet_view(study: str) -> str:
+    """The section *Across repositories* of a fleet (nothing for one metrics directory): the
+    same on both fleet pages; ``study`` is the alias of the study's fleet module."""
+    return f"""
+if fleet is not None:
+    display(Markdown(fp.SECTION_HEADING))
+    display(Markdown(fp.view_text(signals, {study}.VIEW_TEXT)))
+    display(fp.summary_frame(signals))
+    display(Markdown(fp.PER_REPOSITORY_CAPTION))
+    display(fp.per_repository_frame(signals))
+    for heading, forest, loo in fp.heterogeneity(signals):
+        display(Markdown(heading))
+        display(forest)
+        display(loo)
+"""
+
+
 THRESHOLD = [
     (
         "md",
@@ -69,6 +86,8 @@ With the default parameters the data are the synthetic preset `rubric-v2-2026-09
         "params",
         """
 metrics_dir: str = ""  # metrics directory holding eval.jsonl; "" builds the preset into a temp dir
+metrics_dirs: list | str = []  # a fleet instead: metrics directories (a list, a glob such as "repos/*/metrics", or a file listing one per line); [] = the one metrics_dir
+scheduler: str = ""  # Dask scheduler address to read the fleet's journals on (where it runs, not what: the same results); "" = serially in the kernel
 fact: str = "guard_blocked"  # numeric fact read per record
 thresholds: list = [1, 3, 6, 20]  # candidate thresholds for the counterfactual table
 ceiling: float = 0.1  # largest fire rate a signal may have (HR-101, ~10%)
@@ -77,25 +96,40 @@ seed: int = 20260919  # bootstrap seed
 v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import threshold as th\n"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import fleet_page as fp\n"
+        + "from evalkit.analyses import threshold as th\n"
+        + "from evalkit.analyses import threshold_fleet as tf\n",
+    ),
     (
         "code",
         """
-data_dir = analyses.default_metrics_dir(metrics_dir)
-display(analyses.show_parameters({"metrics_dir": metrics_dir, "fact": fact,
+fleet = fp.resolve(metrics_dir, metrics_dirs, scheduler)  # None: the one metrics_dir
+if fleet is None:
+    data_dir = analyses.default_metrics_dir(metrics_dir)
+display(analyses.show_parameters(fp.shown({"metrics_dir": metrics_dir, "fact": fact,
         "thresholds": thresholds, "ceiling": ceiling, "n_resamples": n_resamples, "seed": seed,
-        "v1_prose_fallback": v1_prose_fallback}))
+        "v1_prose_fallback": v1_prose_fallback}, metrics_dirs, scheduler)))
 """,
     ),
     ("md", "## The records read\n\nOne row per journal record; `value` is the fact."),
     (
         "code",
         """
-df = th.fact_table(data_dir, fact, v1_prose_fallback=v1_prose_fallback)
+share_ci = None
+if fleet is None:
+    df = th.fact_table(data_dir, fact, v1_prose_fallback=v1_prose_fallback)
+else:
+    df = tf.fact_table(fleet, fact, v1_prose_fallback=v1_prose_fallback, scheduler=scheduler)
+    display(Markdown(fp.fleet_note(df, scheduler, "journals read")))
+    display(fp.repositories_frame(df, "records"))
+    share_ci = tf.v1_fail_share(df, level=th.LEVEL, n_resamples=n_resamples, seed=seed)
 pub = th.published_table(df)
-display(Markdown(th.records_text(df, pub)))
+display(Markdown(th.records_text(df, pub, share_ci=share_ci)))
 display(Markdown(th.value_sources_text(th.value_sources(df))))
-caption, preview = th.records_preview(df)
+caption, preview = th.records_preview(fp.without_paths(df))
 display(Markdown(caption))
 display(preview)
 """,
@@ -107,7 +141,8 @@ display(preview)
 display(th.plot_distribution(df, fact, thresholds))
 bins = th.distribution_bins(df)
 display(Markdown(th.bins_text(df, bins)))
-st = th.study(df, ceiling=ceiling, n_resamples=n_resamples, seed=seed)
+st = th.study(df, ceiling=ceiling, n_resamples=n_resamples, seed=seed,
+              cluster_column=tf.cluster_column(fleet))
 display(Markdown(th.gaps_text(st)))
 """,
     ),
@@ -115,21 +150,39 @@ display(Markdown(th.gaps_text(st)))
     (
         "code",
         """
-display(Markdown(th.fire_rate_caption(st)))
-display(th.plot_fire_rate(st, fact))
+if fleet is None:
+    display(Markdown(th.fire_rate_caption(st)))
+    display(th.plot_fire_rate(st, fact))
+else:
+    display(Markdown(tf.fire_rate_caption(st)))
+    display(tf.plot_fire_rate(st, fact))
 """,
     ),
     ("md", "## Counterfactual table and ceiling check"),
     (
         "code",
         """
+signals = None
+if fleet is not None:
+    signals = tf.fire_rates(df, thresholds, ceiling=ceiling, level=th.LEVEL,
+                            n_resamples=n_resamples, seed=seed)
 cf = th.counterfactual(df, thresholds)
-table = th.counterfactual_frame(cf, st)
+table = th.counterfactual_frame(cf, st, sessions=tf.session_intervals(signals))
 display(table)
 display(Markdown(th.ceiling_text(cf, st, ceiling)))
 """,
     ),
-    ("code", "_ = analyses.write_results(th.figures(df, pub, cf, table, bins, st))"),
+    ("code", fleet_view("tf")),
+    (
+        "code",
+        """
+figures = th.figures(df, pub, cf, table, bins, st)
+if fleet is not None:
+    figures = fp.with_fleet(figures, signals, **tf.figures_extra(
+        df, n_resamples=n_resamples, seed=seed, level=th.LEVEL))
+_ = analyses.write_results(figures)
+""",
+    ),
     (
         "md",
         """
@@ -163,30 +216,50 @@ dimension that never fails (0%).
         "params",
         """
 metrics_dir: str = ""  # metrics directory; "" builds the preset rubric-v2-2026-09-19 into a temp dir
+metrics_dirs: list | str = []  # a fleet instead: metrics directories (a list, a glob such as "repos/*/metrics", or a file listing one per line); [] = the one metrics_dir
+scheduler: str = ""  # Dask scheduler address to score the fleet on (where it runs, not what: the same results); "" = serially in the kernel
 ceiling: float = 0.1  # ceiling for the dead-instrument flag (HR-101, ~10%)
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import replay\n"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import fleet_page as fp\n"
+        + "from evalkit.analyses import replay\n"
+        + "from evalkit.analyses import replay_fleet as rf\n",
+    ),
     (
         "code",
         """
-data_dir = analyses.default_metrics_dir(metrics_dir)
-display(analyses.show_parameters({"metrics_dir": metrics_dir, "ceiling": ceiling}))
-scored = replay.score_both(data_dir)
+fleet = fp.resolve(metrics_dir, metrics_dirs, scheduler)  # None: the one metrics_dir
+if fleet is None:
+    data_dir = analyses.default_metrics_dir(metrics_dir)
+display(analyses.show_parameters(fp.shown({"metrics_dir": metrics_dir, "ceiling": ceiling},
+                                          metrics_dirs, scheduler)))
+if fleet is None:
+    scored = replay.score_both(data_dir)
+else:
+    scored = rf.score_both(fleet, scheduler)
+    display(Markdown(fp.fleet_note(scored, scheduler, "scored")))
+    display(fp.repositories_frame(scored))
 n_sessions = replay.sessions_scored(scored)
 display(Markdown(replay.sessions_text(n_sessions)))
 """,
     ),
-    (
-        "md",
-        "## Status rates per dimension\n\n`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric.",
-    ),
+    ("md", "## Status rates per dimension"),
     (
         "code",
         """
-rates = replay.status_rates(scored)
-display(replay.rate_matrix(rates))
-display(replay.plot_rates(rates, "fail", ceiling))
+if fleet is None:
+    rates = replay.status_rates(scored)
+    display(Markdown(replay.RATES_CAPTION))
+    display(replay.rate_matrix(rates))
+    display(replay.plot_rates(rates, "fail", ceiling))
+else:
+    rates = rf.status_rates(scored)
+    display(Markdown(rf.rates_caption(scored)))
+    display(replay.rate_matrix(rates))
+    display(rf.plot_rates(rates, ceiling, scored))
 """,
     ),
     ("md", "## Verdicts that changed between the rubrics"),
@@ -214,8 +287,12 @@ into `_archive/`, which the rubric-v1 engine never reads.
     (
         "code",
         """
-drift = replay.journal_vs_replay(data_dir, scored)
-display(Markdown(replay.drift_text(drift)))
+if fleet is None:
+    drift = replay.journal_vs_replay(data_dir, scored)
+    display(Markdown(replay.drift_text(drift)))
+else:
+    drift = rf.journal_vs_replay(scored)
+    display(Markdown(rf.drift_text(drift, scored)))
 if replay.drift_summary(drift) is not None:
     display(replay.drift_summary(drift))
 """,
@@ -230,8 +307,16 @@ display(replay.flags_view(flags) if len(flags) else Markdown("No flag raised."))
     ),
     (
         "code",
+        "signals = None\nif fleet is not None:\n    signals = rf.fire_rates(scored, ceiling)\n"
+        + fleet_view("rf"),
+    ),
+    (
+        "code",
         """
-_ = analyses.write_results(replay.figures(n_sessions, rates, changed, drift, flags))
+figures = replay.figures(n_sessions, rates, changed, drift, flags)
+if fleet is not None:
+    figures = fp.with_fleet(figures, signals, **rf.figures_extra(scored))
+_ = analyses.write_results(figures)
 """,
     ),
     (

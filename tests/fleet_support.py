@@ -64,6 +64,20 @@ def make_fleet(root: Path, sizes: tuple[int, ...] = (24, 40, 31, 57), seed: int 
     return dirs
 
 
+def journaled_fleet(root: Path, n_sessions: int = 10, seed: int = 30) -> list[str]:
+    """Three seeded metrics directories ``root/repo-<i>/metrics`` with their journals (scored
+    under rubric-v1 as each session ended), guard counts rising from one repository to the
+    next; the simulator reuses session ids, so the repositories share some."""
+    from evalkit.simulate import simulate_metrics_dir
+
+    dirs = []
+    for i in range(3):
+        target = root / f"repo-{i}" / "metrics"
+        simulate_metrics_dir(target, n_sessions=n_sessions, seed=seed + i, mean_blocked=1 + 2 * i)
+        dirs.append(str(target))
+    return dirs
+
+
 def conformance_dirs() -> list[str]:
     """Every conformance case folder (each is a metrics directory), as the conformance test
     finds them; fails under CI, skips elsewhere, when ../shared is missing."""

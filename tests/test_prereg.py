@@ -321,3 +321,28 @@ def test_lock_can_start_with_some_kinds_and_be_extended(root: Path) -> None:
     assert first["entries"] == second["entries"][: len(first["entries"])]
     with pytest.raises(EvalkitError, match="kinds"):
         write_lock(lock, root, kinds=["notebook"])
+
+
+def test_adding_a_data_input_or_an_execution_setting_is_no_amendment(root: Path) -> None:
+    """Issue 15: a fleet (``metrics_dirs``) and the Dask ``scheduler`` it runs on are a data
+    input and an execution setting; adding them leaves a study's design, hence its entry."""
+    lock = root / "lock.json"
+    first = write_lock(lock, root, date="2026-01-02")
+    nb = root / "notebooks" / "threshold-study.ipynb"
+    design = "ceiling: float = 0.1\nthresholds: list = [1, 3]"
+    nb.write_text(_notebook(
+        'metrics_dir: str = ""\nmetrics_dirs: list | str = []\nscheduler: str = ""\n' + design
+    ))  # fmt: skip
+    assert check_lock(lock, root) == []
+    assert main(["preregister", "--check", "--out", str(lock), "--root", str(root)]) == 0
+    # their defaults are free as well: an input names data, a scheduler where it runs
+    nb.write_text(_notebook(
+        'metrics_dir: str = ""\nmetrics_dirs: list | str = "repos/*/m"\n'
+        'scheduler: str = "tcp://127.0.0.1:8786"\nlabels_paths: list = ["a.csv"]\n' + design
+    ))  # fmt: skip
+    assert check_lock(lock, root) == []
+    assert write_lock(lock, root)["entries"] == first["entries"]  # nothing amended or re-locked
+    # a new design parameter beside them is an amendment: execution settings are named ones
+    nb.write_text(_notebook('metrics_dirs: list | str = []\nschedule: str = "nightly"\n' + design))
+    [change] = check_lock(lock, root)
+    assert 'schedule: locked (absent), now "nightly"' in change.describe()

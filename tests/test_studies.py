@@ -68,7 +68,7 @@ def test_declared_parameters_are_json_simple(name: str) -> None:
     params = studies.declared_parameters(name)
     assert params
     for p in params.values():
-        assert p.type in {"str", "int", "float", "bool", "list", "dict"}
+        assert p.type in {"str", "int", "float", "bool", "list", "dict", "list | str"}
         json.dumps(p.default)
         assert type_ok(p.default, p.type)
 

@@ -162,7 +162,9 @@ def test_a_deviation_runs_and_is_stated_on_the_page_and_in_results(tmp_path: Pat
     ]
     assert pre["entry"]["name"] == "threshold-study" and pre["entry"]["version"] == 1
     assert pre["entry"]["locked_on"] == "2026-11-30" and pre["amended"] is False
-    assert "n_resamples" in pre["design_parameters"] and pre["input_parameters"] == ["metrics_dir"]
+    assert "n_resamples" in pre["design_parameters"] and "scheduler" not in pre["design_parameters"]
+    assert pre["input_parameters"] == ["metrics_dir", "metrics_dirs"]
+    assert pre["execution_parameters"] == ["scheduler"]
     text = _text(out / "index.html")
     banner = text[: text.index("The records read")]
     assert "Deviation from the pre-registration" in banner
@@ -287,3 +289,85 @@ def test_a_data_path_override_is_no_deviation_and_its_content_is_recorded(tmp_pa
         recorded == input_hashes(declared, {"metrics_dir": str(ledger.metrics_dir)})["metrics_dir"]
     )
     assert recorded["kind"] == "directory" and recorded["files"] >= 2
+
+
+# --------------------------------------------------------------------------- a fleet (issue 15)
+
+
+def _fleet(root: Path) -> list[str]:
+    dirs = []
+    for i in range(3):
+        d = root / f"repo-{i}" / "metrics"
+        (d / "_archive").mkdir(parents=True)
+        (d / "sessions.jsonl").write_bytes(b'{"session_id": "s%d"}\n' % i)
+        (d / "_archive" / "events-1.jsonl").write_bytes(b"{}\n")
+        dirs.append(str(d))
+    return dirs
+
+
+def test_a_fleet_input_hashes_each_directory_as_one_metrics_dir_is(tmp_path: Path) -> None:
+    dirs = _fleet(tmp_path)
+    declared = notebook_parameters(REPO / "notebooks" / "rubric-replay.ipynb")
+    one = [input_hashes(declared, {"metrics_dir": d})["metrics_dir"] for d in dirs]
+    got = input_hashes(declared, {"metrics_dir": "", "metrics_dirs": dirs})
+    assert got["metrics_dir"]["content"] == "the notebook's default data"
+    fleet = got["metrics_dirs"]
+    assert fleet["kind"] == "several" and fleet["count"] == 3 and fleet["path"] == dirs
+    assert fleet["items"] == one  # each directory: exactly the record of a single metrics_dir
+    assert fleet["sha256"] == set_sha256({d: o["sha256"] for d, o in zip(dirs, one, strict=True)})
+    # a glob is hashed as the list it resolves to (the directories the study reads)
+    pattern = str(tmp_path / "repo-*" / "metrics")
+    by_glob = input_hashes(declared, {"metrics_dirs": pattern})["metrics_dirs"]
+    assert by_glob["path"] == pattern
+    assert by_glob["items"] == one and by_glob["sha256"] == fleet["sha256"]
+    # and a file listing the directories, one per line, as resolve_fleet reads it
+    listing = tmp_path / "fleet.txt"
+    listing.write_text("# three repositories\n" + "\n".join(dirs) + "\n", encoding="utf-8")
+    by_file = input_hashes(declared, {"metrics_dirs": str(listing)})["metrics_dirs"]
+    assert by_file["sha256"] == fleet["sha256"]
+    # one changed byte in one repository changes the fleet's hash, and only that item's
+    (Path(dirs[1]) / "sessions.jsonl").write_bytes(b'{"session_id": "s9"}\n')
+    changed = input_hashes(declared, {"metrics_dirs": dirs})["metrics_dirs"]
+    assert changed["sha256"] != fleet["sha256"]
+    assert [a == b for a, b in zip(changed["items"], one, strict=True)] == [True, False, True]
+    # what cannot be resolved is recorded as an error naming it, never a crash
+    nothing = input_hashes(declared, {"metrics_dirs": str(tmp_path / "none-*")})["metrics_dirs"]
+    assert "matched no directory" in nothing["error"]
+
+
+def test_a_fleet_and_a_scheduler_are_no_deviation(tmp_path: Path) -> None:
+    from evalkit.study_lock import check_study
+
+    declared = notebook_parameters(REPO / "notebooks" / "threshold-study.ipynb")
+    merged = {p.name: p.default for p in declared.values()}
+    merged.update(metrics_dirs=_fleet(tmp_path), scheduler="tcp://127.0.0.1:8786")
+    status = check_study(
+        "threshold-study", declared, merged, {"metrics_dirs", "scheduler"}, "0" * 64
+    )
+    assert status.status == "pre-registered" and status.deviations == ()
+    assert status.input_parameters == ("metrics_dir", "metrics_dirs")
+    assert status.execution_parameters == ("scheduler",)
+    assert "scheduler" not in status.design_parameters
+    assert status.to_json()["execution_parameters"] == ["scheduler"]
+    assert "Execution settings (free; where it runs, never what it computes): `scheduler`." in (
+        status.banner()
+    )
+    # a design parameter still binds, fleet or not
+    merged["ceiling"] = 0.3
+    with pytest.raises(EvalkitError, match=r"parameter 'ceiling': locked 0\.1, this run 0\.3"):
+        check_study("threshold-study", declared, merged, {"ceiling"}, "0" * 64)
+
+
+def test_the_committed_lock_holds_the_fleet_notebooks_unamended() -> None:
+    """The two notebooks gained metrics_dirs and scheduler (issue 15): a data input and an
+    execution setting, so their locked designs still match and the lock needs no amendment."""
+    from evalkit.prereg import check_lock, latest_entries
+    from evalkit.study_params import design_of
+
+    assert check_lock(REPO_LOCK, REPO) == []
+    entries = latest_entries(json.loads(REPO_LOCK.read_text(encoding="utf-8"))["entries"])
+    for name in ("rubric-replay", "threshold-study"):
+        declared = notebook_parameters(REPO / "notebooks" / f"{name}.ipynb")
+        assert {"metrics_dirs", "scheduler"} <= set(declared)
+        defaults = {p.name: p.default for p in declared.values()}
+        assert entries[("study", name)]["design"] == design_of(defaults, declared)

@@ -317,3 +317,42 @@ def test_command_line_json_is_strict() -> None:
             studies.coerce_cli_value("threshold-study", "thresholds", raw)
     with pytest.raises(EvalkitError, match="'ceiling' expects float"):
         studies.coerce_cli_value("threshold-study", "ceiling", "nan")
+
+
+# ------------------------------------------------------------ roles: input, execution, design
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("metrics_dir", "input"),
+        ("labels_path", "input"),
+        ("metrics_dirs", "input"),  # a fleet: several directories (issue 15)
+        ("labels_paths", "input"),
+        ("scheduler", "execution"),  # where it runs, named one by one
+        ("ceiling", "design"),
+        ("schedule", "design"),  # only the names the rule lists are execution settings
+        ("dirs", "design"),
+        ("scheduler_seed", "design"),
+    ],
+)
+def test_every_parameter_has_one_role_by_name(name: str, role: str) -> None:
+    from evalkit.study_params import Parameter, design_of, parameter_role
+
+    assert parameter_role(name) == role
+    assert Parameter(name, "str", "").role == role
+    # the design the lock freezes is exactly the design-role parameters
+    assert (name in design_of({name: "x"})) is (role == "design")
+
+
+def test_a_fleet_parameter_takes_a_list_or_a_glob_from_the_command_line() -> None:
+    coerce = studies.coerce_cli_value
+    assert coerce("rubric-replay", "metrics_dirs", '["a/m", "b/m"]') == ["a/m", "b/m"]
+    assert coerce("rubric-replay", "metrics_dirs", "repos/*/metrics") == "repos/*/metrics"
+    # a glob character class is a glob, not broken JSON; a JSON string is the text as given
+    assert coerce("rubric-replay", "metrics_dirs", "[ab]*/metrics") == "[ab]*/metrics"
+    assert coerce("threshold-study", "scheduler", "tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    declared = studies.declared_parameters("rubric-replay")
+    assert declared["metrics_dirs"].type == "list | str" and declared["metrics_dirs"].default == []
+    # strict JSON still: "[NaN]" is no list (never a NaN value), so it stays text, a pattern
+    assert coerce("rubric-replay", "metrics_dirs", "[NaN]") == "[NaN]"

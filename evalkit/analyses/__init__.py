@@ -3,8 +3,9 @@
 Modules: ``replay`` (score a ledger under rubric-v1 and v2), ``threshold`` (a fact's distribution
 and the counterfactual threshold table), ``agreement`` (inter-rater agreement), ``calibration``
 (a judge against the frozen gold set), ``prevalence`` and ``prevalence_page`` (class shares of
-a target: naive, corrected for the judge's errors, PPI++). ``write_results`` hands figures to
-the study runner.
+a target: naive, corrected for the judge's errors, PPI++), ``fleet`` (fire rates across
+repositories) with ``fleet_page``, ``replay_fleet`` and ``threshold_fleet`` (the replay and
+threshold pages over a fleet). ``write_results`` hands figures to the study runner.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _EMPTY_MEANS = {
     "metrics_dir": "(default: the preset rubric-v2-2026-09-19, built in a temp dir)",
     "labels_path": "(default: simulated rater labels, see docs/DATA_CARD.md)",
     "gold_path": "(default: the committed gold set gold/instruction-adherence)",
+    "metrics_dirs": "(none: one metrics directory, metrics_dir)",
 }
 
 
@@ -63,6 +65,9 @@ def show_parameters(params: dict, empty_means: dict | None = None) -> object:
 
     import pandas as pd
 
+    def tail(path: object) -> str:
+        return "…/" + "/".join(PurePath(str(path)).parts[-2:])
+
     rows = []
     for k, v in params.items():
         text = str(v)
@@ -70,8 +75,17 @@ def show_parameters(params: dict, empty_means: dict | None = None) -> object:
             if not v:
                 text = {**_EMPTY_MEANS, **(empty_means or {})}.get(k, "(default)")
             else:
-                parts = PurePath(str(v)).parts[-2:]
-                text = f"(given path) …/{'/'.join(parts)}"
+                text = f"(given path) {tail(v)}"
+        elif k.endswith(("_dirs", "_paths")):  # several paths: a list, or one glob
+            if not v:
+                text = {**_EMPTY_MEANS, **(empty_means or {})}.get(k, "(none)")
+            elif isinstance(v, list):
+                text = f"(given: {len(v)} paths) " + ", ".join(tail(x) for x in v[:5])
+                text += ", …" if len(v) > 5 else ""
+            else:
+                text = f"(given glob or list file) {tail(v)}"
+        elif k == "scheduler":
+            text = f"(Dask scheduler) {v}" if v else "(none: computed in the kernel, serially)"
         rows.append({"parameter": k, "value": text})
     return pd.DataFrame(rows).set_index("parameter")
 

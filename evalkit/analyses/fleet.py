@@ -54,6 +54,7 @@ __all__ = [
     "fire_rates",
     "fleet_fact_table",
     "plot_forest",
+    "pooled_rate",
     "repository_labels",
 ]
 
@@ -97,22 +98,40 @@ def dimension_units(
     return out
 
 
-def fleet_fact_table(metrics_dirs: Any, fact: str = "guard_blocked") -> pd.DataFrame:
+def fleet_fact_table(
+    metrics_dirs: Any,
+    fact: str = "guard_blocked",
+    *,
+    v1_prose_fallback: bool = True,
+    client: Any = None,
+) -> pd.DataFrame:
     """The threshold study's :func:`~evalkit.analyses.threshold.fact_table` of every directory
-    of the fleet (its journal ``eval.jsonl``), stacked with a ``metrics_dir`` column. A
-    directory without a journal is an error naming it: a study's input is all or nothing."""
+    of the fleet (its journal ``eval.jsonl``), stacked with a ``metrics_dir`` column;
+    ``attrs["diagnostics"]`` holds every journal's skipped lines, each prefixed by its
+    directory. A directory without a journal is an error naming it: a study's input is all or
+    nothing. ``client``: as :func:`evalkit.fleet.run_fleet` (``None`` reads them here)."""
+    from functools import partial
+
     import pandas as pd
 
-    from evalkit.analyses.threshold import fact_table
-    from evalkit.fleet import resolve_fleet
+    from evalkit.analyses.threshold import NUMERIC_FACTS, fact_table
+    from evalkit.fleet import resolve_fleet, run_fleet
 
-    frames = []
-    for d in resolve_fleet(metrics_dirs):
-        frame = fact_table(d, fact)
+    if fact not in NUMERIC_FACTS:  # before any directory is read
+        raise EvalkitError(f"fact {fact!r} is not a numeric fact; choose one of {NUMERIC_FACTS}")
+    dirs = resolve_fleet(metrics_dirs)
+    task = partial(fact_table, fact=fact, v1_prose_fallback=v1_prose_fallback)
+    results = run_fleet(dirs, task, client=client)
+    failed = [str(failure) for _, failure in results if failure is not None]
+    if failed:
+        raise EvalkitError(f"{len(failed)} of {len(dirs)} directories: " + "; ".join(failed))
+    frames, diagnostics = [], []
+    for d, (frame, _) in zip(dirs, results, strict=True):
+        diagnostics += [f"{d}: {line}" for line in frame.attrs.get("diagnostics", [])]
         frame.insert(0, "metrics_dir", d)
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
-    out.attrs["fact"] = fact
+    out.attrs.update(fact=fact, diagnostics=diagnostics)
     return out
 
 
@@ -328,6 +347,26 @@ def _pooled(units: pd.DataFrame, level: float, n_resamples: int, rng: Any) -> Po
     return PooledRate(k / n if n else None, k, n, int(used["metrics_dir"].nunique()), boot, level)
 
 
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise EvalkitError(f"seed must be an int >= 0, got {seed!r}")
+
+
+def pooled_rate(
+    units: pd.DataFrame, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> PooledRate:
+    """The pooled rate of ``units`` alone, with the interval :func:`fire_rates` gives it (the
+    same percentile cluster bootstrap, repository = cluster, same seed, same draws)."""
+    import numpy as np
+
+    from evalkit.stats._inputs import check_level, check_resamples
+
+    check_level(level)
+    n_resamples = check_resamples(n_resamples, minimum=100)
+    _check_seed(seed)
+    return _pooled(_check_units(units), level, n_resamples, np.random.default_rng(seed))
+
+
 def _heterogeneity(k: np.ndarray, n: np.ndarray, n_permutations: int, rng: Any) -> Heterogeneity:
     import numpy as np
     from scipy.stats import chi2
@@ -480,8 +519,7 @@ def fire_rates(
         raise EvalkitError(f"ceiling must be a rate in [0, 1], got {ceiling!r}")
     n_resamples = check_resamples(n_resamples, minimum=100)
     n_permutations = check_resamples(n_permutations, minimum=100)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise EvalkitError(f"seed must be an int >= 0, got {seed!r}")
+    _check_seed(seed)
     work = _check_units(units)
     per = _per_repository(work, level)
     pooled = _pooled(work, level, n_resamples, np.random.default_rng(seed))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NEW_DIMENSION",
+    "RATES_CAPTION",
     "STATUSES",
     "changed_detail",
     "changed_summary",
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
+#: What the status-rate table of one ledger shows (Markdown).
+RATES_CAPTION = "`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric."
 # Dimensions whose status is always not-applicable by design: reported, never graded.
 REPORTED_ONLY: frozenset[str] = frozenset({DimensionId.EFFICIENCY_KPIS, DimensionId.GUARD_FRICTION})
 

@@ -197,9 +197,11 @@ def study(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = LEVEL,
+    cluster_column: str = "session_id",
 ) -> Any:
     """``evalkit.stats.threshold_study`` on the table: fire-rate curve with cluster-bootstrap CIs
-    (whole sessions resampled), gaps, ceiling check."""
+    (whole sessions resampled; a fleet's page resamples repositories: ``cluster_column=
+    "metrics_dir"``), gaps, ceiling check."""
     import numpy as np
 
     from evalkit.stats import threshold_study
@@ -207,7 +209,7 @@ def study(
     values = [None if v is None or v != v else float(v) for v in df["value"].tolist()]
     return threshold_study(
         values,
-        clusters=df["session_id"].tolist(),
+        clusters=df[cluster_column].tolist(),
         ceiling=ceiling,
         n_resamples=n_resamples,
         level=level,
@@ -274,20 +276,31 @@ def distribution_bins(df: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
+def counterfactual_frame(
+    cf: list[dict[str, Any]],
+    st: Any,
+    *,
+    sessions: tuple[Mapping[Any, tuple[float | None, float | None]], str] | None = None,
+) -> pd.DataFrame:
     """The counterfactual table with the record fire rate's cluster-bootstrap CI and the
-    session fail rate's Wilson CI, each with its n."""
+    session fail rate's Wilson CI, each with its n. ``sessions``: other intervals of the
+    session fail rate, by threshold, and their method's name (a fleet's cluster bootstrap)."""
     import pandas as pd
 
     from evalkit.analyses._results import fmt_estimate
 
     level = f"{st.level:.0%}"
+    method = "Wilson" if sessions is None else sessions[1]
     rows = []
     for row in cf:
         t = row["threshold"]
         ci, status = _study_row(st, t)
         determined = row["sessions"] - row["sessions_undetermined"]
-        s_ci = _session_ci(row["sessions_failing"], determined, st.level)
+        s_ci = (
+            _session_ci(row["sessions_failing"], determined, st.level)
+            if sessions is None
+            else sessions[0][t]
+        )
         rows.append(
             {
                 "threshold": t,
@@ -296,7 +309,7 @@ def counterfactual_frame(cf: list[dict[str, Any]], st: Any) -> pd.DataFrame:
                     row["records_rate"], ci, row["records_known"], percent=True
                 ),
                 "sessions failing": f"{row['sessions_failing']} of {determined}",
-                f"session fail rate [{level} Wilson CI]": fmt_estimate(
+                f"session fail rate [{level} {method} CI]": fmt_estimate(
                     row["sessions_rate"], s_ci, determined, percent=True
                 ),
                 "ceiling check (CI vs ceiling)": status,
@@ -359,19 +372,27 @@ def ceiling_text(cf: list[dict[str, Any]], st: Any, ceiling: float) -> str:
 # --------------------------------------------------------------------------------- the page
 
 
-def records_text(df: pd.DataFrame, pub: Mapping[str, int], level: float = LEVEL) -> str:
+def records_text(
+    df: pd.DataFrame,
+    pub: Mapping[str, int],
+    level: float = LEVEL,
+    *,
+    share_ci: tuple[tuple[float | None, float | None], str] | None = None,
+) -> str:
     """The records read: counts, rubric-v1 process-safety fails (share of sessions with its
-    Wilson interval), unknown values and skipped journal lines (Markdown)."""
+    Wilson interval, or ``share_ci``: another interval and its method's name), unknown values
+    and skipped journal lines (Markdown)."""
     from evalkit.analyses._results import fmt_estimate
 
     k, n = pub["v1_fail_sessions"], pub["sessions"]
-    share = fmt_estimate(k / n if n else None, _session_ci(k, n, level), n, percent=True)
+    ci, method = (_session_ci(k, n, level), "Wilson") if share_ci is None else share_ci
+    share = fmt_estimate(k / n if n else None, ci, n, percent=True)
     fact = str(df.attrs.get("fact", ""))
     return (
         f"**{pub['records']} records** over **{pub['sessions']} sessions**; "
         f"rubric-v1 records: {pub['v1_records']}, of which `process-safety` failed on "
         f"{pub['v1_fail_records']} records ({k} sessions: {share} of sessions, "
-        f"Wilson {level:.0%} CI). "
+        f"{method} {level:.0%} CI). "
         f"Unknown {markdown_code(fact)} values (reader found no number): "
         f"{int(df['value'].isna().sum())}. "
         f"Journal lines skipped: {len(df.attrs['diagnostics'])}."

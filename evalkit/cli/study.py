@@ -134,7 +134,7 @@ def _list(args: argparse.Namespace) -> int:
                     "type": p.type,
                     "default": p.default,
                     "help": p.help,
-                    "role": "input" if p.is_input else "design",
+                    "role": p.role,
                 }
                 for p in params.values()
             ]
@@ -142,6 +142,6 @@ def _list(args: argparse.Namespace) -> int:
             continue
         print(f"{info['name']}: {info['title']}")
         for p in params.values():
-            role = "input" if p.is_input else "design"
+            role = p.role
             print(f"    {p.name} ({p.type}, {role}) = {json.dumps(p.default)}  {p.help}")
     return 0
