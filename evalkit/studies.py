@@ -450,6 +450,25 @@ def run_study(
 
     nbformat.write(nb, str(out / f"{name}.ipynb"))
     run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
+    results = _results(name, run_status, merged, status, inputs, error, figures, path)
+    results_path = out / "results.json"
+    results_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    say(f"[study] {name}: {run_status.value} -> {html_path}")
+    return StudyRun(name, run_status, out, html_path, results_path, results, error)
+
+
+def _results(
+    name: str,
+    run_status: StudyStatus,
+    merged: Mapping[str, Any],
+    status: Any,
+    inputs: Any,
+    error: str | None,
+    figures: Mapping[str, Any],
+    path: Path,
+) -> dict[str, Any]:
+    """The run's results.json: how it ran (parameters, pre-registration, inputs, versions,
+    commit, lock) and the figures the notebook published."""
     results: dict[str, Any] = {
         "study": name,
         "status": run_status.value,
@@ -470,11 +489,7 @@ def run_study(
     for key, value in figures.items():
         if key not in _RUNNER_KEYS:
             results[key] = value
-    results = _jsonable(results)
-    results_path = out / "results.json"
-    results_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    say(f"[study] {name}: {run_status.value} -> {html_path}")
-    return StudyRun(name, run_status, out, html_path, results_path, results, error)
+    return _jsonable(results)
 
 
 def _prepared_notebook(nb_dict: Mapping[str, Any], merged: Mapping[str, Any], banner: str) -> Any:
