@@ -46,6 +46,7 @@ from evalkit.errors import EvalkitError
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``calibrate`` subcommand."""
     parser = subparsers.add_parser(
         "calibrate",
         help="calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
@@ -183,8 +184,11 @@ def _interval(level: float, n_resamples: Any, rng: Any) -> str:
 
 
 def summary(result: Any, *, registering: bool = False) -> str:
-    """The one-line summary: which interval is displayed, which one graduation is judged on,
-    and what status a record may carry (a graduating result only once it is registered)."""
+    """The one-line summary of a calibration.
+
+    It says which interval is displayed, which one graduation is judged on, and what status a
+    record may carry (a graduating result only once it is registered).
+    """
     shown = _interval(result.level, result.n_resamples, result.rng)
     decision = result.decision_kappa_ci
     rule_ci = result.decision_rule.get("ci", {})
@@ -261,8 +265,11 @@ def _est(e: Any, percent: bool = False) -> str:
 
 
 def repeats_summary(result: Any) -> str:
-    """What a calibration with repeats adds to the summary: the design, the majority kappa, the
-    consistency over repeats and the calls without a label, each with its n."""
+    """What a calibration with repeats adds to the summary.
+
+    The design, the majority kappa, the consistency over repeats and the calls without a
+    label, each with its n.
+    """
     r = result.repeats
     calls = r.calls
     ties = len(r.majority_ties)

@@ -9,6 +9,7 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``gold`` subcommand and its ``verify`` and ``freeze``."""
     parser = subparsers.add_parser(
         "gold", help="verify frozen gold sets or freeze a new version", description=__doc__
     )

@@ -17,6 +17,7 @@ from evalkit.input_files import escape_surrogates
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``preregister`` subcommand."""
     parser = subparsers.add_parser(
         "preregister",
         help="write the pre-registration lock (rubrics, gold sets, decision rules, studies)",

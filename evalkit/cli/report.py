@@ -32,6 +32,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the report of one record; exit 1 on a user error (unknown run id, bad journal)."""
     from evalkit.report import render_report
     from evalkit.verify import find_record
 

@@ -59,9 +59,11 @@ class Proportion:
 
     @property
     def statistic(self) -> float | None:
+        """``k / n`` (None when ``n`` is 0)."""
         return self.k / self.n if self.n else None
 
     def confidence_interval(self) -> tuple[float | None, float | None]:
+        """The Wilson interval at ``level`` (``(None, None)`` when ``n < 2``)."""
         return (self.low, self.high)
 
 
@@ -201,6 +203,7 @@ class ClusteredKappa:
 
     @property
     def statistic(self) -> float | None:
+        """Cohen's kappa (None when the data leave it undefined)."""
         return self.result.statistic
 
     @property
@@ -210,6 +213,7 @@ class ClusteredKappa:
 
     @property
     def n_items(self) -> int:
+        """Distinct items (clusters) among the rows used."""
         return len(set(self.clusters))
 
     def confidence_interval(

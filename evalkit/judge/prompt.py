@@ -1,4 +1,4 @@
-"""Judge prompt assembly behind an untrusted-data fence, and the token-budget gate.
+r"""Judge prompt assembly behind an untrusted-data fence, and the token-budget gate.
 
 Layout of the prompt (top to bottom):
 
@@ -13,7 +13,7 @@ Layout of the prompt (top to bottom):
 5. the output requirements.
 
 Why the data cannot forge or close the fence: the slice is serialized as JSON in which every
-``<`` and backtick is written as its JSON escape (``\\u003c``, ``\\u0060``), so no fence marker
+``<`` and backtick is written as its JSON escape (``\u003c``, ``\u0060``), so no fence marker
 (``<<<``) and no code fence (```) can appear between the markers, whatever the evidence says.
 The nonce (``secrets.token_hex(16)`` unless supplied) is a second, independent guard and occurs
 in the prompt only in the two markers: where the data contains the nonce (a guessed or leaked
@@ -128,9 +128,9 @@ def record_slice(record: Any) -> dict[str, Any]:
 
 
 def _encode_str(text: str, nonce: str) -> str:
-    """JSON string literal of ``text`` without a raw ``<``, backtick or occurrence of ``nonce``.
+    r"""JSON string literal of ``text`` without a raw ``<``, backtick or occurrence of ``nonce``.
 
-    The escaped characters are written as ``\\uXXXX``; the literal decodes to ``text`` itself.
+    The escaped characters are written as ``\uXXXX``; the literal decodes to ``text`` itself.
     For the nonce, its first LETTER is escaped in every occurrence (a digit's escape ends in the
     digit itself, so escaping a digit would rebuild the nonce).
     """

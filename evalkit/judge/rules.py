@@ -87,6 +87,7 @@ class RuleVerdict:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON-simple values."""
         return {"status": str(self.status), "rule": self.rule, "reason": self.reason}
 
 

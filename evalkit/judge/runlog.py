@@ -63,8 +63,10 @@ Key = tuple[str, int, str]
 
 @dataclass(frozen=True)
 class RunLogEntry:
-    """One valid run-log line: its 1-based ``line`` number, the key fields and the whole
-    object (``data``)."""
+    """One valid run-log line.
+
+    Its 1-based ``line`` number, the key fields and the whole object (``data``).
+    """
 
     line: int
     item_id: str
