@@ -39,6 +39,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.facts import compute_facts
+from evalkit.finite import finite_or_none
 from evalkit.judge.rules import RUBRIC_V2_RULES
 
 #: Default input budget (tokens) of one judge call; the reference engine's default.
@@ -176,13 +177,11 @@ def _inert_json(value: Any, nonce: str, level: int = 0) -> str:
 
 def _finite_json(value: Any) -> Any:
     """Replace non-finite floats by None (JSON has no NaN/Infinity; the reference prints null)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
     if isinstance(value, Mapping):
         return {k: _finite_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_finite_json(v) for v in value]
-    return value
+    return finite_or_none(value)
 
 
 def new_nonce() -> str:
