@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 
 
@@ -83,7 +84,9 @@ def register(subparsers: Any) -> None:
         help="decision rule to judge graduation by (must be locked; default: the gold set's "
         "DECISION_RULE-model-judge.json for a model judge, else DECISION_RULE.json)",
     )
-    parser.add_argument("--dimension", default="instruction-adherence", help="judge dimension id")
+    parser.add_argument(
+        "--dimension", default=DimensionId.INSTRUCTION_ADHERENCE.value, help="judge dimension id"
+    )
     parser.add_argument("--out", default=None, help="write the result JSON here (default stdout)")
     parser.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples")
     parser.add_argument("--rng", type=int, default=0, help="bootstrap seed (default 0)")

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.judge.parse import DIMENSION_STATUSES
+from evalkit.judge.reply import TARGET_DIMENSION
 from evalkit.judge.rules import apply_rules
 
 _ITEM_LINE = re.compile(r"^item: (.*)$", re.M)
@@ -134,7 +135,7 @@ class ReplayJudge:
         label = self.labels.get(item) if item is not None else None
         if label is None:
             return f"no replayed label for item {item!r}"
-        return _reply("instruction-adherence", label, f"replayed label from {self.source}")
+        return _reply(TARGET_DIMENSION, label, f"replayed label from {self.source}")
 
 
 class RulesJudge:
@@ -144,7 +145,7 @@ class RulesJudge:
         """The rules' verdict on the prompt's facts as a reply (the rule and reason as evidence)."""
         verdict = apply_rules(prompt_facts(prompt))
         return _reply(
-            "instruction-adherence",
+            TARGET_DIMENSION,
             str(verdict.status),
             f"rule {verdict.rule}: {verdict.reason}",
         )
