@@ -240,7 +240,12 @@ def describe_kappa(result: Any) -> str:
             why = f"degenerate data on the {result.n} labeled items"
         return f"undefined ({why}); CI undefined"
     if k.low is None or k.high is None:
-        why = "fewer than 2 items" if result.n < 2 else "the bootstrap is degenerate"
+        if result.n < 2:
+            why = "fewer than 2 items"
+        elif getattr(result.kappa, "few_items", False):
+            why = f"{result.n} items, whose standard error is 0 or undefined"
+        else:
+            why = "the bootstrap is degenerate"
         return f"{k.statistic:.3f} [CI undefined ({why})]"
     return f"{k.statistic:.3f} [{k.low:.3f}, {k.high:.3f}]"
 

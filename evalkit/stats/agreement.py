@@ -8,9 +8,10 @@ Degenerate data rule (the same for every coefficient): a chance-corrected coeffi
 ``(pa - pe) / (1 - pe)`` is undefined when ``pe == 1`` (every rating is the same single
 category, so ``0/0``), and Krippendorff's alpha when the expected disagreement is 0. Then
 ``statistic`` is ``None``, ``degenerate`` is ``True`` and a ``DegenerateDataWarning`` is
-issued: never an exception, never a NaN. With fewer than two items the estimate is kept, but
-``degenerate`` is ``True``, the standard errors are ``None`` and every interval is
-``(None, None)``, each with a ``DegenerateDataWarning`` (``_result`` module docstring).
+issued: never an exception, never a NaN. With too few items (one item, or two whose
+analytic standard error is 0 or undefined) the estimate is kept, but ``degenerate`` is
+``True``, the standard errors are ``None`` and every interval is ``(None, None)``, each with a
+``DegenerateDataWarning`` saying why (``_result`` module docstring).
 Declaring the possible labels with ``categories=`` can make a coefficient defined (AC1 and
 Brennan-Prediger use the number of categories).
 
@@ -90,14 +91,28 @@ def _warn_degenerate(name: str, why: str) -> None:
     )
 
 
-def _few_items(name: str, n: int, stacklevel: int = 3) -> bool:
-    """Fewer than two items: warn (no SE, no interval; see ``_result``) and return True."""
-    if n >= 2:
+#: An SE below this from two items is a rounding error of 0 (a real one is orders larger).
+_ZERO_SE = 1e-9
+
+
+def _few_items(
+    name: str, n: int, statistic: float | None, se: float | None, stacklevel: int = 3
+) -> bool:
+    """Too few items for an SE: warn (no SE, no interval; see ``_result``) and return True.
+
+    One item; or two, with a defined ``statistic`` whose analytic ``se`` is 0 or None.
+    """
+    if n < 2:
+        why = f"only {n} item: the estimate describes it"
+    elif n == 2 and statistic is not None and (se is None or se < _ZERO_SE):
+        what = "undefined" if se is None else "0"
+        why = f"only 2 items, whose standard error is {what}: the estimate describes them"
+    else:
         return False
     warnings.warn(
         DegenerateDataWarning(
-            f"{name}: only {n} item: the estimate describes it, but its sampling variation "
-            "cannot be estimated (standard error None, every interval (None, None))"
+            f"{name}: {why}, but its sampling variation cannot be estimated "
+            "(standard error None, every interval (None, None))"
         ),
         stacklevel=stacklevel,  # the caller of the public function
     )
@@ -218,10 +233,12 @@ def _jackknife_result(
     """A coefficient ``fn`` of the item sums of ``suff`` with its jackknife SE over items."""
     est = _Estimator(suff, fn, rows, n_input)
     value = _none(fn(suff.sum(axis=0)[None, :])[0])
-    few = _few_items(str(fields.get("name", "statistic")), suff.shape[0], stacklevel=4)
+    se = _jackknife_se(est) if value is not None else None
+    name = str(fields.get("name", "statistic"))
+    few = _few_items(name, suff.shape[0], value, se, stacklevel=4)
     return AgreementResult(
         statistic=value,
-        standard_error=_jackknife_se(est) if value is not None else None,
+        standard_error=None if few else se,
         se_method="jackknife over items",
         degenerate=value is None or few,
         _estimator=est,
@@ -352,7 +369,7 @@ def cohen_kappa(
         var0 = (np.sum(np.outer(rows, cols) * (w - both) ** 2) - pe**2) / (n * (1 - pe) ** 2)
         se = float(math.sqrt(max(var1, 0.0)))
         se0 = float(math.sqrt(max(var0, 0.0)))
-    few = _few_items("Cohen's kappa", n)
+    few = _few_items("Cohen's kappa", n, kappa, se)
     if few:
         se = se0 = None
     z, pval = _normal_test(kappa, se0)
@@ -458,7 +475,6 @@ def _family_result(
     n = suff.shape[0]
     if coef is None:
         _warn_degenerate(name, why)
-    few = _few_items(name, n, stacklevel=4)
     se = _irrcac_se(coef, pa_i, ok, pe, pe_ivec if pe_ivec is not None else np.full(n, pe))
     se_method = "Gwet (2014), irrCAC linearization, f = 0"
     if from_table and se is not None:
@@ -466,6 +482,9 @@ def _family_result(
         # functions by n - 1; follow the one matching the input form
         se *= math.sqrt((n - 1) / n)
         se_method = "Gwet (2008), irrCAC contingency-table variance, f = 0"
+    few = _few_items(name, n, coef, se, stacklevel=4)
+    if few:
+        se = None
     z, pval = _t_test(coef, se, n - 1)
     return AgreementResult(
         statistic=coef,
@@ -563,8 +582,8 @@ def fleiss_kappa(
         bounds=_KAPPA_RANGE if wname == "unweighted" and np.all(rr >= 2) else _UPPER_ONLY,
         per_category=per_cat if wname == "unweighted" else None,
     )
-    if res.n < 2:
-        se0 = None  # one item: no sampling variation to speak of (module docstring)
+    if res.few_items:
+        se0 = None  # too few items: no sampling variation to speak of (module docstring)
     z, pval = _normal_test(res.statistic, se0)
     return _replace(res, standard_error_h0=se0, z=z, p_value=pval)
 
@@ -783,8 +802,10 @@ def light_kappa(
             ),
             stacklevel=2,
         )
-    few = _few_items("Light's kappa", r.n_items)
     se = _jackknife_se(est) if coef is not None else None
+    few = _few_items("Light's kappa", r.n_items, coef, se)
+    if few:
+        se = None
     return AgreementResult(
         statistic=coef,
         standard_error=se,
@@ -906,10 +927,12 @@ def krippendorff_alpha(
     d_full = _delta(level, values, marg)
     if alpha is None:
         _warn_degenerate("Krippendorff's alpha", "no expected disagreement: one value only")
-    few = _few_items("Krippendorff's alpha", int(c.shape[0]))
     se = pa = pe = None
     if d_full.max() > 0:
         se, pa, pe = _krippendorff_se(c, m, 1.0 - d_full / d_full.max(), alpha)
+    few = _few_items("Krippendorff's alpha", int(c.shape[0]), alpha, se)
+    if few:
+        se = None
     z, pval = _t_test(alpha, se, c.shape[0] - 1)
     return AgreementResult(
         statistic=alpha,
