@@ -232,6 +232,25 @@ def test_the_core_works_with_only_the_core_installed(tmp_path: Path) -> None:
     assert out["loaded_hidden"] == []
 
 
+DEMO = r"""
+import contextlib, io, os
+from evalkit.cli.main import main
+with contextlib.redirect_stderr(io.StringIO()) as err:
+    code = main(["demo", "--out", "reports"])
+out = {"code": code, "stderr": err.getvalue(), "wrote": os.path.exists("reports")}
+"""
+
+
+def test_the_demo_without_the_studies_extra_says_so_once_up_front(tmp_path: Path) -> None:
+    out = _run_core_only(DEMO, tmp_path)
+    hint = "pip install 'evalkit[studies]'"
+    assert out["code"] == 1
+    assert out["stderr"].count(hint) == 1, out["stderr"]
+    assert out["stderr"].startswith("evalkit demo: error: evalkit demo (it runs every study)")
+    assert "Traceback" not in out["stderr"]
+    assert out["wrote"] is False  # nothing built or written before the refusal
+
+
 EDGES = r"""
 out = {}
 from evalkit.extras import MissingExtraError
