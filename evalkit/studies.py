@@ -102,7 +102,6 @@ _VERSIONED = (
     "scipy",
     "statsmodels",
     "matplotlib",
-    "krippendorff",
     "papermill",
     "nbconvert",
     "nbformat",

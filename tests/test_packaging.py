@@ -82,6 +82,18 @@ def test_krippendorff_is_a_test_dependency_only() -> None:
     assert hits == []
 
 
+def test_results_record_the_versions_of_what_evalkit_runs_on() -> None:
+    # results.json's "versions": evalkit, its core and the studies' kernel stack; never a
+    # package evalkit does not import (krippendorff is a test tool: a second implementation)
+    from evalkit.studies import _versions
+
+    core = {_norm(Requirement(r).name) for r in PYPROJECT["project"]["dependencies"]}
+    studies = {_norm(r.name) for r in _extra_requirements("studies")}
+    recorded = {_norm(name) for name in _versions()} - {"python", "evalkit"}
+    assert "krippendorff" not in recorded
+    assert recorded <= core | studies, recorded - (core | studies)
+
+
 def test_version_has_one_source() -> None:
     project = PYPROJECT["project"]
     assert "version" not in project and "version" in project["dynamic"]
