@@ -7,10 +7,11 @@ with Gwet's variance as irrCAC ``krippen.alpha.raw`` computes it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats._inputs import as_counts_indexed, as_ratings, exclusive
@@ -70,61 +71,16 @@ def krippendorff_alpha(
     """
     if level not in _LEVELS:
         raise EvalkitError(f"level must be one of {_LEVELS}, got {level!r}")
-    which, value = exclusive("krippendorff_alpha", ("ratings", ratings), ("counts", counts))
-    if which == "counts":
-        counts_arr, base_rows, n_input = as_counts_indexed(value)
-        cats = _count_categories(value, counts_arr, categories)
-        numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cats)
-        if level in ("interval", "ratio") and not numeric:
-            raise EvalkitError(f"krippendorff_alpha: level={level!r} needs numeric categories")
-        values = np.asarray(cats, dtype=float) if numeric else np.arange(len(cats), dtype=float)
-        n_raters = int(counts_arr.sum(axis=1).max())
-    else:
-        r = as_ratings(value, categories=categories)
-        if level in ("interval", "ratio") and not r.numeric:
-            raise EvalkitError(
-                f"krippendorff_alpha: level={level!r} needs numeric labels, got "
-                f"{list(r.categories)[:5]!r}"
-            )
-        counts_arr, cats, values, n_raters = r.counts(), r.categories, r.values, r.n_raters
-        base_rows, n_input = r.rows, r.n_rows_input
+    counts_arr, cats, values, n_raters, base_rows, n_input = _alpha_input(
+        level, ratings, counts, categories
+    )
     m = counts_arr.sum(axis=1)
     pairable = m >= 2
     c = counts_arr[pairable]
     m = m[pairable]
-    q = len(cats)
     if c.shape[0] == 0:
         raise EvalkitError("krippendorff_alpha: no unit has two or more ratings (none pairable)")
-    # per-unit coincidences o^u_ck = n_uc (n_uk - [c == k]) / (m_u - 1)
-    if level == "ordinal":
-        # the ordinal metric depends on the marginals, so each resample needs the whole
-        # coincidence matrix: q * q sufficient statistics per unit
-        if c.shape[0] * q * q > 50_000_000:
-            raise EvalkitError(
-                f"krippendorff_alpha: level='ordinal' with {q} distinct values on "
-                f"{c.shape[0]} units needs {c.shape[0] * q * q:,} coincidence cells; "
-                "bin the values into fewer ranks"
-            )
-        o_u = (c[:, :, None] * c[:, None, :] - np.einsum("uc,ck->uck", c, np.eye(q))) / (m - 1)[
-            :, None, None
-        ]
-        suff = o_u.reshape(c.shape[0], q * q)
-
-        def alpha_fn(sums: Array) -> Array:
-            o = sums.reshape((*sums.shape[:-1], q, q))
-            marg = o.sum(axis=-1)
-            d = _delta("ordinal", values, marg)
-            return _alpha_from(np.sum(o * d, axis=(-1, -2)), marg, d)
-
-    else:
-        d_fixed = _delta(level, values, np.zeros(q))
-        # sum_ck o^u_ck d_ck without the q x q array per unit (d_cc = 0)
-        disagreement = np.sum((c @ d_fixed) * c, axis=1) / (m - 1)
-        suff = np.column_stack([disagreement, c])
-
-        def alpha_fn(sums: Array) -> Array:
-            return _alpha_from(sums[..., 0], sums[..., 1:], d_fixed)
-
+    suff, alpha_fn = _alpha_sufficient(level, c, m, values)
     est = _Estimator(suff, alpha_fn, base_rows[pairable], n_input)
     tot = suff.sum(axis=0)
     alpha = _none(alpha_fn(tot[None, :])[0])
@@ -156,6 +112,70 @@ def krippendorff_alpha(
         weights=level,
         _estimator=est,
     )
+
+
+def _alpha_input(
+    level: str, ratings: Any, counts: Any, categories: Sequence[Any] | None
+) -> tuple[Array, tuple[Any, ...], Array, int, NDArray[np.intp], int]:
+    """Ratings or counts as (counts, categories, values, n_raters, input rows, n input).
+
+    ``values`` are the labels' numbers for interval and ratio (refused when not numeric), else
+    their ranks.
+    """
+    which, value = exclusive("krippendorff_alpha", ("ratings", ratings), ("counts", counts))
+    if which == "counts":
+        counts_arr, base_rows, n_input = as_counts_indexed(value)
+        cats = _count_categories(value, counts_arr, categories)
+        numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cats)
+        if level in ("interval", "ratio") and not numeric:
+            raise EvalkitError(f"krippendorff_alpha: level={level!r} needs numeric categories")
+        values = np.asarray(cats, dtype=float) if numeric else np.arange(len(cats), dtype=float)
+        return counts_arr, cats, values, int(counts_arr.sum(axis=1).max()), base_rows, n_input
+    r = as_ratings(value, categories=categories)
+    if level in ("interval", "ratio") and not r.numeric:
+        raise EvalkitError(
+            f"krippendorff_alpha: level={level!r} needs numeric labels, got "
+            f"{list(r.categories)[:5]!r}"
+        )
+    return r.counts(), r.categories, r.values, r.n_raters, r.rows, r.n_rows_input
+
+
+def _alpha_sufficient(
+    level: str, c: Array, m: Array, values: Array
+) -> tuple[Array, Callable[[Array], Array]]:
+    """Per pairable unit's sufficient statistics and alpha as a function of their sums.
+
+    Built on the per-unit coincidences ``o^u_ck = n_uc (n_uk - [c == k]) / (m_u - 1)``.
+    """
+    q = values.size
+    if level == "ordinal":
+        # the ordinal metric depends on the marginals, so each resample needs the whole
+        # coincidence matrix: q * q sufficient statistics per unit
+        if c.shape[0] * q * q > 50_000_000:
+            raise EvalkitError(
+                f"krippendorff_alpha: level='ordinal' with {q} distinct values on "
+                f"{c.shape[0]} units needs {c.shape[0] * q * q:,} coincidence cells; "
+                "bin the values into fewer ranks"
+            )
+        o_u = (c[:, :, None] * c[:, None, :] - np.einsum("uc,ck->uck", c, np.eye(q))) / (m - 1)[
+            :, None, None
+        ]
+
+        def ordinal_fn(sums: Array) -> Array:
+            o = sums.reshape((*sums.shape[:-1], q, q))
+            marg = o.sum(axis=-1)
+            d = _delta("ordinal", values, marg)
+            return _alpha_from(np.sum(o * d, axis=(-1, -2)), marg, d)
+
+        return o_u.reshape(c.shape[0], q * q), ordinal_fn
+    d_fixed = _delta(level, values, np.zeros(q))
+    # sum_ck o^u_ck d_ck without the q x q array per unit (d_cc = 0)
+    disagreement = np.sum((c @ d_fixed) * c, axis=1) / (m - 1)
+
+    def fixed_fn(sums: Array) -> Array:
+        return _alpha_from(sums[..., 0], sums[..., 1:], d_fixed)
+
+    return np.column_stack([disagreement, c]), fixed_fn
 
 
 def _alpha_from(do_sum: Array, marg: Array, d: Array) -> Array:
