@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from evalkit._lazy import lazy_attributes
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.input_files import (
     JsonInputError,
@@ -428,7 +429,7 @@ def _check_date(date: object) -> None:
 def freeze(
     source_dir: str | os.PathLike[str],
     root: str | os.PathLike[str] = "gold",
-    name: str = "instruction-adherence",
+    name: str = DimensionId.INSTRUCTION_ADHERENCE.value,  # a set is named by what it labels
     *,
     date: str | None = None,
 ) -> GoldSet:

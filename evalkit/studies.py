@@ -104,7 +104,6 @@ _VERSIONED = (
     "scipy",
     "statsmodels",
     "matplotlib",
-    "krippendorff",
     "papermill",
     "nbconvert",
     "nbformat",

@@ -31,7 +31,7 @@ from evalkit.calibration import (
 )
 from evalkit.calibration_status import ALLOWED_UNCALIBRATED, is_accepted, mint_status
 from evalkit.cli.main import main
-from evalkit.errors import EvalkitError, ValidationError
+from evalkit.errors import DegenerateDataWarning, EvalkitError, ValidationError
 from evalkit.gold import LABELS, load
 from tests.conftest import REPO_ROOT
 
@@ -615,3 +615,24 @@ def test_a_malformed_labels_csv_is_a_clear_error(
     csv.write_bytes(content)
     with pytest.raises(EvalkitError, match=message):
         read_judge_labels(csv)
+
+
+def test_two_labelled_items_give_no_interval_and_say_why(gold) -> None:
+    # two items in perfect agreement: kappa 1 with a standard error of 0 from two items, which
+    # would be the zero-width interval [1, 1]; too few items, so the interval is undefined
+    from evalkit.cli.calibrate import describe_kappa
+
+    items = gold.items
+    first = items.drop_duplicates("label").head(2)
+    labels = [
+        lab if iid in set(first["item_id"]) else None
+        for iid, lab in zip(items["item_id"], items["label"], strict=True)
+    ]
+    with pytest.warns(DegenerateDataWarning, match="only 2 items"):
+        res = _cal(_labels(items["item_id"], labels), gold, n_resamples=N_RES)
+    assert res.n == 2 and res.kappa.statistic == 1.0 and res.kappa.few_items
+    assert (res.kappa_ci.low, res.kappa_ci.high) == (None, None)
+    assert describe_kappa(res) == (
+        "1.000 [CI undefined (2 items, whose standard error is 0 or undefined)]"
+    )
+    assert not res.graduates

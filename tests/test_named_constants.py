@@ -3,9 +3,11 @@ fire-rate ceiling of rule HR-101 (evalkit.stats.FIRE_RATE_CEILING)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +58,38 @@ def test_records_and_facts_carry_plain_strings() -> None:
     )
     assert facts["parse_misses"]
     assert all(type(m["dimension"]) is str for m in facts["parse_misses"])
+
+
+def test_no_module_spells_a_dimension_id_but_the_enum() -> None:
+    # one home: every id, judge ids included, is spelled in evalkit/dimension.py only
+    ids = {m.value for m in DimensionId}
+    root = Path(evalkit.__file__).parent
+    spelled = [
+        f"{path.relative_to(root)}:{node.lineno}: {node.value}"
+        for path in sorted(root.rglob("*.py"))
+        if path != root / "dimension.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in ids
+    ]
+    assert spelled == []
+
+
+def test_the_judge_ids_are_the_enum_s_plain_strings() -> None:
+    from evalkit.analyses.label_families import TARGET
+    from evalkit.judge.prompt import JUDGE_QUESTIONS
+    from evalkit.judge.reply import TARGET_DIMENSION
+
+    assert JUDGE_DIMENSION_IDS == {
+        "rubric-v1": (DimensionId.INSTRUCTION_ADHERENCE, DimensionId.REPORT_QUALITY),
+        "rubric-v2": (DimensionId.INSTRUCTION_ADHERENCE,),
+    }
+    for version, questions in JUDGE_QUESTIONS.items():
+        assert tuple(questions) == JUDGE_DIMENSION_IDS[version]
+    # records, run logs and messages carry the plain id (its repr is 'instruction-adherence')
+    plain = [*(i for ids in JUDGE_DIMENSION_IDS.values() for i in ids), TARGET_DIMENSION, TARGET]
+    plain += [i for questions in JUDGE_QUESTIONS.values() for i in questions]
+    assert all(type(i) is str for i in plain)
+    assert TARGET_DIMENSION == TARGET == DimensionId.INSTRUCTION_ADHERENCE
 
 
 def test_the_ceiling_is_one_constant() -> None:

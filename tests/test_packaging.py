@@ -9,6 +9,7 @@ exactly as it would where the package is not installed.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -63,10 +64,34 @@ def test_all_names_every_extra_but_the_test_tools() -> None:
 
 def test_krippendorff_is_a_test_dependency_only() -> None:
     assert any(_norm(r.name) == "krippendorff" for r in _extra_requirements("test"))
+    # an import of the package itself (evalkit.stats.agreement.krippendorff is evalkit's own)
     hits = [
-        p for p in (REPO / "evalkit").rglob("*.py") if "import krippendorff" in p.read_text("utf-8")
+        f"{p.relative_to(REPO)}:{node.lineno}"
+        for p in (REPO / "evalkit").rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text("utf-8")))
+        if (
+            isinstance(node, ast.Import)
+            and any(a.name.split(".")[0] == "krippendorff" for a in node.names)
+        )
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] == "krippendorff"
+        )
     ]
     assert hits == []
+
+
+def test_results_record_the_versions_of_what_evalkit_runs_on() -> None:
+    # results.json's "versions": evalkit, its core and the studies' kernel stack; never a
+    # package evalkit does not import (krippendorff is a test tool: a second implementation)
+    from evalkit.studies import _versions
+
+    core = {_norm(Requirement(r).name) for r in PYPROJECT["project"]["dependencies"]}
+    studies = {_norm(r.name) for r in _extra_requirements("studies")}
+    recorded = {_norm(name) for name in _versions()} - {"python", "evalkit"}
+    assert "krippendorff" not in recorded
+    assert recorded <= core | studies, recorded - (core | studies)
 
 
 def test_version_has_one_source() -> None:
@@ -217,6 +242,25 @@ def test_the_core_works_with_only_the_core_installed(tmp_path: Path) -> None:
     assert out["study_rows"] > 0 and out["calibration"]
     assert out["help"] and set(out["help"].values()) == {0}, out["help"]
     assert out["loaded_hidden"] == []
+
+
+DEMO = r"""
+import contextlib, io, os
+from evalkit.cli.main import main
+with contextlib.redirect_stderr(io.StringIO()) as err:
+    code = main(["demo", "--out", "reports"])
+out = {"code": code, "stderr": err.getvalue(), "wrote": os.path.exists("reports")}
+"""
+
+
+def test_the_demo_without_the_studies_extra_says_so_once_up_front(tmp_path: Path) -> None:
+    out = _run_core_only(DEMO, tmp_path)
+    hint = "pip install 'evalkit[studies]'"
+    assert out["code"] == 1
+    assert out["stderr"].count(hint) == 1, out["stderr"]
+    assert out["stderr"].startswith("evalkit demo: error: evalkit demo (it runs every study)")
+    assert "Traceback" not in out["stderr"]
+    assert out["wrote"] is False  # nothing built or written before the refusal
 
 
 EDGES = r"""

@@ -112,6 +112,25 @@ def test_rule_6_concrete_named_deviations() -> None:
     assert "spiral=1" in apply_rules(facts(spiral=1)).reason
 
 
+@pytest.mark.parametrize(
+    ("changes", "quoted"),
+    [
+        ({"spiral": 3}, "spiral=3 > 0"),
+        ({"spiral": 3.0}, "spiral=3 > 0"),
+        # String(x) of the reference, as the evidence prints numbers (Python's str would say
+        # 1.5e-07, 1e+16 and 1000000000000000000000)
+        ({"spiral": 1.5e-7}, "spiral=1.5e-7 > 0"),
+        ({"spiral": 1.5e-5}, "spiral=0.000015 > 0"),
+        ({"spiral": 1e16 + 2}, "spiral=10000000000000002 > 0"),
+        ({"guard_blocked": 1e21, "guard_blocked_conspicuous": True}, "guard_blocked=1e+21 is"),
+        ({"guard_blocked": 2.0**60, "guard_blocked_conspicuous": False}, "=1152921504606847000 "),
+        ({"guard_blocked": "20", "guard_blocked_conspicuous": True}, "guard_blocked=20 is"),
+    ],
+)
+def test_reasons_quote_numbers_as_javascript_prints_them(changes: dict, quoted: str) -> None:
+    assert quoted in apply_rules(facts(**changes)).reason
+
+
 def test_rule_6_red_finish_is_not_a_named_deviation() -> None:
     # v2 dropped v1's "torn gate" fail criterion: a red last gate is no named deviation.
     assert verdict(gate_runs_failed=1, last_full_gate_exit=2) == ("pass", 6)

@@ -48,12 +48,17 @@ def test_one_item_is_degenerate_with_no_interval(name: str) -> None:
     with pytest.warns(DegenerateDataWarning, match="only 1 item"):
         res = make()
     assert res.statistic == pytest.approx(expected, abs=1e-12)
-    assert res.n == 1 and res.degenerate
     # an SE (of 0 or anything else) from one item would be a false certainty
+    assert_no_sampling_variation(res, 1)
+
+
+def assert_no_sampling_variation(res: AgreementResult, n: int) -> None:
+    """Too few items: degenerate, no SE or test, every interval (None, None) with a warning."""
+    assert res.n == n and res.degenerate and res.few_items
     assert res.standard_error is None
     assert res.standard_error_h0 is None and res.z is None and res.p_value is None
     for method in METHODS:
-        with pytest.warns(DegenerateDataWarning, match="1 item"):
+        with pytest.warns(DegenerateDataWarning, match=f"only {n} item"):
             ci = res.confidence_interval(method=method, n_resamples=200, rng=1)
         assert ci == (None, None), method
 
@@ -82,3 +87,43 @@ def test_two_items_are_not_degenerate() -> None:
     assert res.n == 2 and not res.degenerate and res.standard_error is not None
     low, high = res.confidence_interval()
     assert low is not None and high is not None and low < res.statistic <= high
+
+
+# two items whose analytic SE is 0 or undefined (each value worked by hand): the SE stands on
+# one difference between two items' contributions, which these symmetric cases make 0, or on
+# one-item jackknife estimates; an SE of 0 and a zero-width interval would be a false certainty
+TWO_ITEMS: dict[str, tuple[Callable[[], AgreementResult], float]] = {
+    # po = 0, margins (1/2, 1/2) both: pe = 1/2, kappa = -1 (old: SE 0, interval (-1, -1))
+    "cohen": (lambda: cohen_kappa([["a", "b"], ["b", "a"]]), -1.0),
+    "cohen_perfect": (lambda: cohen_kappa([["a", "a"], ["b", "b"]]), 1.0),
+    # pa = 0, pi = (1/2, 1/2): pe = 1/2, -1
+    "fleiss": (lambda: fleiss_kappa([["a", "b"], ["b", "a"]]), -1.0),
+    "gwet": (lambda: gwet_ac1([["a", "b"], ["b", "a"]]), -1.0),  # pe = 2 * 1/4
+    "bp": (lambda: brennan_prediger([["a", "a"], ["b", "b"]]), 1.0),
+    "conger": (lambda: conger_kappa([["a", "b"], ["b", "a"]]), -1.0),
+    "pabak": (lambda: pabak([["a", "b"], ["b", "a"]]), -1.0),  # 2 po - 1
+    # D_o = 1 (all 4 pairable values disagree within units), D_e = 2 * 2 * 2 / (4 * 3) = 2/3
+    "alpha": (lambda: krippendorff_alpha([["a", "b"], ["b", "a"]]), -0.5),
+    # jackknife over one-item estimates: each single item (x, x) has pe = 1, undefined
+    "light": (lambda: light_kappa([["a", "a", "a"], ["b", "b", "b"]]), 1.0),
+    "kappa_max": (lambda: kappa_max([["a", "b"], ["b", "a"]]), 1.0),  # margins equal
+}
+
+
+@pytest.mark.parametrize("name", list(TWO_ITEMS))
+def test_two_items_with_a_zero_or_undefined_se_are_degenerate(name: str) -> None:
+    make, expected = TWO_ITEMS[name]
+    with pytest.warns(DegenerateDataWarning, match=r"only 2 items, whose standard error is"):
+        res = make()
+    assert res.statistic == pytest.approx(expected, abs=1e-12)
+    assert_no_sampling_variation(res, 2)
+
+
+def test_two_items_with_a_positive_se_keep_it() -> None:
+    # (a, b), (c, c): po = 1/2, margins (1/2, 0, 1/2) and (0, 1/2, 1/2), pe = 1/4, kappa = 1/3
+    res = cohen_kappa([["a", "b"], ["c", "c"]])
+    assert res.statistic == pytest.approx(1 / 3)
+    assert not res.degenerate and not res.few_items
+    assert res.standard_error is not None and res.standard_error > 0.1
+    low, high = res.confidence_interval()
+    assert low is not None and high is not None and low < res.statistic < high

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.text_escape import markdown_code, markdown_text
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Families", "gold_text", "judge_vs_gold", "judge_vs_gold_frame", "load", "runlog_paths"]
 
-TARGET = "instruction-adherence"
+TARGET = DimensionId.INSTRUCTION_ADHERENCE.value
 
 
 def runlog_paths(labels_path: str) -> list[Path] | None:

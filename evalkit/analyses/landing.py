@@ -10,7 +10,6 @@ clock, no timing, no absolute path of the output directory.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evalkit.analyses._results import fmt_estimate
+from evalkit.finite import finite_float
 from evalkit.text_escape import html_text
 
 __all__ = ["Headline", "headline", "render_index"]
@@ -39,14 +39,10 @@ class Headline:
 # --------------------------------------------------------------------------------- headlines
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return None
-    return float(x) if math.isfinite(x) else None
-
-
 def _pct_ci(rate: Any, low: Any, high: Any, n: Any) -> str:
-    return fmt_estimate(_num(rate), (_num(low), _num(high)), n, percent=True)
+    return fmt_estimate(
+        finite_float(rate), (finite_float(low), finite_float(high)), n, percent=True
+    )
 
 
 def _threshold(res: Mapping[str, Any]) -> Headline:
@@ -98,7 +94,9 @@ def _calibration(res: Mapping[str, Any]) -> Headline:
     k = res["kappa"]
     ci = k.get("ci") or {}
     est = fmt_estimate(
-        _num(k.get("statistic")), (_num(ci.get("low")), _num(ci.get("high"))), k.get("n")
+        finite_float(k.get("statistic")),
+        (finite_float(ci.get("low")), finite_float(ci.get("high"))),
+        k.get("n"),
     )
     graduates = bool(res.get("graduates"))
     registered = bool(res.get("registered"))
@@ -111,7 +109,9 @@ def _calibration(res: Mapping[str, Any]) -> Headline:
     if isinstance(reps, Mapping):  # a model judge: n counts calls, over items
         est = (
             fmt_estimate(
-                _num(k.get("statistic")), (_num(ci.get("low")), _num(ci.get("high"))), None
+                finite_float(k.get("statistic")),
+                (finite_float(ci.get("low")), finite_float(ci.get("high"))),
+                None,
             )
             + f", n = {k.get('n')} labelled calls over {reps.get('n_items')} items"
         )
@@ -142,9 +142,11 @@ def _est(e: Any, percent: bool = False) -> str:
     e = e if isinstance(e, Mapping) else {}
     ci = e.get("ci") or {}
     return fmt_estimate(
-        _num(e.get("statistic")), (_num(ci.get("low")), _num(ci.get("high"))), e.get("n"),
+        finite_float(e.get("statistic")),
+        (finite_float(ci.get("low")), finite_float(ci.get("high"))),
+        e.get("n"),
         percent=percent,
-    )  # fmt: skip
+    )
 
 
 def _model_judge_details(res: Mapping[str, Any]) -> list[str]:
@@ -174,11 +176,15 @@ def _model_judge_details(res: Mapping[str, Any]) -> list[str]:
 
 def _agreement(res: Mapping[str, Any]) -> Headline:
     rows = [r for r in res["per_target"] if r.get("coefficient") == "Fleiss κ"]
-    defined = [r for r in rows if _num(r.get("estimate")) is not None]
-    undefined = sorted(r["target"] for r in rows if _num(r.get("estimate")) is None)
+    defined = [r for r in rows if finite_float(r.get("estimate")) is not None]
+    undefined = sorted(r["target"] for r in rows if finite_float(r.get("estimate")) is None)
 
     def one(r: Mapping[str, Any]) -> str:
-        return fmt_estimate(_num(r["estimate"]), (_num(r["ci_low"]), _num(r["ci_high"])), None)
+        return fmt_estimate(
+            finite_float(r["estimate"]),
+            (finite_float(r["ci_low"]), finite_float(r["ci_high"])),
+            None,
+        )
 
     raters = sorted({r["n_raters"] for r in rows})
     items = sorted({r["n_items"] for r in rows})
@@ -257,10 +263,10 @@ def _replay(res: Mapping[str, Any]) -> Headline:
 
 
 def _share(name: str, row: Mapping[str, Any] | None, n_text: str) -> str:
-    if row is None or _num(row.get("share")) is None:
+    if row is None or finite_float(row.get("share")) is None:
         return f"{name} undefined"
-    ci = (_num(row.get("low")), _num(row.get("high")))
-    return f"{name} {fmt_estimate(_num(row['share']), ci, None, percent=True)} ({n_text})"
+    ci = (finite_float(row.get("low")), finite_float(row.get("high")))
+    return f"{name} {fmt_estimate(finite_float(row['share']), ci, None, percent=True)} ({n_text})"
 
 
 def _prevalence_line(res: Mapping[str, Any], cls: str) -> str:
@@ -273,7 +279,7 @@ def _prevalence_line(res: Mapping[str, Any], cls: str) -> str:
     ]
     if "PPI++" in rows:
         parts.append(_share("PPI++", rows["PPI++"], f"n = {n.get('PPI++')} human-labelled"))
-    truth = _num((res.get("truth") or {}).get(cls)) if res.get("synthetic") else None
+    truth = finite_float((res.get("truth") or {}).get(cls)) if res.get("synthetic") else None
     if truth is not None:
         parts.append(f"known true share {100 * truth:.1f}% (synthetic)")
     return f"share of {cls!r}: " + "; ".join(parts)
@@ -282,7 +288,7 @@ def _prevalence_line(res: Mapping[str, Any], cls: str) -> str:
 def _prevalence(res: Mapping[str, Any]) -> Headline:
     classes = list(res["classes"])
     lead = "fail" if "fail" in classes else classes[0]
-    level = _num(res.get("level")) or 0.95
+    level = finite_float(res.get("level")) or 0.95
     text = _prevalence_line(res, lead) + f"; {100 * level:g}% intervals"
     details = [_prevalence_line(res, c) + "." for c in classes if c != lead]
     corrected = res.get("corrected") or {}

@@ -31,7 +31,6 @@ equal to its true class. ``seed`` seeds everything through ``numpy.random.SeedSe
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.finite import finite_or_none
 from evalkit.label_files import ItemLabels, long_labels, read_item_labels
 
 __all__ = [
@@ -425,10 +425,6 @@ def _covers(row: Mapping[str, Any], truth: Mapping[str, float] | None) -> bool |
     return bool(row["low"] <= truth[row["class"]] <= row["high"])
 
 
-def _finite(x: Any) -> Any:
-    return x if not isinstance(x, float) or math.isfinite(x) else None
-
-
 def figures(est: PrevalenceEstimates, data: PrevalenceData) -> dict[str, Any]:
     """Machine-readable figures (results.json, the CLI's JSON): JSON-simple, no machine path."""
 
@@ -440,7 +436,7 @@ def figures(est: PrevalenceEstimates, data: PrevalenceData) -> dict[str, Any]:
         return summary
 
     rows = [
-        {**{k: _finite(v) for k, v in r.items()}, "covers_truth": _covers(r, data.truth)}
+        {**{k: finite_or_none(v) for k, v in r.items()}, "covers_truth": _covers(r, data.truth)}
         for r in est.rows()
     ]
     return {

@@ -32,6 +32,7 @@ from evalkit.calibration._repo import repo_root
 from evalkit.calibration._result import CalibrationResult, Estimate
 from evalkit.calibration.certificate import certificate_bytes
 from evalkit.calibration_status import mint_status
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.gold import LABELS, GoldSet, sha256_hex
 from evalkit.gold import load as load_gold
@@ -371,7 +372,7 @@ def calibrate(
     judge_labels: pd.DataFrame | JudgeLabels,
     gold: GoldSet | str | os.PathLike[str],
     *,
-    dimension_id: str = "instruction-adherence",
+    dimension_id: str = DimensionId.INSTRUCTION_ADHERENCE.value,
     judge: str | None = None,
     level: float | None = None,
     n_resamples: int | None = None,

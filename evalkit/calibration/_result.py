@@ -9,7 +9,6 @@ pre-registration.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,20 +17,12 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import EvalkitError
+from evalkit.finite import json_figure
 from evalkit.input_files import dumps
 
 __all__ = ["DEFAULT_WIDTHS", "CalibrationResult", "Estimate"]
 
 DEFAULT_WIDTHS = (0.1, 0.2, 0.3)
-
-
-def _num(x: Any) -> float | int | None:
-    if x is None:
-        return None
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        return int(x)
-    f = float(x)
-    return f if math.isfinite(f) else None
 
 
 @dataclass(frozen=True)
@@ -47,8 +38,12 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "statistic": _num(self.statistic),
-            "ci": {"low": _num(self.low), "high": _num(self.high), "level": self.level},
+            "statistic": json_figure(self.statistic),
+            "ci": {
+                "low": json_figure(self.low),
+                "high": json_figure(self.high),
+                "level": self.level,
+            },
             "method": self.method,
             "n": self.n,
         }
@@ -60,7 +55,7 @@ def _frame(df: pd.DataFrame) -> list[dict[str, Any]]:
         out.append(
             {
                 str(k): (
-                    _num(v)
+                    json_figure(v)
                     if isinstance(v, (float, int, np.number)) and not isinstance(v, bool)
                     else v
                 )

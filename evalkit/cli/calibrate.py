@@ -42,10 +42,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``calibrate`` subcommand."""
     parser = subparsers.add_parser(
         "calibrate",
         help="calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
@@ -82,7 +84,9 @@ def register(subparsers: Any) -> None:
         help="decision rule to judge graduation by (must be locked; default: the gold set's "
         "DECISION_RULE-model-judge.json for a model judge, else DECISION_RULE.json)",
     )
-    parser.add_argument("--dimension", default="instruction-adherence", help="judge dimension id")
+    parser.add_argument(
+        "--dimension", default=DimensionId.INSTRUCTION_ADHERENCE.value, help="judge dimension id"
+    )
     parser.add_argument("--out", default=None, help="write the result JSON here (default stdout)")
     parser.add_argument("--n-resamples", type=int, default=None, help="bootstrap resamples")
     parser.add_argument("--rng", type=int, default=0, help="bootstrap seed (default 0)")
@@ -184,8 +188,11 @@ def _interval(level: float, n_resamples: Any, rng: Any) -> str:
 
 
 def summary(result: Any, *, registering: bool = False) -> str:
-    """The one-line summary: which interval is displayed, which one graduation is judged on,
-    and what status a record may carry (a graduating result only once it is registered)."""
+    """The one-line summary of a calibration.
+
+    It says which interval is displayed, which one graduation is judged on, and what status a
+    record may carry (a graduating result only once it is registered).
+    """
     shown = _interval(result.level, result.n_resamples, result.rng)
     decision = result.decision_kappa_ci
     rule_ci = result.decision_rule.get("ci", {})
@@ -234,7 +241,12 @@ def describe_kappa(result: Any) -> str:
             why = f"degenerate data on the {result.n} labeled items"
         return f"undefined ({why}); CI undefined"
     if k.low is None or k.high is None:
-        why = "fewer than 2 items" if result.n < 2 else "the bootstrap is degenerate"
+        if result.n < 2:
+            why = "fewer than 2 items"
+        elif getattr(result.kappa, "few_items", False):
+            why = f"{result.n} items, whose standard error is 0 or undefined"
+        else:
+            why = "the bootstrap is degenerate"
         return f"{k.statistic:.3f} [CI undefined ({why})]"
     return f"{k.statistic:.3f} [{k.low:.3f}, {k.high:.3f}]"
 
@@ -262,8 +274,11 @@ def _est(e: Any, percent: bool = False) -> str:
 
 
 def repeats_summary(result: Any) -> str:
-    """What a calibration with repeats adds to the summary: the design, the majority kappa, the
-    consistency over repeats and the calls without a label, each with its n."""
+    """What a calibration with repeats adds to the summary.
+
+    The design, the majority kappa, the consistency over repeats and the calls without a
+    label, each with its n.
+    """
     r = result.repeats
     calls = r.calls
     ties = len(r.majority_ties)

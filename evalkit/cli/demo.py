@@ -65,9 +65,16 @@ def _fresh_data_dir(out: Path) -> Path:
 
 
 def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
-    """Run the demo; returns one summary row per study."""
+    """Run the demo; returns one summary row per study.
+
+    Without the ``studies`` extra it refuses before building or writing anything, once
+    (``MissingExtraError`` naming the extra), rather than once per study.
+    """
+    from evalkit.extras import require
     from evalkit.simulate import PRESET_RUBRIC_V2, build_preset  # deferred: loads numpy
 
+    # what run_study requires of every study: every study would refuse alike
+    require(*studies._KERNEL_STACK, purpose="evalkit demo (it runs every study)")
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     t0 = time.monotonic()

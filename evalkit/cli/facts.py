@@ -37,9 +37,11 @@ def register(subparsers: Any) -> None:
 
 
 def _load_record(spec: str) -> dict[str, Any]:
-    """The record in the file ``spec`` (``-``: stdin), read through ``input_files``: a regular
-    file only (a FIFO or device is refused, never waited on), bounded, strict UTF-8 and JSON,
-    nesting no deeper than a record can."""
+    """The record in the file ``spec`` (``-``: stdin), read through ``input_files``.
+
+    A regular file only (a FIFO or device is refused, never waited on), bounded, strict UTF-8
+    and JSON, nesting no deeper than a record can.
+    """
     name = "<stdin>" if spec == "-" else spec
     data = read_stream(sys.stdin, "record") if spec == "-" else read_bytes(spec, "record file")
     try:
@@ -52,8 +54,10 @@ def _load_record(spec: str) -> dict[str, Any]:
 
 
 def find_record(read: JournalRead, run_id: str, path: Path) -> dict[str, Any]:
-    """The record with ``run_id`` (the last one when the journal holds it twice; a lone
-    surrogate may be given as evalkit prints it, see :meth:`JournalRead.find`)."""
+    """The record with ``run_id`` (the last one when the journal holds it twice).
+
+    A lone surrogate may be given as evalkit prints it, see :meth:`JournalRead.find`.
+    """
     matches = read.find(run_id)
     if not matches:
         raise EvalkitError(f"{path}: no record with run_id {run_id!r}")

@@ -11,6 +11,7 @@ from evalkit.gold import freeze, verify_all
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``gold`` subcommand and its ``verify`` and ``freeze``."""
     parser = subparsers.add_parser(
         "gold", help="verify frozen gold sets or freeze a new version", description=__doc__
     )

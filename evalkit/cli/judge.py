@@ -72,8 +72,11 @@ def rule_labels(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _csv_text(rows: list[dict[str, Any]]) -> str:
-    """The CSV text, lone surrogates (a run id built from such a session id) written as the
-    ``\\udXXX`` escape evalkit prints them as everywhere: UTF-8 encodable, never a crash."""
+    r"""The CSV text, UTF-8 encodable, never a crash.
+
+    Lone surrogates (a run id built from such a session id) are written as the ``\udXXX``
+    escape evalkit prints them as everywhere.
+    """
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()

@@ -1,4 +1,4 @@
-"""Entry point of the ``evalkit`` console script.
+r"""Entry point of the ``evalkit`` console script.
 
 Each subcommand lives in its own module of this package and exposes
 ``register(subparsers) -> None``; the parser it adds sets ``func`` (``args -> int`` exit code).
@@ -6,7 +6,7 @@ Exit codes (SPEC section 3): 0 success, 1 user-facing error, 2 internal or I/O f
 3 version mismatch.
 
 Output never crashes on text that UTF-8 cannot encode: a lone surrogate (from a ledger's
-``"\\ud800"`` or from undecodable command-line bytes) is printed as the escape ``\\ud800``
+``"\ud800"`` or from undecodable command-line bytes) is printed as the escape ``\ud800``
 (stdout and stderr use ``errors="backslashreplace"``).
 """
 
@@ -48,6 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``evalkit`` parser with every subcommand registered."""
     parser = _Parser(
         prog="evalkit",
         description="Score agentic coding sessions against pre-registered rubrics; "
@@ -71,6 +72,7 @@ def _escape_unencodable_output() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); the exit code (SPEC 3)."""
     _escape_unencodable_output()
     parser = build_parser()
     args = parser.parse_args(argv)

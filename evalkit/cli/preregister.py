@@ -25,6 +25,7 @@ from evalkit.prereg import (
 
 
 def register(subparsers: Any) -> None:
+    """Add the ``preregister`` subcommand."""
     parser = subparsers.add_parser(
         "preregister",
         help="write the pre-registration lock (rubrics, gold sets, decision rules, studies)",

@@ -33,6 +33,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the report of one record; exit 1 on a user error (unknown run id, bad journal)."""
     from evalkit.verify import find_record  # deferred: verify loads the engine (numpy)
 
     accepted = accepted_calibrations()

@@ -91,7 +91,8 @@ def run_table(args: argparse.Namespace) -> int:
 
 def run_journal(args: argparse.Namespace) -> int:
     """``score --all --journal [FILE]``: append every new record; the table of what was
-    appended; the summary."""
+    appended; the summary.
+    """
     # deferred: scoring loads numpy; every command imports this module
     from evalkit.journaling import deterministic_rows, journal_ledger
 
@@ -147,7 +148,8 @@ def run_journal(args: argparse.Namespace) -> int:
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
     """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout: csv and
-    jsonl with the standard library (the incremental run stays fast), parquet through pandas."""
+    jsonl with the standard library (the incremental run stays fast), parquet through pandas.
+    """
     from evalkit.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
 
     if fmt == "parquet":

@@ -27,6 +27,7 @@ from typing import Any
 
 from evalkit.cli.stats_prevalence import register_prevalence
 from evalkit.errors import EvalkitError
+from evalkit.finite import finite_float
 from evalkit.input_files import read_text
 
 _ITEM_COLUMNS = ("item_id", "item")
@@ -80,13 +81,6 @@ def _csv_rows(path: Path) -> Iterator[csv.DictReader[str]]:
 
 def _header_text(header: Sequence[str]) -> str:
     return f"header: {', '.join(header) or 'empty'}"
-
-
-def _number(x: Any) -> float | None:
-    if x is None:
-        return None
-    f = float(x)
-    return f if math.isfinite(f) else None
 
 
 # --------------------------------------------------------------------------- kappa
@@ -220,16 +214,16 @@ def run_kappa(args: argparse.Namespace) -> int:
     payload = {
         "file": str(args.labels),
         "statistic": result.name,
-        "value": _number(result.statistic),
-        "standard_error": _number(result.standard_error),
+        "value": finite_float(result.statistic),
+        "standard_error": finite_float(result.standard_error),
         "n_items": int(result.n),
         "raters": raters,
         "categories": [str(c) for c in result.categories],
         "confidence_interval": {
             "level": args.level,
             "method": args.method,
-            "low": _number(low),
-            "high": _number(high),
+            "low": finite_float(low),
+            "high": finite_float(high),
             "n_resamples": args.n_resamples if args.method != "analytic" else None,
             "seed": args.seed if args.method != "analytic" else None,
         },

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.judge.parse import DIMENSION_STATUSES
+from evalkit.judge.reply import TARGET_DIMENSION
 from evalkit.judge.rules import apply_rules
 
 _ITEM_LINE = re.compile(r"^item: (.*)$", re.M)
@@ -35,7 +36,8 @@ _FIRST_JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.M | re.S)
 class Judge(Protocol):
     """A judge: takes the prompt text, returns the reply text."""
 
-    def __call__(self, prompt: str) -> str: ...
+    def __call__(self, prompt: str) -> str:
+        """The reply text to ``prompt``."""
 
 
 def _reply(dim_id: str, status: str, evidence: str) -> str:
@@ -75,6 +77,7 @@ class CallableJudge:
         self._fn = fn
 
     def __call__(self, prompt: str) -> str:
+        """The callable's reply; ``EvalkitError`` when it returns anything but a string."""
         reply = self._fn(prompt)
         if not isinstance(reply, str):
             raise EvalkitError(f"the judge callable returned {type(reply).__name__}, not str")
@@ -127,20 +130,22 @@ class ReplayJudge:
         return labels
 
     def __call__(self, prompt: str) -> str:
+        """The replayed label of the prompt's item as a reply, or a reply with no json block."""
         item = prompt_item_id(prompt)
         label = self.labels.get(item) if item is not None else None
         if label is None:
             return f"no replayed label for item {item!r}"
-        return _reply("instruction-adherence", label, f"replayed label from {self.source}")
+        return _reply(TARGET_DIMENSION, label, f"replayed label from {self.source}")
 
 
 class RulesJudge:
     """The rule judge as a judge: ``apply_rules`` over the facts block of the prompt."""
 
     def __call__(self, prompt: str) -> str:
+        """The rules' verdict on the prompt's facts as a reply (the rule and reason as evidence)."""
         verdict = apply_rules(prompt_facts(prompt))
         return _reply(
-            "instruction-adherence",
+            TARGET_DIMENSION,
             str(verdict.status),
             f"rule {verdict.rule}: {verdict.reason}",
         )

@@ -68,8 +68,11 @@ class Completion:
 
 
 class CallFailed(Exception):
-    """A judge call that failed: ``kind`` (one of :data:`ERROR_KINDS`), a scrubbed message and
-    the HTTP status when there was one. Carries no key and no request object."""
+    """A judge call that failed.
+
+    It carries ``kind`` (one of :data:`ERROR_KINDS`), a scrubbed message and the HTTP status
+    when there was one; never a key and never a request object.
+    """
 
     def __init__(self, kind: str, message: str, http_status: int | None = None) -> None:
         super().__init__(f"{kind}: {message}")
@@ -81,9 +84,11 @@ class CallFailed(Exception):
 class ModelClient(Protocol):
     """A model judge's client: one prompt in, one :class:`Completion` out."""
 
-    async def complete(self, prompt: str) -> Completion: ...
+    async def complete(self, prompt: str) -> Completion:
+        """The model's answer to ``prompt``; ``CallFailed`` when the call fails."""
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Close the client's connections."""
 
 
 def load_sdk(provider: str) -> ModuleType:
@@ -212,6 +217,7 @@ class OpenAIChatClient:
         self._client = sdk.AsyncOpenAI(api_key=key.secret, **_client_options(spec))
 
     async def complete(self, prompt: str) -> Completion:
+        """One chat completion of ``prompt``; ``CallFailed`` (scrubbed) when it fails."""
         params = self.spec.params
         kwargs: dict[str, Any] = {
             "model": self.spec.model,
@@ -231,6 +237,7 @@ class OpenAIChatClient:
         raise failed  # outside the handler: no __context__ holding the unscrubbed error
 
     async def aclose(self) -> None:
+        """Close the SDK client."""
         await self._client.close()
 
 
@@ -245,6 +252,7 @@ class AnthropicMessagesClient:
         self._client = sdk.AsyncAnthropic(**credential, **_client_options(spec))
 
     async def complete(self, prompt: str) -> Completion:
+        """One message of ``prompt``; ``CallFailed`` (scrubbed) when it fails."""
         params = self.spec.params
         # The anthropic SDK 1.x dropped sampling keywords from messages.create; extra_body sends
         # the same wire field with every SDK version (the API still takes it where supported).
@@ -263,6 +271,7 @@ class AnthropicMessagesClient:
         raise failed  # outside the handler: no __context__ holding the unscrubbed error
 
     async def aclose(self) -> None:
+        """Close the SDK client."""
         await self._client.close()
 
 

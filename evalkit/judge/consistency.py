@@ -6,7 +6,8 @@ figure carries its n; proportions carry a Wilson interval, coefficients an inter
 own:
 
 * :func:`majority_labels` — per item, the label most of its labelled repeats gave; a tie for
-  the top is no majority (``None``), counted in ``ties`` and listed, never broken by a guess;
+  the top is no majority (``None``), counted in ``ties`` and listed, never broken by a guess
+  (the rule of label files, :func:`evalkit.label_files.majority_label`);
 * :func:`flip_rate` — the share of items (with >= 2 labelled repeats) whose repeats disagree,
   Wilson interval (Wilson 1927);
 * :func:`repeat_kappa` — Fleiss' kappa with the repeats as raters (items with >= 2 labelled
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.judge.parse import DIMENSION_STATUSES
+from evalkit.label_files import majority_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,9 +61,11 @@ class Proportion:
 
     @property
     def statistic(self) -> float | None:
+        """``k / n`` (None when ``n`` is 0)."""
         return self.k / self.n if self.n else None
 
     def confidence_interval(self) -> tuple[float | None, float | None]:
+        """The Wilson interval at ``level`` (``(None, None)`` when ``n < 2``)."""
         return (self.low, self.high)
 
 
@@ -119,14 +123,10 @@ def majority_labels(labels: pd.DataFrame, judge: str | None = None) -> MajorityL
     out: dict[str, str | None] = {}
     ties: list[str] = []
     for item in sorted({str(i) for i in rows["item_id"]}):
-        counts = Counter(by_item.get(item, [])).most_common()
-        if not counts:
-            out[item] = None
-        elif len(counts) > 1 and counts[0][1] == counts[1][1]:
-            out[item] = None
+        labelled = by_item.get(item, [])
+        out[item] = majority_label(labelled)
+        if out[item] is None and labelled:
             ties.append(item)
-        else:
-            out[item] = counts[0][0]
     unlabelled = tuple(item for item in out if item not in by_item)
     return MajorityLabels(out, tuple(ties), unlabelled)
 
@@ -201,6 +201,7 @@ class ClusteredKappa:
 
     @property
     def statistic(self) -> float | None:
+        """Cohen's kappa (None when the data leave it undefined)."""
         return self.result.statistic
 
     @property
@@ -210,6 +211,7 @@ class ClusteredKappa:
 
     @property
     def n_items(self) -> int:
+        """Distinct items (clusters) among the rows used."""
         return len(set(self.clusters))
 
     def confidence_interval(

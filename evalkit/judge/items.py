@@ -51,6 +51,7 @@ class ItemSource:
     sha256: str | None = None  # the gold set's sha256 (journal: None)
 
     def describe(self) -> dict[str, Any]:
+        """The source as the run log records it: kind, path, sha256."""
         return {"kind": self.kind, "path": self.path, "sha256": self.sha256}
 
 

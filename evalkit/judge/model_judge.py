@@ -30,15 +30,19 @@ class ModelJudge:
         self._client = client
 
     def nonce(self, item_id: str, repeat: int) -> str | None:
-        return None  # a fresh random nonce for every call
+        """None: every call gets a fresh random nonce."""
+        return None
 
     def origin(self, item_id: str, repeat: int) -> dict[str, Any] | None:
+        """None: the answer comes from the model, not from a log."""
         return None
 
     async def answer(self, item: JudgeItem, repeat: int, prompt: str) -> Completion:
+        """The model's answer to ``prompt`` (one call through the SDK client)."""
         return await self._client.complete(prompt)
 
     async def aclose(self) -> None:
+        """Close the SDK client."""
         await self._client.aclose()
 
 

@@ -24,12 +24,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit.dimension import Status
+from evalkit.dimension import DimensionId, Status
 from evalkit.errors import EvalkitError
 
+# plain strings (a record carries the plain id), spelled once, in the enum
 JUDGE_DIMENSION_IDS: dict[str, tuple[str, ...]] = {
-    "rubric-v1": ("instruction-adherence", "report-quality"),
-    "rubric-v2": ("instruction-adherence",),
+    "rubric-v1": (DimensionId.INSTRUCTION_ADHERENCE.value, DimensionId.REPORT_QUALITY.value),
+    "rubric-v2": (DimensionId.INSTRUCTION_ADHERENCE.value,),
 }
 DIMENSION_STATUSES: tuple[str, ...] = tuple(status.value for status in Status)
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.dimension import DimensionId
 from evalkit.judge.parse import (
     DIMENSION_STATUSES,
     JudgeResponseError,
@@ -34,7 +35,7 @@ from evalkit.judge.parse import (
 
 __all__ = ["CANNOT_PARSE", "TARGET_DIMENSION", "ReplyReading", "read_reply"]
 
-TARGET_DIMENSION = "instruction-adherence"
+TARGET_DIMENSION: str = DimensionId.INSTRUCTION_ADHERENCE.value
 CANNOT_PARSE = "cannot-parse"
 _FENCE_MARK = re.compile(r"<<<\s*(?:END-)?UNTRUSTED-DATA", re.I)
 # the prompt's own header form, ``item: "<id>"`` (a JSON string), echoed or forged

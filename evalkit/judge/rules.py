@@ -36,12 +36,12 @@ record on facts nobody measured, which the rubric's third-state paragraph exists
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from evalkit.jsnum import format_js_number, is_js_number
 from evalkit.rubrics.dimensions.guard_friction import (
     GUARD_BLOCKED_CONSPICUOUS as GUARD_BLOCKED_CONSPICUOUS_THRESHOLD,
 )
@@ -87,21 +87,18 @@ class RuleVerdict:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON-simple values."""
         return {"status": str(self.status), "rule": self.rule, "reason": self.reason}
 
 
 def _number(value: Any) -> float | None:
     """A real number (bools are not counts), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return float(value) if is_js_number(value) else None
 
 
 def _fmt(value: Any) -> str:
-    number = _number(value)
-    if number is not None and math.isfinite(number) and number.is_integer():
-        return str(int(number))
-    return str(value)
+    """A fact as a reason quotes it: a number as the evidence prints it (``String(x)``)."""
+    return format_js_number(value) if is_js_number(value) else str(value)
 
 
 def _as_mapping(facts: Any) -> Mapping[str, Any] | None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.input_files import JsonInputError, parse_json, read_bytes, split_lines
 from evalkit.judge.parse import DIMENSION_STATUSES
@@ -63,8 +64,10 @@ Key = tuple[str, int, str]
 
 @dataclass(frozen=True)
 class RunLogEntry:
-    """One valid run-log line: its 1-based ``line`` number, the key fields and the whole
-    object (``data``)."""
+    """One valid run-log line.
+
+    Its 1-based ``line`` number, the key fields and the whole object (``data``).
+    """
 
     line: int
     item_id: str
@@ -241,7 +244,10 @@ def runlog_labels(logs: Iterable[RunLog | str | os.PathLike[str]]) -> pd.DataFra
 
 
 def agreement_table(
-    labels: pd.DataFrame, *, majority: bool = False, target: str = "instruction-adherence"
+    labels: pd.DataFrame,
+    *,
+    majority: bool = False,
+    target: str = DimensionId.INSTRUCTION_ADHERENCE.value,
 ) -> pd.DataFrame:
     """Labels of :func:`runlog_labels` as the agreement study's long table.
 

@@ -59,13 +59,17 @@ class JudgeHandle(Protocol):
     name: str
     params_log: Mapping[str, Any]
 
-    def nonce(self, item_id: str, repeat: int) -> str | None: ...
+    def nonce(self, item_id: str, repeat: int) -> str | None:
+        """The prompt nonce to use for (item, repeat); None: a fresh random one."""
 
-    def origin(self, item_id: str, repeat: int) -> dict[str, Any] | None: ...
+    def origin(self, item_id: str, repeat: int) -> dict[str, Any] | None:
+        """Where a replayed answer comes from (the run log's ``replay`` field), or None."""
 
-    async def answer(self, item: JudgeItem, repeat: int, prompt: str) -> Completion: ...
+    async def answer(self, item: JudgeItem, repeat: int, prompt: str) -> Completion:
+        """The answer to ``prompt``; ``CallFailed`` when the call fails."""
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the judge holds (connections)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class RunSummary:
     first_error: str | None = None  # "kind: message" of the first error written
 
     def add(self, line: Mapping[str, Any]) -> None:
+        """Count one written run-log ``line``: its outcome, error kind and tokens."""
         self.calls += 1
         self.outcomes[line["outcome"]] += 1
         if line["error"] is not None:

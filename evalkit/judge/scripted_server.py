@@ -284,8 +284,10 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedServer:
-    """The server (module docstring). Use as a context manager; ``base_url(protocol)`` is the
-    base URL each SDK expects; ``requests`` lists every request received, in order.
+    """The server (module docstring), used as a context manager.
+
+    ``base_url(protocol)`` is the base URL each SDK expects; ``requests`` lists every request
+    received, in order.
 
     ``api_key``: when set, a request without that key (``Authorization: Bearer`` or
     ``x-api-key``) gets a 401 whose message echoes the key it did send, as real APIs do.
@@ -312,15 +314,18 @@ class ScriptedServer:
 
     @property
     def port(self) -> int:
+        """The port it listens on (``RuntimeError`` when it is not running)."""
         if self._server is None:
             raise RuntimeError("the server is not running")
         return int(self._server.server_address[1])
 
     def base_url(self, protocol: str = "openai") -> str:
+        """The base URL the ``openai`` or ``anthropic`` SDK expects."""
         root = f"http://127.0.0.1:{self.port}"
         return root + "/v1" if protocol == "openai" else root
 
     def start(self) -> ScriptedServer:
+        """Serve on a free loopback port in a daemon thread; returns the server."""
         self._server = _Server(self)
         host = str(self._server.server_address[0])
         if not ipaddress.ip_address(host).is_loopback:  # never anything but loopback
@@ -331,13 +336,16 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
+        """Shut the server down and close its socket (nothing when it is not running)."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
 
     def __enter__(self) -> ScriptedServer:
+        """Start the server."""
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
+        """Stop the server."""
         self.stop()

@@ -68,9 +68,12 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 @dataclass(frozen=True)
 class JudgeParams:
-    """The call parameters of one judge. ``None`` means the SDK's default (``timeout``) or
-    not sent (``seed``; ``temperature``: the API's default, for models that refuse any other;
-    ``base_url``: the SDK's default endpoint or its environment variable)."""
+    """The call parameters of one judge.
+
+    ``None`` means the SDK's default (``timeout``) or not sent (``seed``; ``temperature``: the
+    API's default, for models that refuse any other; ``base_url``: the SDK's default endpoint
+    or its environment variable).
+    """
 
     base_url: str | None = None
     temperature: float | None = 0.0
@@ -99,8 +102,11 @@ class JudgeParams:
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """A judge: ``provider`` (openai, anthropic or replay), ``model`` (or the replay run log's
-    path), its parameters and, for replay, the judge of the log to replay (``replay_of``)."""
+    """A judge: ``provider`` (openai, anthropic or replay), ``model`` and its parameters.
+
+    ``model`` is the replay run log's path for replay, and ``replay_of`` the judge of that log
+    to replay.
+    """
 
     provider: str
     model: str
@@ -237,8 +243,11 @@ def loggable_base_url(url: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class ResolvedKey:
-    """A judge's credential: the secret, which variable it came from (None: the placeholder),
-    and, for Anthropic, whether it is an auth token rather than an API key."""
+    """A judge's credential.
+
+    The secret, which variable it came from (None: the placeholder), and, for Anthropic,
+    whether it is an auth token rather than an API key.
+    """
 
     secret: str = field(repr=False)
     source: str | None
@@ -246,6 +255,7 @@ class ResolvedKey:
 
     @property
     def placeholder(self) -> bool:
+        """Whether no variable was set and the placeholder key is sent."""
         return self.source is None
 
 

@@ -16,18 +16,11 @@ from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only when first used
     from evalkit.stats._result import AgreementResult, BootstrapResult, ConfidenceInterval
-    from evalkit.stats.agreement import (
-        brennan_prediger,
-        cohen_kappa,
-        conger_kappa,
-        fleiss_kappa,
-        gwet_ac1,
-        kappa_max,
-        krippendorff_alpha,
-        light_kappa,
-        pabak,
-        specific_agreement,
-    )
+    from evalkit.stats.agreement.cohen import cohen_kappa, kappa_max
+    from evalkit.stats.agreement.gwet import brennan_prediger, gwet_ac1, pabak
+    from evalkit.stats.agreement.krippendorff import krippendorff_alpha
+    from evalkit.stats.agreement.many_raters import conger_kappa, fleiss_kappa, light_kappa
+    from evalkit.stats.agreement.specific import specific_agreement
     from evalkit.stats.bootstrap import bootstrap_sums, resample_weights
     from evalkit.stats.latent_class import DawidSkeneResult, dawid_skene
     from evalkit.stats.panels import JudgePanel, judge_panel
@@ -50,16 +43,16 @@ _LAZY: dict[str, str] = {
     "AgreementResult": "evalkit.stats._result",
     "BootstrapResult": "evalkit.stats._result",
     "ConfidenceInterval": "evalkit.stats._result",
-    "cohen_kappa": "evalkit.stats.agreement",
-    "fleiss_kappa": "evalkit.stats.agreement",
-    "conger_kappa": "evalkit.stats.agreement",
-    "light_kappa": "evalkit.stats.agreement",
-    "krippendorff_alpha": "evalkit.stats.agreement",
-    "gwet_ac1": "evalkit.stats.agreement",
-    "brennan_prediger": "evalkit.stats.agreement",
-    "pabak": "evalkit.stats.agreement",
-    "specific_agreement": "evalkit.stats.agreement",
-    "kappa_max": "evalkit.stats.agreement",
+    "cohen_kappa": "evalkit.stats.agreement.cohen",
+    "kappa_max": "evalkit.stats.agreement.cohen",
+    "fleiss_kappa": "evalkit.stats.agreement.many_raters",
+    "conger_kappa": "evalkit.stats.agreement.many_raters",
+    "light_kappa": "evalkit.stats.agreement.many_raters",
+    "krippendorff_alpha": "evalkit.stats.agreement.krippendorff",
+    "gwet_ac1": "evalkit.stats.agreement.gwet",
+    "brennan_prediger": "evalkit.stats.agreement.gwet",
+    "pabak": "evalkit.stats.agreement.gwet",
+    "specific_agreement": "evalkit.stats.agreement.specific",
     "kappa_ci_sample_size": "evalkit.stats.power",
     "kappa_test_sample_size": "evalkit.stats.power",
     "threshold_study": "evalkit.stats.thresholds",

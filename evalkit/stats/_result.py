@@ -9,13 +9,19 @@ Degenerate intervals (the same rule for every coefficient and every method):
 
 * statistic undefined (``statistic is None``, e.g. every rating the same category):
   ``confidence_interval()`` is ``(None, None)`` with a ``DegenerateDataWarning``;
-* fewer than two items (or, for a cluster bootstrap, fewer than two clusters): the point
-  estimate is reported (it describes that item), but nothing can be said about its sampling
-  variation, so ``standard_error`` (and ``standard_error_h0``, ``z``, ``p_value``) is None,
-  ``degenerate`` is True, a ``DegenerateDataWarning`` is issued when the result is built, and
-  ``confidence_interval()`` is ``(None, None)`` with a ``DegenerateDataWarning`` for
-  ``"analytic"``, ``"percentile"`` and ``"bca"`` alike; it never raises and never returns a
-  zero-width interval (an SE of 0 from one item would be a false certainty);
+* too few items (``few_items``): one item, or two items whose analytic standard error is 0
+  or undefined (or, for a cluster bootstrap, fewer than two clusters). The point estimate is
+  reported (it describes those items), but nothing can be said about its sampling variation,
+  so ``standard_error`` (and ``standard_error_h0``, ``z``, ``p_value``) is None,
+  ``degenerate`` is True, a ``DegenerateDataWarning`` saying why is issued when the result is
+  built, and ``confidence_interval()`` is ``(None, None)`` with a ``DegenerateDataWarning``
+  for ``"analytic"``, ``"percentile"`` and ``"bca"`` alike; it never raises and never returns
+  a zero-width interval (an SE of 0 from one item would be a false certainty). Two items are
+  too few when their SE is 0 or undefined because the SE then stands on one difference
+  between two per-item contributions, which the coefficients' symmetry makes 0 far more
+  often than not (Cohen's kappa of ``(a, b), (b, a)``: SE 0, interval (-1, -1)), and a
+  jackknife SE on two items is built from one-item estimates, themselves degenerate. Two
+  items with a positive SE keep it (a t(1) or normal interval, as wide as it says);
 * every bootstrap resample giving the same value (with two or more units): that point as
   both bounds, with a ``DegenerateDataWarning``.
 
@@ -127,8 +133,8 @@ class AgreementResult:
     statistic : the estimate, or ``None`` when it is undefined on these data (the rule:
         a chance-corrected coefficient whose chance agreement is 1, i.e. ``0/0``, as when every
         rating is the same single category, is ``None`` with ``degenerate=True`` and a
-        ``DegenerateDataWarning``; it is never NaN and never raises). With fewer than two
-        items the estimate is kept but ``degenerate`` is True and every interval is
+        ``DegenerateDataWarning``; it is never NaN and never raises). With too few items
+        (``few_items``) the estimate is kept but ``degenerate`` is True and every interval is
         ``(None, None)`` (see the module docstring).
     standard_error : analytic standard error under the alternative (the formula is named in
         ``se_method``), or ``None`` when undefined.
@@ -170,6 +176,15 @@ class AgreementResult:
             return extra[name]
         raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
 
+    @property
+    def few_items(self) -> bool:
+        """Too few items for any interval: one item, or two whose analytic SE is 0 or undefined.
+
+        The estimate is kept and ``degenerate`` is True (module docstring): a degenerate result
+        whose statistic is defined is one on too few items.
+        """
+        return self.n < 2 or (self.degenerate and self.statistic is not None)
+
     def __float__(self) -> float:
         if self.statistic is None:
             raise EvalkitError(f"{self.name} is undefined on these data (degenerate)")
@@ -192,16 +207,17 @@ class AgreementResult:
         to the coefficient's ``range`` (module docstring).
         ``"percentile"`` and ``"bca"`` bootstrap the items (or whole ``clusters``) with
         ``n_resamples`` resamples drawn from ``rng`` (Generator or int seed). An undefined
-        statistic, or fewer than two items, gives ``(None, None)`` with a
+        statistic, or too few items (``few_items``), gives ``(None, None)`` with a
         ``DegenerateDataWarning`` for every method (module docstring).
         """
         check_level(level)
         if method not in _METHODS:
             raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
-        if self.n < 2:
+        if self.few_items:
+            items = f"{self.n} item" + ("s" if self.n != 1 else "")
             warnings.warn(
                 DegenerateDataWarning(
-                    f"{self.name}: {self.n} item: its sampling variation cannot be estimated; "
+                    f"{self.name}: only {items}: too few to estimate its sampling variation; "
                     "the interval is (None, None)"
                 ),
                 stacklevel=2,

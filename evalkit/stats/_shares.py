@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -12,11 +10,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import DegenerateDataWarning
+from evalkit.finite import json_figure
 from evalkit.stats._inputs import check_level
 from evalkit.stats._result import ConfidenceInterval
 
 __all__ = [
-    "json_number",
     "json_shares",
     "percentile_intervals",
     "shares_interval_json",
@@ -42,29 +40,17 @@ def undefined_intervals(classes: Sequence[Any]) -> dict[Any, ConfidenceInterval]
     return {c: ConfidenceInterval(None, None) for c in classes}
 
 
-def json_number(x: Any) -> float | int | None:
-    """A JSON-simple number: ints stay ints, non-finite floats and None become None."""
-    if x is None:
-        return None
-    if isinstance(x, (bool, np.bool_)):
-        return int(x)
-    if isinstance(x, numbers.Integral):
-        return int(x)
-    f = float(x)
-    return f if math.isfinite(f) else None
-
-
 def json_shares(shares: Mapping[Any, Any] | None) -> dict[str, Any] | None:
     if shares is None:
         return None
-    return {str(c): json_number(v) for c, v in shares.items()}
+    return {str(c): json_figure(v) for c, v in shares.items()}
 
 
 def shares_interval_json(
     intervals: Mapping[Any, ConfidenceInterval],
 ) -> dict[str, dict[str, float | int | None]]:
     return {
-        str(c): {"low": json_number(ci.low), "high": json_number(ci.high)}
+        str(c): {"low": json_figure(ci.low), "high": json_figure(ci.high)}
         for c, ci in intervals.items()
     }
 

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
+from evalkit.finite import json_figure
 from evalkit.stats import _shares as sh
 from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats._labels import as_labels, as_panel, check_classes
@@ -106,7 +107,7 @@ class JudgePanel:
         """JSON-simple summary."""
 
         def ci(c: ConfidenceInterval) -> dict[str, Any]:
-            return {"low": sh.json_number(c.low), "high": sh.json_number(c.high)}
+            return {"low": json_figure(c.low), "high": json_figure(c.high)}
 
         out: dict[str, Any] = {
             "judges": [str(j) for j in self.judges],
@@ -117,18 +118,18 @@ class JudgePanel:
                 {
                     "judges": [str(p.judge_a), str(p.judge_b)],
                     "n": p.n,
-                    "agreement": sh.json_number(p.agreement),
+                    "agreement": json_figure(p.agreement),
                     "agreement_interval": ci(p.agreement_interval),
-                    "kappa": None if p.kappa is None else sh.json_number(p.kappa.statistic),
+                    "kappa": None if p.kappa is None else json_figure(p.kappa.statistic),
                     "kappa_interval": ci(p.kappa_interval),
                 }
                 for p in self.pairwise
             ],
             "dawid_skene": self.dawid_skene.to_dict(),
             "error_rates": sh.json_shares(self.error_rates),
-            "mean_error_correlation": sh.json_number(self.mean_error_correlation),
+            "mean_error_correlation": json_figure(self.mean_error_correlation),
             "mean_error_correlation_interval": ci(self.mean_error_correlation_interval),
-            "effective_judges": sh.json_number(self.effective_judges),
+            "effective_judges": json_figure(self.effective_judges),
             "effective_judges_interval": ci(self.effective_judges_interval),
             "effective_judges_reason": self.effective_judges_reason,
         }
@@ -137,7 +138,7 @@ class JudgePanel:
                 {
                     "judges": [str(e.judge_a), str(e.judge_b)],
                     "n": e.n,
-                    "statistic": sh.json_number(e.statistic),
+                    "statistic": json_figure(e.statistic),
                     "interval": ci(e.confidence_interval),
                 }
                 for e in self.error_correlations
@@ -145,7 +146,7 @@ class JudgePanel:
         if self.majority is not None:
             mv = self.majority
             out["majority"] = {
-                "kappa": None if mv.kappa is None else sh.json_number(mv.kappa.statistic),
+                "kappa": None if mv.kappa is None else json_figure(mv.kappa.statistic),
                 "interval": ci(mv.confidence_interval),
                 "n": mv.n,
                 "n_ties": mv.n_ties,

@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
+from evalkit.finite import json_figure
 from evalkit.stats import _shares as sh
 from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats._labels import (
@@ -171,7 +172,7 @@ class CorrectedPrevalence:
             if self.confusion is None
             else {str(c): sh.json_shares(row) for c, row in self.confusion.items()},
             "youden": sh.json_shares(self.youden),
-            "smallest_singular_value": sh.json_number(self.smallest_singular_value),
+            "smallest_singular_value": json_figure(self.smallest_singular_value),
             "min_singular_value": self.min_singular_value,
             "n_resamples": self.n_resamples,
             "n_undefined_resamples": self.n_undefined_resamples,

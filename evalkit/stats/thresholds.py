@@ -30,6 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.finite import json_figure
 from evalkit.stats._inputs import check_level, check_resamples
 from evalkit.stats.bootstrap import as_generator, resample_weights
 
@@ -205,11 +206,8 @@ def _make_study(table: pd.DataFrame, **context: Any) -> ThresholdStudy:
 def _json_scalar(v: Any) -> Any:
     if isinstance(v, (np.bool_, bool)):
         return bool(v)
-    if isinstance(v, numbers.Integral):
-        return int(v)
     if isinstance(v, numbers.Real):
-        x = float(v)
-        return x if math.isfinite(x) else None
+        return json_figure(v)
     return str(v) if isinstance(v, StrEnum) else v
 
 

@@ -1,0 +1,154 @@
+"""Cohen's kappa, weighted or not, for two raters, and the largest kappa their margins allow.
+
+Standard errors of Fleiss, Cohen & Everitt (1969) under H1 and H0; kappa_max (Cohen 1960) with
+a jackknife SE over items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from evalkit.errors import EvalkitError
+from evalkit.stats._result import AgreementResult, _Estimator
+from evalkit.stats.agreement._common import (
+    _KAPPA_RANGE,
+    _UPPER_ONLY,
+    Array,
+    _chance_corrected,
+    _few_items,
+    _jackknife_result,
+    _none,
+    _normal_test,
+    _replace,
+    _warn_degenerate,
+    _weights_matrix,
+)
+from evalkit.stats.agreement._pairs import (
+    _complete_pairs,
+    _pair_margins,
+    _pair_suff,
+    _ratings_or_table,
+    _table_fn,
+)
+
+__all__ = ["cohen_kappa", "kappa_max"]
+
+
+def cohen_kappa(
+    ratings: Any = None,
+    *,
+    table: Any = None,
+    weights: Any = None,
+    categories: Sequence[Any] | None = None,
+) -> AgreementResult:
+    """Cohen's kappa (weighted with ``weights``) for two raters.
+
+    Give ``ratings`` (items x 2; items missing either rating are left out) or ``table``
+    (k x k counts, rows rater 1). ``weights``: None, "linear", "quadratic" (Cicchetti-Allison
+    and Fleiss-Cohen agreement weights on the category scores) or a k x k disagreement-weight
+    matrix with 0 diagonal. ``standard_error`` is the large-sample SE under H1 and
+    ``standard_error_h0`` the SE under H0 (kappa = 0), both from Fleiss, Cohen & Everitt
+    (1969); ``z = statistic / standard_error_h0`` with a two-sided normal ``p_value``. The
+    analytic interval is ``statistic +- z * SE`` (as SAS PROC FREQ). Degenerate rule: see the
+    module docstring.
+    """
+    r, _ = _ratings_or_table("cohen_kappa", ratings, table, categories)
+    codes, kept = _complete_pairs(r)
+    if codes.shape[0] == 0:
+        raise EvalkitError("cohen_kappa: no item has ratings from both raters")
+    k = r.n_categories
+    w, wname = _weights_matrix(weights, k)
+    suff = _pair_suff(codes, k, w)
+    est = _Estimator(suff, _table_fn(k, w), kept, r.n_rows_input)
+    n = codes.shape[0]
+    counts = np.zeros((k, k))
+    np.add.at(counts, (codes[:, 0], codes[:, 1]), 1.0)
+    p = counts / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    # from integer counts, so perfect agreement gives po == 1 exactly and kappa never exceeds 1
+    po = float((w * counts).sum() / n)
+    pe = float(rows @ w @ cols)
+    kappa = _none(_chance_corrected(po, pe))
+    se = se0 = None
+    if kappa is None:
+        _warn_degenerate("Cohen's kappa", "chance agreement is 1: one category only")
+    else:
+        # Fleiss, Cohen & Everitt (1969), eqs. for weighted kappa (unweighted: w = I)
+        wr = w @ cols  # w-bar_i. = sum_j p_.j w_ij
+        wc = rows @ w  # w-bar_.j = sum_i p_i. w_ij
+        both = wr[:, None] + wc[None, :]
+        var1 = (np.sum(p * (w - both * (1 - kappa)) ** 2) - (kappa - pe * (1 - kappa)) ** 2) / (
+            n * (1 - pe) ** 2
+        )
+        var0 = (np.sum(np.outer(rows, cols) * (w - both) ** 2) - pe**2) / (n * (1 - pe) ** 2)
+        se = float(math.sqrt(max(var1, 0.0)))
+        se0 = float(math.sqrt(max(var0, 0.0)))
+    few = _few_items("Cohen's kappa", n, kappa, se)
+    if few:
+        se = se0 = None
+    z, pval = _normal_test(kappa, se0)
+    return AgreementResult(
+        statistic=kappa,
+        standard_error=se,
+        n=n,
+        n_raters=2,
+        categories=r.categories,
+        name="Cohen's kappa" if wname == "unweighted" else f"Cohen's weighted kappa ({wname})",
+        observed_agreement=po,
+        chance_agreement=pe,
+        standard_error_h0=se0,
+        z=z,
+        p_value=pval,
+        df=None,
+        se_method="Fleiss, Cohen & Everitt (1969)",
+        degenerate=kappa is None or few,
+        weights=wname,
+        range=_KAPPA_RANGE if wname != "custom" else _UPPER_ONLY,
+        _estimator=est,
+    )
+
+
+def kappa_max(
+    ratings: Any = None,
+    *,
+    table: Any = None,
+    categories: Sequence[Any] | None = None,
+) -> AgreementResult:
+    """The largest Cohen's kappa the two raters' marginal distributions allow (Cohen 1960).
+
+    ``po_max = sum_k min(p_k., p_.k)``; ``kappa_max = (po_max - pe) / (1 - pe)``.
+    ``standard_error`` is the jackknife SE over items; ``extra["kappa"]`` holds Cohen's kappa
+    and ``extra["kappa_over_max"]`` their ratio.
+    """
+    r, _ = _ratings_or_table("kappa_max", ratings, table, categories)
+    codes, kept = _complete_pairs(r)
+    if codes.shape[0] == 0:
+        raise EvalkitError("kappa_max: no item has ratings from both raters")
+    k = r.n_categories
+    suff = _pair_suff(codes, k, np.eye(k))
+
+    def fn(sums: Array) -> Array:
+        _, rows, cols = _pair_margins(sums, k)
+        return _chance_corrected(np.minimum(rows, cols).sum(axis=-1), np.sum(rows * cols, axis=-1))
+
+    res = _jackknife_result(
+        suff,
+        fn,
+        kept,
+        r.n_rows_input,
+        n=int(codes.shape[0]),
+        n_raters=2,
+        categories=r.categories,
+        name="kappa_max",
+        range=(0.0, 1.0),  # sum_k min(p_k., p_.k) >= sum_k p_k. p_.k
+    )
+    value = res.statistic
+    if value is None:
+        _warn_degenerate("kappa_max", "chance agreement is 1: one category only")
+    kap = _none(_table_fn(k, np.eye(k))(suff.sum(axis=0)[None, :])[0])
+    ratio = kap / value if (kap is not None and value) else None
+    return _replace(res, extra={"kappa": kap, "kappa_over_max": ratio})
