@@ -356,12 +356,9 @@ def bootstrap_estimator(
     n_units = suff.shape[0] if weights is not None else int(units[1].sum())
     if n_units < 2:
         # one item (or one cluster): every resample is the data itself, a false certainty
-        warnings.warn(
-            DegenerateDataWarning(
-                f"{name}: {n_units} resampling unit (item or cluster): the bootstrap cannot "
-                "vary the data; interval is (None, None)"
-            ),
-            stacklevel=3,
+        _warn(
+            f"{name}: {n_units} resampling unit (item or cluster): the bootstrap cannot "
+            "vary the data; interval is (None, None)"
         )
         return BootstrapResult(
             confidence_interval=ConfidenceInterval(None, None),
@@ -372,63 +369,66 @@ def bootstrap_estimator(
             n_resamples=0,
         )
     dist_all = _sums_of_resamples(suff, fn, int(n_resamples), gen, weights, units)
-    defined = ~np.isnan(dist_all)
-    dist = dist_all[defined]
+    dist = dist_all[~np.isnan(dist_all)]
     n_undefined = int(dist_all.size - dist.size)
     if n_undefined:
-        warnings.warn(
-            DegenerateDataWarning(
-                f"{name}: undefined in {n_undefined} of {dist_all.size} bootstrap resamples "
-                "(e.g. all ratings in one category); they are left out of the distribution"
-            ),
-            stacklevel=3,
+        _warn(
+            f"{name}: undefined in {n_undefined} of {dist_all.size} bootstrap resamples "
+            "(e.g. all ratings in one category); they are left out of the distribution"
         )
-    se = float(np.std(dist, ddof=1)) if dist.size > 1 else None
+    (lo, hi), z0, a = _interval(dist, theta_hat, fn, units, level, method, name)
+    return BootstrapResult(
+        confidence_interval=clip_interval(ConfidenceInterval(lo, hi), bounds),
+        distribution=dist,
+        standard_error=float(np.std(dist, ddof=1)) if dist.size > 1 else None,
+        method=method,
+        level=level,
+        n_resamples=int(dist_all.size),
+        n_undefined=n_undefined,
+        bias_correction=z0,
+        acceleration=a,
+    )
 
-    def result(
-        ci: ConfidenceInterval, z0: float | None = None, a: float | None = None
-    ) -> BootstrapResult:
-        return BootstrapResult(
-            confidence_interval=clip_interval(ci, bounds),
-            distribution=dist,
-            standard_error=se,
-            method=method,
-            level=level,
-            n_resamples=int(dist_all.size),
-            n_undefined=n_undefined,
-            bias_correction=z0,
-            acceleration=a,
-        )
 
+def _warn(message: str, depth: int = 0) -> None:
+    # past this helper (and ``depth`` more helpers) and the bootstrap functions, to the line
+    # of the caller's code that asked for the interval
+    warnings.warn(DegenerateDataWarning(message), stacklevel=4 + depth)
+
+
+def _interval(
+    dist: NDArray[np.float64],
+    theta_hat: float | None,
+    fn: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    units: tuple[NDArray[np.float64], NDArray[np.float64]],
+    level: float,
+    method: str,
+    name: str,
+) -> tuple[tuple[float | None, float | None], float | None, float | None]:
+    """``((low, high), z0, a)`` of the defined resamples ``dist``.
+
+    The degenerate cases of :func:`bootstrap_estimator` (undefined estimate, a single value,
+    BCa without a defined bias correction or acceleration) each warn and say what they give.
+    """
     if theta_hat is None or dist.size == 0:
-        warnings.warn(
-            DegenerateDataWarning(f"{name} is undefined on these data; interval is (None, None)"),
-            stacklevel=3,
-        )
-        return result(ConfidenceInterval(None, None))
+        _warn(f"{name} is undefined on these data; interval is (None, None)", 1)
+        return (None, None), None, None
     if np.all(dist == dist[0]):
-        warnings.warn(
-            DegenerateDataWarning(
-                f"{name}: every bootstrap resample gives {dist[0]:.6g}; the interval is that point"
-            ),
-            stacklevel=3,
+        _warn(
+            f"{name}: every bootstrap resample gives {dist[0]:.6g}; the interval is that point", 1
         )
-        return result(ConfidenceInterval(float(dist[0]), float(dist[0])))
+        return (float(dist[0]), float(dist[0])), None, None
     if method == "percentile":
-        return result(ConfidenceInterval(*percentile_interval(dist, level)))
+        return percentile_interval(dist, level), None, None
     jack, mult = _jackknife(fn, units)
     ok = ~np.isnan(jack)
     if not np.all(ok):
-        warnings.warn(
-            DegenerateDataWarning(
-                f"{name}: undefined in {int((~ok).sum())} jackknife samples; "
-                "the acceleration uses the rest"
-            ),
-            stacklevel=3,
+        _warn(
+            f"{name}: undefined in {int((~ok).sum())} jackknife samples; "
+            "the acceleration uses the rest",
+            1,
         )
-    frac_below = np.mean(dist < theta_hat)
-    frac_atmost = np.mean(dist <= theta_hat)
-    infinite_z0 = frac_atmost == 0 or frac_below == 1
+    infinite_z0 = np.mean(dist <= theta_hat) == 0 or np.mean(dist < theta_hat) == 1
     if infinite_z0 or not np.any(ok):
         why = (
             "the estimate lies outside the bootstrap distribution, so the BCa bias correction "
@@ -436,10 +436,7 @@ def bootstrap_estimator(
             if infinite_z0
             else "every jackknife sample is undefined, so the BCa acceleration is too"
         )
-        warnings.warn(
-            DegenerateDataWarning(f"{name}: {why}; falling back to the percentile interval"),
-            stacklevel=3,
-        )
-        return result(ConfidenceInterval(*percentile_interval(dist, level)))
+        _warn(f"{name}: {why}; falling back to the percentile interval", 1)
+        return percentile_interval(dist, level), None, None
     (lo, hi), z0, a = bca_interval(dist, float(theta_hat), jack[ok], level, mult[ok])
-    return result(ConfidenceInterval(lo, hi), z0, a)
+    return (lo, hi), z0, a

@@ -31,8 +31,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.finite import json_figure
+from evalkit.stats._fire_rates import cluster_failures, fire_rate_ci, fires_per_cluster
 from evalkit.stats._inputs import check_level, check_resamples
-from evalkit.stats.bootstrap import as_generator, resample_weights
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -64,9 +64,6 @@ COLUMNS: tuple[str, ...] = (
     "ceiling_status",
     "dead",
 )
-
-# Resample-weight chunks stay below this many cells so memory is bounded for large inputs.
-_CHUNK_CELLS = 4_000_000
 
 
 class CeilingStatus(StrEnum):
@@ -320,70 +317,26 @@ def threshold_study(
     variation: the CI is NaN, ``ceiling_status`` "undecided"); it never raises.
     """
     ceiling_f, floor_f, level_f = _check_rates(ceiling, floor, level)
-    check_resamples(n_resamples)
+    n_resamples = check_resamples(n_resamples)
     values_all, known = _parse_counts(counts)
     codes_all = _cluster_codes(clusters, values_all.size)
     values = values_all[known]
     n_items = int(values.size)
-    n_unknown = int((~known).sum())
-    notes: list[str] = []
-
     t_grid = _threshold_grid(thresholds, values)
     # codes number the clusters of all items; only clusters with a known item are resampled
     n_clusters_all = int(codes_all.max()) + 1 if codes_all.size else 0
     codes = codes_all[known]
-    known_clusters, codes_known = np.unique(codes, return_inverse=True)
-    m = int(known_clusters.size)
-
-    # fires_per_cluster[c, j]: known items of cluster c with count >= t_grid[j], from a
-    # cluster x (how many thresholds an item reaches) histogram, never an items x thresholds array
-    reached = np.searchsorted(t_grid, values, side="right")
-    hist = np.bincount(
-        codes * (t_grid.size + 1) + reached, minlength=n_clusters_all * (t_grid.size + 1)
-    ).reshape(n_clusters_all, t_grid.size + 1)
-    fires_per_cluster = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]
-    items_firing = fires_per_cluster.sum(axis=0).astype(np.int64)
+    fires = fires_per_cluster(t_grid, values, codes, n_clusters_all)
+    items_firing = fires.sum(axis=0).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         fire_rate = items_firing / n_items if n_items else np.full(t_grid.size, np.nan)
-
-    # clusters: failing = any known item fires; undetermined = not failing, has an unknown item
-    failing = fires_per_cluster > 0
-    has_unknown = np.zeros(n_clusters_all, dtype=bool)
-    has_unknown[codes_all[~known]] = True
-    clusters_failing = failing.sum(axis=0)
-    undetermined = ((~failing) & has_unknown[:, None]).sum(axis=0)
-    determined = n_clusters_all - undetermined
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cluster_fail_rate = np.where(determined > 0, clusters_failing / determined, np.nan)
-
-    ci_low = np.full(t_grid.size, np.nan)
-    ci_high = np.full(t_grid.size, np.nan)
-    if n_items == 0:
-        notes.append("no known count: every rate is undefined (NaN)")
-    elif m == 1:
-        notes.append(
-            "a single cluster: resampling clusters cannot vary the data, so the fire-rate CI "
-            "is undefined (NaN)"
-        )
-    elif t_grid.size:
-        ci_low, ci_high = _bootstrap_ci(
-            fires_per_cluster[known_clusters],
-            np.bincount(codes_known, minlength=m),
-            int(n_resamples),
-            level_f,
-            as_generator(rng),
-        )
-    if n_items and np.all(values == 0):
-        notes.append("every known count is 0: the instrument never fires at any threshold >= 1")
+    clusters_failing, undetermined, cluster_fail_rate = cluster_failures(
+        fires, codes_all[~known], n_clusters_all
+    )
+    ci_low, ci_high, notes = fire_rate_ci(fires, codes, values, t_grid, n_resamples, level_f, rng)
     for note in notes:
         warnings.warn(f"threshold_study: {note}", DegenerateDataWarning, stacklevel=2)
 
-    above = fire_rate > ceiling_f
-    status = np.where(
-        ci_low > ceiling_f,
-        CeilingStatus.ABOVE.value,
-        np.where(ci_high <= ceiling_f, CeilingStatus.WITHIN.value, CeilingStatus.UNDECIDED.value),
-    )
     table = pd.DataFrame(
         {
             "threshold": _tidy_thresholds(t_grid),
@@ -394,33 +347,42 @@ def threshold_study(
             "clusters_failing": clusters_failing.astype(np.int64),
             "clusters_undetermined": undetermined.astype(np.int64),
             "cluster_fail_rate": cluster_fail_rate,
-            "above_ceiling": above,
-            "ceiling_status": status.astype(object) if t_grid.size else [],
+            "above_ceiling": fire_rate > ceiling_f,
+            "ceiling_status": _ceiling_status(ci_low, ci_high, ceiling_f) if t_grid.size else [],
             "dead": fire_rate <= floor_f,
         },
         columns=list(COLUMNS),
     )
-    # the table alone still says what it was computed on (pandas keeps attrs on copies)
-    meta: dict[str, Any] = {
-        "n_items": n_items,
-        "n_unknown": n_unknown,
-        "n_clusters": n_clusters_all,
-        "ceiling": ceiling_f,
-        "floor": floor_f,
-        "level": level_f,
-        "n_resamples": int(n_resamples),
-    }
+    meta: dict[str, Any] = {"n_items": n_items, "n_unknown": int((~known).sum())}
+    meta["n_clusters"] = n_clusters_all
+    meta |= {"ceiling": ceiling_f, "floor": floor_f, "level": level_f}
+    return _finish(table, values, notes, n_resamples=n_resamples, **meta)
+
+
+def _ceiling_status(
+    ci_low: NDArray[np.float64], ci_high: NDArray[np.float64], ceiling: float
+) -> NDArray[Any]:
+    """Per threshold: above the ceiling (the whole CI), within it, or undecided."""
+    within = np.where(ci_high <= ceiling, CeilingStatus.WITHIN.value, CeilingStatus.UNDECIDED.value)
+    status: NDArray[Any] = np.where(ci_low > ceiling, CeilingStatus.ABOVE.value, within)
+    return status.astype(object)
+
+
+def _finish(
+    table: pd.DataFrame, values: NDArray[np.float64], notes: list[str], **meta: Any
+) -> ThresholdStudy:
+    """The study: the table, the gaps and the count distribution.
+
+    The table keeps ``meta`` in its attrs, so it alone still says what it was computed on
+    (pandas keeps attrs on copies).
+    """
     table.attrs.update(meta)
     distribution = pd.Series(values).value_counts().sort_index()
     distribution.index = _tidy_thresholds(distribution.index.to_numpy(dtype=float))
     distribution.index.name = "value"
     distribution.name = "items"
     return _make_study(
-        table,
-        gaps=_gaps(values),
-        distribution=distribution,
-        warnings=tuple(notes),
-        **meta,
+        table, gaps=_gaps(values), distribution=distribution, warnings=tuple(notes), **meta
     )
 
 
@@ -462,33 +424,6 @@ def _tidy_thresholds(grid: NDArray[np.float64]) -> NDArray[Any]:
     if grid.size and np.all(grid == np.round(grid)) and np.all(np.abs(grid) < 2**53):
         return grid.astype(np.int64)
     return grid
-
-
-def _bootstrap_ci(
-    fires_c: NDArray[np.int64],
-    size_c: NDArray[np.int64],
-    n_resamples: int,
-    level: float,
-    gen: np.random.Generator,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Percentile CI of the item fire rate, resampling whole clusters.
-
-    ``fires_c`` (clusters x thresholds): firing items per cluster; ``size_c``: known items per
-    cluster. A resample draws the ``m`` clusters with replacement; its fire rate is
-    ``sum_c w_c fires_c / sum_c w_c size_c``, so the weight matrix is resamples x clusters.
-    """
-    m = int(size_c.size)
-    fires = fires_c.astype(np.float64)
-    sizes = size_c.astype(np.float64)
-    rates = np.empty((n_resamples, fires.shape[1]))
-    chunk = max(1, _CHUNK_CELLS // max(m, 1))
-    for start in range(0, n_resamples, chunk):
-        rows = min(chunk, n_resamples - start)
-        w = resample_weights(m, rows, gen).astype(np.float64)  # clusters are the units drawn
-        rates[start : start + rows] = (w @ fires) / (w @ sizes)[:, None]
-    alpha = 1.0 - level
-    low, high = np.quantile(rates, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-    return low, high
 
 
 # --------------------------------------------------------------------------- plot
