@@ -433,6 +433,40 @@ def _paradox_boot(
     return out
 
 
+def _paradox_target(
+    matrix: list[list[Any]], n_raters: int, categories: list[Any], n_resamples: int, seed: int
+) -> tuple[Any, list[float], list[float], tuple[float | None, float | None]]:
+    """Fleiss' κ of one target, its rater pairs' prevalence and bias indices, κ's CI.
+
+    The indices exist for binary targets only; degenerate-data warnings are silenced here, the
+    table explains undefined figures.
+    """
+    import numpy as np
+
+    from evalkit import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        fk = stats.fleiss_kappa(matrix, categories=categories)
+        pis: list[float] = []
+        bis: list[float] = []
+        if len(categories) == 2:
+            for a, b in itertools.combinations(range(n_raters), 2):
+                pair = [[row[a], row[b]] for row in matrix]
+                res = stats.pabak(pair, categories=categories)
+                # two declared categories: pabak always gives both indices
+                if res.prevalence_index is not None and res.bias_index is not None:
+                    pis.append(res.prevalence_index)
+                    bis.append(res.bias_index)
+        kappa_ci: tuple[float | None, float | None] = (None, None)
+        if fk.statistic is not None:
+            with contextlib.suppress(EvalkitError):
+                kappa_ci = fk.confidence_interval(
+                    method="percentile", n_resamples=n_resamples, rng=np.random.default_rng(seed)
+                )
+    return fk, pis, bis, kappa_ci
+
+
 def paradox(
     labels: pd.DataFrame,
     *,
@@ -450,36 +484,14 @@ def paradox(
     """
     import pandas as pd
 
-    from evalkit import stats
-
     rows = []
     for target in sorted(labels["target"].unique()):
         mat = wide(labels, target)
         matrix = mat.to_numpy().tolist()
         categories = sorted({v for row in matrix for v in row if v is not None}, key=str)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DegenerateDataWarning)
-            fk = stats.fleiss_kappa(matrix, categories=categories)
-            pis: list[float] = []
-            bis: list[float] = []
-            if len(categories) == 2:
-                for a, b in itertools.combinations(range(mat.shape[1]), 2):
-                    pair = [[row[a], row[b]] for row in matrix]
-                    res = stats.pabak(pair, categories=categories)
-                    # two declared categories: pabak always gives both indices
-                    if res.prevalence_index is not None and res.bias_index is not None:
-                        pis.append(res.prevalence_index)
-                        bis.append(res.bias_index)
-            kappa_ci: tuple[float | None, float | None] = (None, None)
-            if fk.statistic is not None:
-                import numpy as np
-
-                with contextlib.suppress(EvalkitError):
-                    kappa_ci = fk.confidence_interval(
-                        method="percentile",
-                        n_resamples=n_resamples,
-                        rng=np.random.default_rng(seed),
-                    )
+        fk, pis, bis, kappa_ci = _paradox_target(
+            matrix, mat.shape[1], categories, n_resamples, seed
+        )
         boot = _paradox_boot(matrix, categories, n_resamples, seed)
         po, kappa = fk.observed_agreement, fk.statistic
         if kappa is None:
