@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import EvalkitError
-from evalkit.stats._inputs import as_ratings
+from evalkit.stats._inputs import Ratings, as_ratings
 from evalkit.stats._result import AgreementResult, CategoryAgreement
 from evalkit.stats.agreement._common import Array, _jackknife_result, _replace, _warn_degenerate
 from evalkit.stats.agreement._pairs import _ratings_or_table
@@ -34,6 +34,21 @@ def _positive_index(cats: tuple[Any, ...], positive: Any, from_table: bool) -> i
     )
 
 
+def _specific_ratings(
+    ratings: Any, table: Any, categories: Sequence[Any] | None
+) -> tuple[Ratings, bool]:
+    """The ratings behind ``ratings=`` or ``table=``, and whether they came from a table."""
+    if table is not None:
+        return _ratings_or_table("specific_agreement", ratings, table, categories)
+    if ratings is None:
+        raise EvalkitError("specific_agreement: give ratings= or table=")
+    r = as_ratings(ratings, categories=categories)
+    if categories is None and set(r.categories) <= {0, 1}:
+        # binary 0/1 (or False/True) labels: both categories exist even if one is unused
+        r = as_ratings(ratings, categories=(0, 1))
+    return r, False
+
+
 def specific_agreement(
     ratings: Any = None,
     *,
@@ -51,15 +66,7 @@ def specific_agreement(
     results of their own, ``per_category`` maps every category to its specific agreement.
     Standard errors: jackknife over items.
     """
-    if table is not None:
-        r, from_table = _ratings_or_table("specific_agreement", ratings, table, categories)
-    else:
-        if ratings is None:
-            raise EvalkitError("specific_agreement: give ratings= or table=")
-        r, from_table = as_ratings(ratings, categories=categories), False
-        if categories is None and set(r.categories) <= {0, 1}:
-            # binary 0/1 (or False/True) labels: both categories exist even if one is unused
-            r = as_ratings(ratings, categories=(0, 1))
+    r, from_table = _specific_ratings(ratings, table, categories)
     counts_arr = r.counts()
     rr = counts_arr.sum(axis=1)
     use = rr >= 2
