@@ -14,13 +14,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses.agreement_labels import REQUIRED_COLUMNS, full_counts, load_labels, wide
 from evalkit.analyses.agreement_plots import UNDEFINED, plot_forest
 from evalkit.analyses.agreement_plots import missing as _missing
 from evalkit.errors import DegenerateDataWarning, EvalkitError
-from evalkit.extras import require
 from evalkit.text_escape import markdown_code
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ __all__ = [
     "wide",
 ]
 
-REQUIRED_COLUMNS: tuple[str, ...] = ("item_id", "target", "family", "rater", "label")
 _COEFFICIENTS = ("fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "pabak")
 _NAMES = {
     "fleiss_kappa": "Fleiss κ",
@@ -53,61 +51,6 @@ _NAMES = {
     "gwet_ac1": "Gwet AC1",
     "pabak": "PABAK / Brennan–Prediger",
 }
-
-
-_LABEL_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
-
-
-def load_labels(labels_path: str = "", *, n_items: int = 40, seed: int = 0) -> pd.DataFrame:
-    """Read a long label table (CSV, JSONL or parquet), or simulate one when the path is "".
-
-    The file is read through :mod:`evalkit.input_files` (a regular file only, bounded; CSV and
-    JSONL as strict UTF-8 naming the line of a bad byte); anything pandas cannot parse is an
-    ``EvalkitError`` naming the file, never a traceback.
-    """
-    if not labels_path:
-        from evalkit.simulate import simulate_labels
-
-        return simulate_labels(n_items, seed=seed)
-    path = Path(labels_path)
-    if path.suffix not in _LABEL_SUFFIXES:
-        raise EvalkitError(f"{path}: unsupported label file type; use .csv, .jsonl or .parquet")
-    df = _parse_labels(path)
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise EvalkitError(f"{path}: missing column(s) {missing}; need {list(REQUIRED_COLUMNS)}")
-    return df
-
-
-def _parse_labels(path: Path) -> pd.DataFrame:
-    import io
-
-    import pandas as pd
-
-    from evalkit.input_files import clip, read_bytes, read_text
-
-    what = "labels file"
-    try:
-        if path.suffix == ".parquet":
-            require("pyarrow", purpose="a .parquet label file")
-            return pd.read_parquet(io.BytesIO(read_bytes(path, what)))
-        # every line under the line cap, so no single row can cost more than the cap says
-        text = read_text(path, what, line_cap=True)
-        if path.suffix == ".csv":
-            # only the columns read here: a row of thousands of columns stays cheap
-            return pd.read_csv(io.StringIO(text), dtype=str, usecols=_wanted_column)
-        return pd.read_json(io.StringIO(text), lines=True, dtype=False)
-    except EvalkitError:
-        raise
-    except Exception as exc:  # pandas/pyarrow raise many types on hostile bytes: say which
-        raise EvalkitError(
-            f"{what} {str(path)!r}: cannot be read as {path.suffix.lstrip('.')}: "
-            f"{type(exc).__name__}: {clip(str(exc))}"
-        ) from None
-
-
-def _wanted_column(name: str) -> bool:
-    return name in REQUIRED_COLUMNS
 
 
 def describe(labels: pd.DataFrame) -> pd.DataFrame:
@@ -126,13 +69,6 @@ def describe(labels: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(rows).set_index("target")
-
-
-def wide(labels: pd.DataFrame, target: str) -> pd.DataFrame:
-    """Items x raters matrix of one target (missing labels as None)."""
-    sub = labels[labels["target"] == target]
-    table = sub.pivot_table(index="item_id", columns="rater", values="label", aggfunc="first")
-    return table.astype(object).where(table.notna(), None)
 
 
 def variance_free(labels: pd.DataFrame) -> pd.DataFrame:
@@ -313,7 +249,7 @@ def _kappa_j_boot(
     and of the specific agreement ``Σ_i n_ij (n_ij - 1) / Σ_i n_ij (m - 1)`` (Uebersax)."""
     import numpy as np
 
-    full, counts = _full_counts(matrix, categories)
+    full, counts = full_counts(matrix, categories)
     out: _Intervals = {c: (None, None) for c in categories}
     sa_out: _Intervals = {c: (None, None) for c in categories}
     if len(full) < 2:
@@ -375,14 +311,6 @@ def format_category_table(table: pd.DataFrame) -> pd.DataFrame:
     ].set_index(["target", "category"])
 
 
-def _full_counts(matrix: list[list[Any]], categories: list[Any]) -> Any:
-    """Items x categories counts over the items every rater labelled."""
-    import numpy as np
-
-    full = [row for row in matrix if all(v is not None for v in row)]
-    return full, np.array([[sum(v == c for v in row) for c in categories] for row in full], float)
-
-
 def _interval(values: Any) -> tuple[float | None, float | None]:
     import numpy as np
 
@@ -402,7 +330,7 @@ def _paradox_boot(
     (Byrt, Bishop & Carlin 1993: ``|a - d| / n`` and ``|b - c| / n`` per pair)."""
     import numpy as np
 
-    full, counts = _full_counts(matrix, categories)
+    full, counts = full_counts(matrix, categories)
     out: dict[str, tuple[float | None, float | None]] = {
         k: (None, None) for k in ("po", "pe", "pi", "bi")
     }
@@ -504,7 +432,7 @@ def paradox(
             {
                 "target": target,
                 "n_items": int(mat.shape[0]),
-                "n_items_full": len(_full_counts(matrix, categories)[0]),
+                "n_items_full": len(full_counts(matrix, categories)[0]),
                 "categories": len(categories),
                 "observed_agreement": po,
                 "observed_agreement_ci_low": boot["po"][0],
