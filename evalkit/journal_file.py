@@ -1,4 +1,4 @@
-"""The journal file on disk: errors that name it, and all-or-nothing appends under one lock.
+r"""The journal file on disk: errors that name it, and all-or-nothing appends under one lock.
 
 The mechanism is the one line appender of :mod:`evalkit.jsonl_append` (locked, whole lines,
 fsynced, all or nothing, regular files only); this module adds what makes a line a journal
@@ -21,7 +21,7 @@ fails, the file is truncated back to its size before the batch. :class:`JournalW
 says what is on disk: nothing of the record (or of the batch), or, when the truncation or its
 sync failed too, that bytes may remain from which offset. Only regular files are journals: a
 FIFO, a device or a directory is refused before anything is written. Lone surrogates (legal in
-a JSON string, not in UTF-8) are written as ``\\udXXX`` escapes
+a JSON string, not in UTF-8) are written as ``\udXXX`` escapes
 (:func:`evalkit.input_files.dumps`).
 """
 
@@ -182,9 +182,9 @@ def append(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> dict[str, Any]:
-    """Validate ``record`` and append it to the journal at ``path`` as one line, sealed (any
-    seal it carried is recomputed over the record as written); return the line's record.
+    """Validate ``record``, append it sealed to the journal at ``path``; return it as written.
 
+    The record takes one line; any seal it carried is recomputed over the record as written.
     Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
     fsynced before the lock is released. Nothing already in the file is rewritten. Missing
     parent directories are created. All-or-nothing: a failed write or sync truncates the file
@@ -207,9 +207,10 @@ def append_many(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> list[dict[str, Any]]:
-    """Append ``records`` (any iterable, consumed once) under one lock, one line each, one
-    fsync at the end; return them as written. Each record is all-or-nothing: on a failure the
-    records before it stay (and are synced), see :class:`JournalAppender`.
+    """Append ``records`` under one lock, one line each, one fsync; return them as written.
+
+    ``records`` may be any iterable (consumed once). Each record is all-or-nothing: on a
+    failure the records before it stay (and are synced), see :class:`JournalAppender`.
     """
     with JournalAppender(path, accepted=accepted) as out:
         return [out.append(record) for record in records]

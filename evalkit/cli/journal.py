@@ -54,6 +54,7 @@ def summarize(read: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``evalkit journal``: summarize the journal (records, duplicates, skipped lines)."""
     path = journal_path(args)
     try:
         read = journal.read(path, accepted=accepted_calibrations())
