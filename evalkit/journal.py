@@ -34,6 +34,7 @@ from evalkit.input_files import (
     split_lines,
 )
 from evalkit.journal_file import (
+    JOURNAL_NAME,
     JournalAppender,
     JournalIsADirectoryError,
     JournalNotFoundError,
@@ -68,9 +69,6 @@ __all__ = [
     "raw_lines",
     "read",
 ]
-
-#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
-JOURNAL_NAME = "eval.jsonl"
 
 #: Deepest array/object nesting a journal line may have: a record is four levels deep, so
 #: anything far deeper is not a record, and refusing it keeps recursive code away from it.

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "JOURNAL_NAME",
     "JournalAppender",
     "JournalIsADirectoryError",
     "JournalNotFoundError",
@@ -58,6 +59,9 @@ __all__ = [
     "dumps_record",
     "journal_os_error",
 ]
+
+#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
+JOURNAL_NAME = "eval.jsonl"
 
 
 class JournalNotFoundError(InputNotFoundError):
@@ -95,7 +99,7 @@ def journal_os_error(exc: OSError, path: Path) -> OSError:
     ):
         return JournalIsADirectoryError(
             f"journal {str(path)!r}: is a directory, not a journal file "
-            "(name the eval.jsonl file inside it)",
+            f"(name the {JOURNAL_NAME} file inside it)",
             path,
             exc.errno,
         )

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 #: Ledger diagnostics printed without ``--diagnostics``.
 DIAGNOSTICS_SHOWN = 5
-JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
+JOURNAL_HELP = f"journal file (default <metrics-dir>/{JOURNAL_NAME})"
 
 
 def require_text(value: str, flag: str) -> str:
@@ -66,7 +66,7 @@ def add_journal_source(parser: Any, journal_help: str) -> Any:
     """
     source = parser.add_mutually_exclusive_group()
     add_journal(source, journal_help)
-    add_metrics_dir(source, "directory holding eval.jsonl", default=None)
+    add_metrics_dir(source, f"directory holding {JOURNAL_NAME}", default=None)
     return source
 
 

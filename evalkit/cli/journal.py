@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     """Add the ``journal`` subcommand."""
     parser = subparsers.add_parser(
         "journal",
-        help="list and summarize the records of a journal (eval.jsonl)",
+        help=f"list and summarize the records of a journal ({journal.JOURNAL_NAME})",
         description="List the records of a journal and summarize it: counts per rubric "
         "version, duplicate run ids, unreadable lines.",
     )
