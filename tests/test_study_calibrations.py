@@ -1,0 +1,94 @@
+"""The replay and threshold studies count a record whose minted calibration a certificate backs.
+
+Before, both read journals with ``journal.read(path)``, whose default accepts ``uncalibrated``
+judges only: a record carrying a minted ``calibrated:...`` status was skipped as invalid even
+when the repository held the verified certificate behind it. They now accept what the
+repository's certificates back (as the command line does), or what the caller passes. The
+certificate is minted into a temporary copy of the repository layout
+(``repo_layout.make_repo``, as ``test_calibration_certificates.py`` does); the repository's own
+``calibrations/`` is never written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from record_factory import SESSION_ID, make_record
+from repo_layout import SET, make_repo
+
+from evalkit import journal
+from evalkit.analyses import replay, threshold
+from evalkit.calibration import RepositoryCalibrations, calibrate, register, rule_judge_labels
+from evalkit.calibration import _repo as repo_module
+from evalkit.calibration_status import AcceptedCalibrations
+from evalkit.gold import load
+
+JUDGE = "rule-judge (evalkit.judge.apply_rules)"
+
+
+@pytest.fixture(autouse=True)
+def _no_lock_or_registry_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
+    monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+
+
+@pytest.fixture(scope="module")
+def minted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A repository copy with one registered certificate, and a metrics directory whose
+    journal holds one record claiming it."""
+    repo = make_repo(tmp_path_factory.mktemp("repo"))
+    gold = load(repo / "gold" / SET / "v2")
+    cert = register(
+        calibrate(rule_judge_labels(gold), gold, judge=JUDGE, n_resamples=300, root=repo)
+    )
+    record = make_record()
+    judged = record["dimensions"][-1]
+    assert judged["id"] == cert.entry[0] and judged["method"] == "judge"
+    judged.update(calibration_status=cert.calibration_status, calibration_ref=cert.calibration_ref)
+    metrics = tmp_path_factory.mktemp("metrics")
+    journal.append(metrics / journal.JOURNAL_NAME, record, accepted=RepositoryCalibrations(repo))
+    return {"repo": repo, "metrics": metrics, "cert": cert}
+
+
+NOT_SCORED = pd.DataFrame(columns=["rubric", "session_id", "dimension", "status"])
+
+
+def _replay_sessions(metrics: Path, **kwargs: Any) -> set[str]:
+    drift = replay.journal_vs_replay(metrics, NOT_SCORED, **kwargs)
+    assert drift is not None
+    return set(drift["session_id"])
+
+
+def test_the_replay_study_counts_a_record_with_a_backed_minted_status(
+    minted: dict[str, Any],
+) -> None:
+    metrics, repo = minted["metrics"], minted["repo"]
+    # the stored record is compared with today's replay (which did not score it): it counts
+    assert _replay_sessions(metrics, accepted=RepositoryCalibrations(repo)) == {SESSION_ID}
+    # uncalibrated-only (the old default): the same record is skipped as invalid
+    assert _replay_sessions(metrics, accepted=AcceptedCalibrations()) == set()
+
+
+def test_the_threshold_study_counts_a_record_with_a_backed_minted_status(
+    minted: dict[str, Any],
+) -> None:
+    metrics, repo = minted["metrics"], minted["repo"]
+    table = threshold.fact_table(metrics, accepted=RepositoryCalibrations(repo))
+    assert list(table["session_id"]) == [SESSION_ID] and table.attrs["diagnostics"] == []
+    skipped = threshold.fact_table(metrics, accepted=AcceptedCalibrations())
+    assert len(skipped) == 0
+    assert "calibration_status" in skipped.attrs["diagnostics"][0]
+
+
+def test_by_default_the_studies_accept_what_the_repository_certificates_back(
+    minted: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing passed: the certificates of the repository evalkit runs from count (here the
+    minted copy stands in for it; its certificate is re-checked from content)."""
+    metrics = minted["metrics"]
+    monkeypatch.setattr(repo_module, "_PACKAGE_REPO", minted["repo"])
+    assert list(threshold.fact_table(metrics)["session_id"]) == [SESSION_ID]
+    assert _replay_sessions(metrics) == {SESSION_ID}
