@@ -17,22 +17,15 @@ from typing import Any
 import pandas as pd
 import pytest
 from record_factory import SESSION_ID, make_record
-from repo_layout import SET, make_repo
+from repo_layout import make_repo, mint_rule_judge
 
 from evalkit import journal
 from evalkit.analyses import replay, threshold
-from evalkit.calibration import RepositoryCalibrations, calibrate, register, rule_judge_labels
+from evalkit.calibration import RepositoryCalibrations
 from evalkit.calibration import _repo as repo_module
 from evalkit.calibration_status import AcceptedCalibrations
-from evalkit.gold import load
 
-JUDGE = "rule-judge (evalkit.judge.apply_rules)"
-
-
-@pytest.fixture(autouse=True)
-def _no_lock_or_registry_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
-    monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_lock_or_registry_env")
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +33,7 @@ def minted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A repository copy with one registered certificate, and a metrics directory whose
     journal holds one record claiming it."""
     repo = make_repo(tmp_path_factory.mktemp("repo"))
-    gold = load(repo / "gold" / SET / "v2")
-    cert = register(
-        calibrate(rule_judge_labels(gold), gold, judge=JUDGE, n_resamples=300, root=repo)
-    )
+    _, cert = mint_rule_judge(repo, n_resamples=300)
     record = make_record()
     judged = record["dimensions"][-1]
     assert judged["id"] == cert.entry[0] and judged["method"] == "judge"
