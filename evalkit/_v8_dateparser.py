@@ -362,8 +362,9 @@ class _Day:
 
 
 def _es5_zone(scanner: _Scanner, tz: _TimeZone) -> bool:
-    """The zone after an ES5 ISO time (``Z``, ``+HHMM`` or ``+HH:MM``; none is fine); False
-    when it is malformed (the caller's invalid token).
+    """The zone after an ES5 ISO time (``Z``, ``+HHMM`` or ``+HH:MM``; none is fine).
+
+    False when it is malformed (the caller's invalid token).
     """
     if scanner.peek().is_keyword_z():
         scanner.next()
@@ -458,8 +459,10 @@ def _parse_es5(scanner: _Scanner, day: _Day, time: _Time, tz: _TimeZone) -> _Tok
 
 
 def _legacy_offset(scanner: _Scanner, tz: _TimeZone, sign: _Token) -> bool:
-    """A ``+``/``-`` offset after a time in the legacy grammar (``+2``, ``+02``, ``+0200``,
-    ``+02:``...); False when its digits cannot be one (the caller's parse fails).
+    """A ``+``/``-`` offset after a time in the legacy grammar.
+
+    ``+2``, ``+02``, ``+0200``, ``+02:``...; False when its digits cannot be one (the caller's
+    parse fails).
     """
     tz.sign = -1 if sign.sign() < 0 else 1
     n = 0

@@ -74,15 +74,21 @@ def _well_formed(status: object, reference: object) -> bool:
 
 
 class CalibrationAcceptance(Protocol):
-    """What record validation asks about calibrations: may a dimension carry this status with
-    this reference, and if its certificate was refused, why. :class:`AcceptedCalibrations`
-    answers from a fixed set of verified certificates;
+    """What record validation asks about calibrations.
+
+    May a dimension carry this status with this reference, and if its certificate was refused,
+    why. :class:`AcceptedCalibrations` answers from a fixed set of verified certificates;
     ``evalkit.calibration.RepositoryCalibrations`` re-checks a repository's certificate the
-    first time a record claims it."""
+    first time a record claims it.
+    """
 
-    def accepts(self, dimension_id: str, status: object, reference: object) -> bool: ...
+    def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
+        """Whether ``dimension_id`` may carry ``status`` with this ``calibration_ref``."""
+        ...
 
-    def why_refused(self, reference: object) -> str | None: ...
+    def why_refused(self, reference: object) -> str | None:
+        """Why the certificate ``reference`` names was refused; None when it was not."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ class AcceptedCalibrations:
     refused: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        """Refuse an entry that is not ``(dimension_id, minted status, calibration_ref)``."""
         for entry in self.entries:
             if not (isinstance(entry, tuple) and len(entry) == 3 and _well_formed(*entry[1:])):
                 raise EvalkitError(

@@ -38,8 +38,10 @@ DEFAULT_MODEL_SOURCE = "self-report"
 
 @dataclass(frozen=True)
 class Provenance:
-    """What produced the record: the rubric text's sha256, the engine's commit and the sha256
-    of the inputs the score depended on (:func:`evalkit.measure.inputs_sha256`).
+    """What produced the record: the rubric text, the engine and the inputs, as hashes.
+
+    The rubric text's sha256, the engine's commit and the sha256 of the inputs the score
+    depended on (:func:`evalkit.measure.inputs_sha256`).
     """
 
     rubric_sha256: str
@@ -47,6 +49,7 @@ class Provenance:
     inputs_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The record's ``provenance`` object (``inputs_sha256`` only when known)."""
         out: dict[str, Any] = {
             "rubric_sha256": self.rubric_sha256,
             "engine_commit": self.engine_commit,
@@ -64,12 +67,15 @@ class Model:
     source: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The record's ``model`` object."""
         return {"id": self.id, "source": self.source}
 
 
 def check_model(model_id: str | None, model_source: str | None) -> Model:
-    """The record's model from the run's arguments (defaults ``"unknown"``/``"self-report"``:
-    evalkit cannot know which model ran a session unless told); ``ValidationError`` otherwise.
+    """The record's model from the run's arguments; ``ValidationError`` for a bad one.
+
+    The defaults are ``"unknown"``/``"self-report"``: evalkit cannot know which model ran a
+    session unless told.
     """
     mid = DEFAULT_MODEL_ID if model_id is None else model_id
     if not is_non_empty_trimmed(mid):
@@ -92,6 +98,7 @@ class Harness:
     hostname_hash: str | None
 
     def to_dict(self) -> dict[str, Any]:
+        """The record's ``environment`` object."""
         return {
             "plugin_version": self.plugin_version,
             "platform": self.platform,
@@ -125,13 +132,15 @@ class EvalRecord:
 
     @property
     def anonymized(self) -> bool:
+        """Whether the record names no handle."""
         return self.handle is None
 
     def to_dict(self, *, sealed: bool = True) -> dict[str, Any]:
-        """The full record, JSON-ready (non-finite KPIs and scores written as ``None``),
-        sealed: ``provenance.record_sha256`` is computed last, over everything else
-        (:mod:`evalkit.record_seal`). ``sealed=False``: without the seal (for a caller that
-        completes the record first, then seals it).
+        """The full record, JSON-ready and sealed.
+
+        Non-finite KPIs and scores are written as ``None``; ``provenance.record_sha256`` is
+        computed last, over everything else (:mod:`evalkit.record_seal`). ``sealed=False``:
+        without the seal (for a caller that completes the record first, then seals it).
         """
         body = {
             "schema_version": SCHEMA_VERSION,

@@ -28,8 +28,10 @@ __all__ = [
 
 
 class InputFileError(EvalkitError, OSError):
-    """Base of the input-file errors (an ``EvalkitError`` and an ``OSError``); ``str()`` is the
-    message, which names the file."""
+    """Base of the input-file errors (an ``EvalkitError`` and an ``OSError``).
+
+    ``str()`` is the message, which names the file.
+    """
 
     def __init__(self, message: str, path: Any = None, errno: int | None = None) -> None:
         super().__init__(message)
@@ -40,6 +42,7 @@ class InputFileError(EvalkitError, OSError):
         self.strerror = message
 
     def __str__(self) -> str:
+        """The message (not OSError's ``[Errno n] ...`` form)."""
         return str(self.args[0]) if self.args else ""
 
 

@@ -69,8 +69,10 @@ def run_git(
 
 
 def head_commit(cwd: str | os.PathLike[str]) -> str | None:
-    """The commit checked out at ``cwd`` (40 hex, or 64 in a SHA-256 repository), or None
-    outside a repository."""
+    """The commit checked out at ``cwd``, or None outside a repository.
+
+    40 hex digits, or 64 in a SHA-256 repository.
+    """
     res = run_git(cwd, "rev-parse", "HEAD")
     if res is None or res.returncode != 0:
         return None
@@ -84,15 +86,20 @@ def _is_checkout() -> bool:
 
 @lru_cache(maxsize=1)
 def evalkit_commit() -> str | None:
-    """The commit of the evalkit checkout this package runs from (a record's
-    ``provenance.engine_commit``), or None for an installed copy or without git."""
+    """The commit of the evalkit checkout this package runs from.
+
+    A record's ``provenance.engine_commit``; None for an installed copy or without git.
+    """
     return head_commit(EVALKIT_ROOT) if _is_checkout() else None
 
 
 @lru_cache(maxsize=256)
 def has_commit(sha: str) -> bool | None:
-    """Whether the evalkit repository holds commit ``sha``; None when it cannot tell (not a
-    checkout, no git). Cached: a journal names the same few commits many times."""
+    """Whether the evalkit repository holds commit ``sha``.
+
+    None when it cannot tell (not a checkout, no git). Cached: a journal names the same few
+    commits many times.
+    """
     if not _is_checkout():
         return None
     res = run_git(EVALKIT_ROOT, "cat-file", "-e", f"{sha}^{{commit}}")

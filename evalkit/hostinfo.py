@@ -1,5 +1,6 @@
-"""Where a record was written: the host, only ever as a hash (SPEC section 2: never a clear
-hostname). Standard library only.
+"""Where a record was written: the host, only ever as a hash.
+
+SPEC section 2: never a clear hostname. Standard library only.
 """
 
 from __future__ import annotations

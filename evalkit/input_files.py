@@ -1,4 +1,4 @@
-"""Reading files a user names, safely: regular files only, bounded, never a hang or a traceback.
+r"""Reading files a user names, safely: regular files only, bounded, never a hang or a traceback.
 
 Every reader of untrusted input (ledger sources, journals, label files, parameter files, record
 files, certificates, the pre-registration lock) goes through this module, so one set of rules
@@ -24,7 +24,7 @@ holds everywhere:
   recursive code (``repr``, ``copy.deepcopy``, ``json.dumps``) can meet it.
 * **Streams.** :func:`read_stream` reads standard input (``-``) under the same byte cap.
 * **Output.** :func:`dumps` writes JSON as UTF-8 with lone surrogates (legal in a JavaScript
-  string, not encodable as UTF-8) escaped as ``\\udXXX``, so writing never crashes and a
+  string, not encodable as UTF-8) escaped as ``\udXXX``, so writing never crashes and a
   JavaScript ``JSON.parse`` reads the same string back. :func:`clip` shortens untrusted text
   quoted in a message.
 
@@ -258,9 +258,11 @@ def _too_large(
 
 
 def unreadable_reason(exc: OSError, what: str, path: str | os.PathLike[str]) -> str:
-    """Why ``path`` could not be read, without the ``what 'path': `` prefix the error carries
-    (for a diagnostic that names the file itself): "a dangling symlink ...", "is a named
-    pipe (FIFO), not a regular file", "permission denied"."""
+    """Why ``path`` could not be read, without the ``what 'path': `` prefix the error carries.
+
+    For a diagnostic that names the file itself: "a dangling symlink ...", "is a named pipe
+    (FIFO), not a regular file", "permission denied".
+    """
     text = str(exc) if isinstance(exc, InputFileError) else (exc.strerror or type(exc).__name__)
     return text.removeprefix(f"{what} {_shown(path)!r}: ")
 
@@ -315,9 +317,12 @@ def _check_line_lengths(data: bytes, path: str | os.PathLike[str], what: str, ca
 
 @dataclass(frozen=True, slots=True)
 class RawLine:
-    """One line of a line-oriented file: 1-based ``number``, its bytes (without the newline and
-    a trailing CR), and whether it was the last line without a newline (``unterminated``).
-    ``data`` is None when the line is longer than the line cap (``length`` tells how long)."""
+    """One line of a line-oriented file.
+
+    Its 1-based ``number``, its bytes (without the newline and a trailing CR), and whether it
+    was the last line without a newline (``unterminated``). ``data`` is None when the line is
+    longer than the line cap (``length`` tells how long).
+    """
 
     number: int
     data: bytes | None
@@ -326,7 +331,7 @@ class RawLine:
 
 
 def split_lines(data: bytes, *, max_line_bytes_: int | None = None) -> Iterator[RawLine]:
-    """The lines of ``data`` (split on ``\\n``, a trailing CR dropped); blank lines included.
+    r"""The lines of ``data`` (split on ``\n``, a trailing CR dropped); blank lines included.
 
     A line longer than the line cap is yielded with ``data=None`` so that the reader reports it
     instead of parsing it (parsing a huge line can take many times its size in memory).
@@ -369,10 +374,10 @@ def _nesting_exceeds(value: Any, limit: int) -> bool:
 
 
 def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
-    """Parse one JSON text strictly (no ``NaN``/``Infinity``), or raise :class:`JsonInputError`.
+    r"""Parse one JSON text strictly (no ``NaN``/``Infinity``), or raise :class:`JsonInputError`.
 
     Deep nesting (Python's decoder recurses) and invalid UTF-8 in ``bytes`` are reasons, not
-    crashes. Lone surrogates written as ``\\udXXX`` escapes are legal JSON and are kept. With
+    crashes. Lone surrogates written as ``\udXXX`` escapes are legal JSON and are kept. With
     ``max_depth`` a value nesting arrays/objects deeper than that is refused too, so that no
     recursive code downstream (``repr``, ``deepcopy``, ``json.dumps``) can meet it.
     """
@@ -404,15 +409,17 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate written as the escape ``\\udXXX`` (printable, safe)."""
+    r"""``text`` with every lone surrogate written as the escape ``\udXXX`` (printable, safe)."""
     if not _LONE_SURROGATE.search(text):
         return text
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clip(text: str, limit: int = 200) -> str:
-    """``text`` cut to ``limit`` characters (saying how long it was), surrogates escaped: for
-    quoting untrusted values in a message without printing a megabyte or crashing."""
+    """``text`` cut to ``limit`` characters (saying how long it was), surrogates escaped.
+
+    For quoting untrusted values in a message without printing a megabyte or crashing.
+    """
     text = escape_surrogates(text)
     if len(text) <= limit:
         return text
@@ -420,11 +427,11 @@ def clip(text: str, limit: int = 200) -> str:
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:
-    """``json.dumps(obj, ensure_ascii=False, allow_nan=False, **kwargs)``, encodable as UTF-8.
+    r"""``json.dumps(obj, ensure_ascii=False, allow_nan=False, **kwargs)``, encodable as UTF-8.
 
-    Python's strings can hold lone surrogates (from a ledger's ``"\\ud800"`` or from
+    Python's strings can hold lone surrogates (from a ledger's ``"\ud800"`` or from
     undecodable command-line bytes); inside a JSON string they are written as the escape
-    ``\\udXXX``, which ``JSON.parse`` and ``json.loads`` read back as the same string.
+    ``\udXXX``, which ``JSON.parse`` and ``json.loads`` read back as the same string.
     """
     kwargs.setdefault("ensure_ascii", False)
     kwargs.setdefault("allow_nan", False)

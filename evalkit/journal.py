@@ -34,6 +34,7 @@ from evalkit.input_files import (
     split_lines,
 )
 from evalkit.journal_file import (
+    JOURNAL_NAME,
     JournalAppender,
     JournalIsADirectoryError,
     JournalNotFoundError,
@@ -68,9 +69,6 @@ __all__ = [
     "raw_lines",
     "read",
 ]
-
-#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
-JOURNAL_NAME = "eval.jsonl"
 
 #: Deepest array/object nesting a journal line may have: a record is four levels deep, so
 #: anything far deeper is not a record, and refusing it keeps recursive code away from it.
@@ -108,6 +106,7 @@ class JournalDiagnostic:
         return self.line
 
     def __str__(self) -> str:
+        """``line N: kind: reason``."""
         return f"line {self.line}: {self.kind.value}: {self.reason}"
 
 
@@ -126,10 +125,10 @@ class JournalRead:
     duplicates: dict[str, list[int]] = field(default_factory=dict)
 
     def find(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
-        """Return ``(line, record)`` for every valid record with this run id, in file order.
+        r"""Return ``(line, record)`` for every valid record with this run id, in file order.
 
         A run id holding a lone surrogate cannot be typed; when nothing matches exactly, the
-        run id as evalkit prints it (the surrogate written ``\\udXXX``) matches too.
+        run id as evalkit prints it (the surrogate written ``\udXXX``) matches too.
         """
         pairs = list(zip(self.line_numbers, self.records, strict=True))
         exact = [(line, rec) for line, rec in pairs if rec.get("run_id") == run_id]
@@ -228,8 +227,10 @@ def read(
 
 
 def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int, bytes]:
-    """The bytes of the journal's lines ``numbers`` (1-based) as :func:`read` parsed them (a
-    BOM before line 1 and a CR before the newline dropped): for a byte-exact comparison."""
+    """The bytes of the journal's lines ``numbers`` (1-based) as :func:`read` parsed them.
+
+    A BOM before line 1 and a CR before the newline are dropped: for a byte-exact comparison.
+    """
     wanted = set(numbers)
     return {
         line.number: line.data
@@ -246,14 +247,16 @@ def latest_inputs(
     model: Mapping[str, Any],
     handle: str | None,
 ) -> dict[str, str]:
-    """Session id -> ``provenance.inputs_sha256`` of its latest valid record under
-    ``rubric_version``, for the sessions whose latest such record was scored under the same
-    rubric text (``rubric_sha256``) with the same run inputs that change a record's content
-    (``model`` id and source, ``handle``) and carries an inputs hash: a batch that finds the
-    same hash for a session has nothing new to score for it (``evalkit score --all
-    --journal``). The run's environment (plugin version, platform, host, engine commit) and
-    its timestamp do not count: re-running a newer evalkit over an unchanged ledger adds
-    nothing."""
+    """Session id -> ``provenance.inputs_sha256`` of its latest valid record of a rubric.
+
+    The latest record under ``rubric_version`` counts, for the sessions whose latest such
+    record was scored under the same rubric text (``rubric_sha256``) with the same run inputs
+    that change a record's content (``model`` id and source, ``handle``) and carries an inputs
+    hash: a batch that finds the same hash for a session has nothing new to score for it
+    (``evalkit score --all --journal``). The run's environment (plugin version, platform, host,
+    engine commit) and its timestamp do not count: re-running a newer evalkit over an unchanged
+    ledger adds nothing.
+    """
     latest: dict[str, dict[str, Any]] = {}
     for rec in read.records:
         if rec["rubric_version"] == rubric_version:

@@ -1,36 +1,35 @@
-"""The journal file on disk: errors that name it, and all-or-nothing appends under one lock.
+r"""The journal file on disk: errors that name it, and all-or-nothing appends under one lock.
 
-``append`` validates and seals one record, then writes exactly one complete line while holding
-an exclusive ``fcntl.flock`` on the journal file itself, and fsyncs before releasing the lock.
-:class:`JournalAppender` does the same for a batch (``evalkit score --all --journal``): one lock
-for the batch, one write per line, one fsync at the end. Earlier bytes are never rewritten;
-when the file does not end in a newline (a writer died in the middle of a line) the first new
-record starts on a fresh line, so the torn fragment stays a single unreadable line and never
-swallows a record.
+The mechanism is the one line appender of :mod:`evalkit.jsonl_append` (locked, whole lines,
+fsynced, all or nothing, regular files only); this module adds what makes a line a journal
+record: ``append`` validates and seals one record, then writes exactly one complete line while
+holding an exclusive ``fcntl.flock`` on the journal file itself, and fsyncs before releasing the
+lock. :class:`JournalAppender` does the same for a batch (``evalkit score --all --journal``):
+one lock for the batch, one write per line, one fsync at the end. Earlier bytes are never
+rewritten; when the file does not end in a newline (a writer died in the middle of a line) the
+first new record starts on a fresh line, so the torn fragment stays a single unreadable line
+and never swallows a record.
 
 Every appended line is sealed (:func:`evalkit.record_seal.seal_record`: its
 ``provenance.record_sha256`` is computed over the validated record, last), so a line edited
 afterwards no longer matches its seal and is read as ``changed``, never as a record.
 
 All-or-nothing, per record: when writing a line fails (a full disk, a short write, an I/O
-error), the file is truncated back to its size before that line under the same lock and synced
-(the records of the batch before it are then on disk); when the final ``fsync`` fails, the file
-is truncated back to its size before the batch. :class:`JournalWriteError` says what is on
-disk: nothing of the record (or of the batch), or, when the truncation or its sync failed too,
-that bytes may remain from which offset. Only regular files are journals: a FIFO, a device or
-a directory is refused before anything is written. Lone surrogates (legal in a JSON string,
-not in UTF-8) are written as ``\\udXXX`` escapes (:func:`evalkit.input_files.dumps`).
+error, a signal), the file is truncated back to its size before that line under the same lock
+and synced (the records of the batch before it are then on disk); when the final ``fsync``
+fails, the file is truncated back to its size before the batch. :class:`JournalWriteError`
+says what is on disk: nothing of the record (or of the batch), or, when the truncation or its
+sync failed too, that bytes may remain from which offset. Only regular files are journals: a
+FIFO, a device or a directory is refused before anything is written. Lone surrogates (legal in
+a JSON string, not in UTF-8) are written as ``\udXXX`` escapes
+(:func:`evalkit.input_files.dumps`).
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
@@ -40,7 +39,8 @@ from evalkit.file_errors import (
     InputNotFoundError,
     input_file_error,
 )
-from evalkit.input_files import InputNotRegularError, dumps
+from evalkit.input_files import InputNotRegularError
+from evalkit.jsonl_append import AppendError, AppendHold, encode_line, open_for_append
 from evalkit.record import validate_record
 from evalkit.record_seal import seal_record
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "JOURNAL_NAME",
     "JournalAppender",
     "JournalIsADirectoryError",
     "JournalNotFoundError",
@@ -58,6 +59,9 @@ __all__ = [
     "dumps_record",
     "journal_os_error",
 ]
+
+#: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
+JOURNAL_NAME = "eval.jsonl"
 
 
 class JournalNotFoundError(InputNotFoundError):
@@ -72,8 +76,8 @@ class JournalNotRegularError(InputNotRegularError):
     """The journal path is a FIFO, a device or a socket: never read from or appended to."""
 
 
-class JournalWriteError(OSError):
-    """An append failed; the message says what is on disk.
+class JournalWriteError(AppendError):
+    """An append to the journal failed; the message says what is on disk.
 
     ``offset`` is the journal's size before the record (or the batch) that failed;
     ``remains`` is False when the journal is known to be back at that size (nothing of it is
@@ -81,35 +85,9 @@ class JournalWriteError(OSError):
     failed). ``appended`` counts the records of a batch that are on disk before ``offset``.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: Path,
-        offset: int,
-        remains: bool,
-        cause: OSError,
-        appended: int = 0,
-    ) -> None:
-        super().__init__(cause.errno, message, os.fspath(path))
-        self.message = message
-        self.offset = offset
-        self.remains = remains
-        self.appended = appended
-
-    def __str__(self) -> str:
-        return self.message
-
 
 def journal_os_error(exc: OSError, path: Path) -> OSError:
     """The journal's own error for a path the user got wrong; other OSErrors unchanged."""
-    if isinstance(exc, FileNotFoundError) and path.is_symlink():
-        return InputFileError(
-            f"journal {str(path)!r}: a dangling symlink (its target does not exist); "
-            "nothing is created behind it",
-            path,
-            exc.errno,
-        )
     if isinstance(exc, FileNotFoundError):
         return JournalNotFoundError(
             f"journal {str(path)!r}: no such file (nothing has been recorded there)",
@@ -121,138 +99,20 @@ def journal_os_error(exc: OSError, path: Path) -> OSError:
     ):
         return JournalIsADirectoryError(
             f"journal {str(path)!r}: is a directory, not a journal file "
-            "(name the eval.jsonl file inside it)",
+            f"(name the {JOURNAL_NAME} file inside it)",
             path,
             exc.errno,
         )
+    if isinstance(exc, InputNotRegularError):
+        return JournalNotRegularError(str(exc), path, exc.errno)
     if isinstance(exc, InputFileError):
         return exc
     return input_file_error(exc, "journal", path)
 
 
-def dumps_record(record: dict[str, Any]) -> str:
-    """Serialize a record as one compact JSON line body (no newline, no NaN/Infinity, lone
-    surrogates escaped as ``\\udXXX`` so the line is always UTF-8).
-    """
-    text = dumps(record, separators=(",", ":"))
-    if "\n" in text or "\r" in text:  # json escapes these inside strings; keep the invariant
-        raise EvalkitError("record serialization produced a line break")
-    return text
-
-
-def _open_for_append(target: Path) -> tuple[int, bool]:
-    """An O_APPEND descriptor on the regular file ``target`` and whether this call created it.
-
-    ``O_NONBLOCK`` keeps opening a FIFO from blocking; anything but a regular file is refused
-    before a byte is written.
-    """
-    flags = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
-    try:
-        try:
-            fd, created = os.open(target, flags | os.O_CREAT | os.O_EXCL, 0o644), True
-        except FileExistsError:
-            fd, created = os.open(target, flags), False
-    except OSError as exc:
-        raise journal_os_error(exc, target) from exc
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
-        raise JournalNotRegularError(
-            f"journal {str(target)!r}: is {kind}, not a regular file; nothing was written",
-            target,
-            errno.EINVAL,
-        )
-    os.set_blocking(fd, True)
-    return fd, created
-
-
-def _write_all(fd: int, data: bytes) -> int:
-    """Write all of ``data``; on failure the OSError carries ``written`` (bytes that made it)."""
-    view = memoryview(data)
-    done = 0
-    while done < len(data):
-        try:
-            n = os.write(fd, view[done:])
-        except OSError as exc:
-            exc.written = done  # type: ignore[attr-defined]
-            raise
-        if n <= 0:
-            short = OSError(errno.EIO, f"write returned {n} after {done} of {len(data)} bytes")
-            short.written = done  # type: ignore[attr-defined]
-            raise short
-        done += n
-    return done
-
-
-def _roll_back(
-    fd: int, target: Path, offset: int, length: int, exc: OSError, what: str = "the record"
-) -> JournalWriteError:
-    """Truncate the journal back to ``offset`` after a failed write or sync of ``what`` (whose
-    bytes start at ``offset``, ``length`` of them); the error to raise says what is on disk.
-    """
-    written = getattr(exc, "written", length)  # a failed fsync: every byte was written
-    where = f"journal {str(target)!r}"
-    failed = f"appending {what} failed ({exc})"
-    line = "the record line" if what == "the record" else what
-    try:
-        os.ftruncate(fd, offset)
-    except OSError as trunc:
-        return JournalWriteError(
-            f"{where}: {failed}, and truncating the journal back to its previous {offset} "
-            f"bytes failed too ({trunc}): {written} of {line}'s {length} bytes may "
-            f"remain from byte offset {offset} (a line that does not parse is reported as "
-            "unreadable and never read as a record; remove it by hand after checking)",
-            path=target,
-            offset=offset,
-            remains=written > 0,
-            cause=exc,
-        )
-    try:
-        os.fsync(fd)
-    except OSError as sync:
-        return JournalWriteError(
-            f"{where}: {failed}; the journal was truncated back to its previous {offset} "
-            f"bytes, but that truncation could not be synced ({sync}): after a crash the disk "
-            f"may still hold up to {written} bytes of {line} from byte offset {offset}",
-            path=target,
-            offset=offset,
-            remains=written > 0,
-            cause=exc,
-        )
-    return JournalWriteError(
-        f"{where}: {failed}; the journal was truncated back to its previous {offset} bytes, "
-        f"so nothing of {what} is on disk",
-        path=target,
-        offset=offset,
-        remains=False,
-        cause=exc,
-    )
-
-
-def _sync_new_entry(fd: int, target: Path) -> None:
-    """Make a just-created journal's directory entry durable before the record goes in; on
-    failure remove the empty file again and say so.
-    """
-    try:
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError as exc:
-        removed = os.fstat(fd).st_size == 0
-        if removed:
-            Path(target).unlink(missing_ok=True)
-        state = "it was removed again" if removed else "it was left in place"
-        raise JournalWriteError(
-            f"journal {str(target)!r}: the new journal file's directory entry could not be "
-            f"synced ({exc}); nothing was written and {state}",
-            path=target,
-            offset=0,
-            remains=False,
-            cause=exc,
-        ) from exc
+#: A record as one compact JSON line body (no newline, no NaN/Infinity, lone surrogates
+#: escaped): the journal's name for :func:`evalkit.jsonl_append.encode_line`.
+dumps_record = encode_line
 
 
 class JournalAppender:
@@ -264,7 +124,8 @@ class JournalAppender:
     to the size before that record and raises :class:`JournalWriteError` (the records appended
     before it stay, and are synced); a failed final sync truncates it back to its size at
     entry. While the lock is held no other evalkit process appends, so a caller may read the
-    journal (``evalkit.journal.read``) and decide what to append from what it holds.
+    journal (``evalkit.journal.read``) and decide what to append from what it holds. The
+    mechanism is :class:`evalkit.jsonl_append.AppendHold`.
     """
 
     def __init__(
@@ -272,26 +133,25 @@ class JournalAppender:
     ) -> None:
         self.path = Path(path)
         self.accepted = accepted
-        self.appended = 0
-        self._fd: int | None = None
-        self._start = 0
-        self._length = 0
-        self._fresh_line = True
+        self._hold: AppendHold | None = None
+
+    @property
+    def appended(self) -> int:
+        """How many records this appender has written so far."""
+        return 0 if self._hold is None else self._hold.appended
 
     def __enter__(self) -> JournalAppender:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, created = _open_for_append(self.path)
+        """Open and lock the journal; the appender itself."""
+        fd = open_for_append(
+            self.path, "journal", map_error=journal_os_error, error_type=JournalWriteError
+        )
+        hold = AppendHold(fd, self.path, "journal", unit="record", error_type=JournalWriteError)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if created:
-                _sync_new_entry(fd, self.path)
-            self._start = os.fstat(fd).st_size
-            # a torn previous write: the first line starts on a fresh line
-            self._fresh_line = self._start == 0 or os.pread(fd, 1, self._start - 1) == b"\n"
+            hold.__enter__()
         except BaseException:
-            os.close(fd)  # closing releases the lock
+            os.close(fd)
             raise
-        self._fd = fd
+        self._hold = hold
         return self
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -305,46 +165,19 @@ class JournalAppender:
         return validated
 
     def _write(self, validated: dict[str, Any]) -> None:
-        fd = self._fd
-        if fd is None:
+        if self._hold is None:
             raise EvalkitError("JournalAppender.append outside its with-block")
-        payload = (dumps_record(validated) + "\n").encode("utf-8")
-        if not self._fresh_line:
-            payload = b"\n" + payload
-        offset = self._start + self._length
-        try:
-            _write_all(fd, payload)
-        except OSError as exc:
-            error = _roll_back(fd, self.path, offset, len(payload), exc)
-            error.appended = self.appended
-            if self.appended and not error.remains:
-                error.message += (
-                    f"; the {self.appended} record(s) appended before it in this batch are on disk"
-                )
-            raise error from exc
-        self._fresh_line = True
-        self._length += len(payload)
-        self.appended += 1
+        self._hold.write([dumps_record(validated)])
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        fd, self._fd = self._fd, None
-        if fd is None:
+    def __exit__(self, *exc_info: object) -> None:
+        """Sync the batch (all of it, or none: see the class), release the lock, close."""
+        hold = self._hold
+        if hold is None:
             return
         try:
-            if self._length:
-                try:
-                    os.fsync(fd)
-                except OSError as err:
-                    what = "the record" if self.appended == 1 else f"{self.appended} records"
-                    raise _roll_back(fd, self.path, self._start, self._length, err, what) from err
+            hold.__exit__(*exc_info)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            os.close(hold.fd)
 
 
 def append(
@@ -353,9 +186,9 @@ def append(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> dict[str, Any]:
-    """Validate ``record`` and append it to the journal at ``path`` as one line, sealed (any
-    seal it carried is recomputed over the record as written); return the line's record.
+    """Validate ``record``, append it sealed to the journal at ``path``; return it as written.
 
+    The record takes one line; any seal it carried is recomputed over the record as written.
     Safe across processes: the write happens under an exclusive ``flock`` on the journal and is
     fsynced before the lock is released. Nothing already in the file is rewritten. Missing
     parent directories are created. All-or-nothing: a failed write or sync truncates the file
@@ -378,9 +211,10 @@ def append_many(
     *,
     accepted: CalibrationAcceptance | None = None,
 ) -> list[dict[str, Any]]:
-    """Append ``records`` (any iterable, consumed once) under one lock, one line each, one
-    fsync at the end; return them as written. Each record is all-or-nothing: on a failure the
-    records before it stay (and are synced), see :class:`JournalAppender`.
+    """Append ``records`` under one lock, one line each, one fsync; return them as written.
+
+    ``records`` may be any iterable (consumed once). Each record is all-or-nothing: on a
+    failure the records before it stay (and are synced), see :class:`JournalAppender`.
     """
     with JournalAppender(path, accepted=accepted) as out:
         return [out.append(record) for record in records]

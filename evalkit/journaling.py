@@ -39,8 +39,10 @@ Progress = Callable[[int], Any]
 
 @dataclass(frozen=True)
 class JournalingResult:
-    """What a batch appended (the records as written, in ledger order), which sessions were
-    unchanged (not scored again) and which ``score_session`` refuses (not raised).
+    """What a batch appended, which sessions it left unchanged, which it refused.
+
+    ``appended``: the records as written, in ledger order; ``unchanged``: sessions not scored
+    again; ``refused``: what ``score_session`` refuses (not raised).
     """
 
     journal: Path
@@ -52,6 +54,7 @@ class JournalingResult:
 
     @property
     def scored(self) -> int:
+        """How many records the batch appended."""
         return len(self.appended)
 
     def summary(self) -> str:
@@ -160,8 +163,10 @@ def _result(
 
 
 def deterministic_rows(records: Iterable[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
-    """``(session_id, dimension, status, score, evidence)`` of every deterministic dimension
-    of ``records``: the rows of ``score --all``'s table (:data:`evalkit.engine.LEDGER_COLUMNS`).
+    """``(session_id, dimension, status, score, evidence)`` of each deterministic dimension.
+
+    Over ``records``: the rows of ``score --all``'s table
+    (:data:`evalkit.engine.LEDGER_COLUMNS`).
     """
     for rec in records:
         for dim in rec["dimensions"]:

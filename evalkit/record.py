@@ -112,9 +112,11 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts and lists rebuilt, scalars shared: they are
-    immutable); anything else is left to ``copy.deepcopy``. Much faster than deepcopy alone,
-    which matters when a journal of thousands of records is read.
+    """A deep copy of a JSON value.
+
+    Dicts and lists are rebuilt, scalars shared (they are immutable); anything else is left to
+    ``copy.deepcopy``. Much faster than deepcopy alone, which matters when a journal of
+    thousands of records is read.
     """
     cls = value.__class__
     if cls is dict:
@@ -428,8 +430,10 @@ def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) ->
 def _validate(
     d: Mapping[str, Any], accepted: CalibrationAcceptance | None, *, copy: bool
 ) -> dict[str, Any]:
-    """:func:`validate_record` after the seal check; ``copy=False`` validates (and stamps) a
-    record the caller already owns (a fresh normalized copy) instead of copying it again.
+    """:func:`validate_record` after the seal check.
+
+    ``copy=False`` validates (and stamps) a record the caller already owns (a fresh normalized
+    copy) instead of copying it again.
     """
     accepted = AcceptedCalibrations() if accepted is None else accepted
     for key in FORBIDDEN_TOP_LEVEL_KEYS:

@@ -1,11 +1,11 @@
-"""Every difference between a stored record and the record the engine would write, classified.
+r"""Every difference between a stored record and the record the engine would write, classified.
 
 :func:`diff_records` compares two records as JSON values, exactly: the same keys in the same
 order, the same dimensions in the same order, every string code point for code point, every
 number with its JSON type (``1`` and ``1.0`` are the same number spelled differently, which is
 a difference of *form*), booleans and nulls as they are. Two values equal under this rule
 serialize to the same bytes with the journal's serializer, so "no difference" here is "byte
-for byte the same line" (whitespace between tokens and ``\\u`` escapes, which a JSON reader
+for byte the same line" (whitespace between tokens and ``\u`` escapes, which a JSON reader
 never sees, aside).
 
 Each difference is a :class:`FieldDrift` with a :class:`DriftKind`, so a reader sees at once
@@ -90,6 +90,7 @@ class FieldDrift:
     labels: tuple[str, str] = ("stored", "re-scored")
 
     def line(self) -> str:
+        """The difference as one line of ``verify``'s report."""
         left, right = self.labels
         text = (
             f"drift [{self.kind.value}]: dimension {self.dimension} field {self.field}: "
@@ -98,8 +99,10 @@ class FieldDrift:
         return f"{text} ({self.detail})" if self.detail else text
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: a side where the key is absent is ``null`` with ``*_absent: true``; a
-        non-finite number read from ``1e400`` is the string ``"Infinity"``.
+        """The difference, JSON-ready.
+
+        A side where the key is absent is ``null`` with ``*_absent: true``; a non-finite number
+        read from ``1e400`` is the string ``"Infinity"``.
         """
         return {
             "kind": self.kind.value,
@@ -146,8 +149,9 @@ def evidence_tokens(evidence: str) -> list[str]:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """Exact JSON equality: same types (``bool`` is not ``int``, ``int`` is not ``float``),
-    same key order, same list order.
+    """Exact JSON equality: same types, same key order, same list order.
+
+    ``bool`` is not ``int``, ``int`` is not ``float``.
     """
     if type(a) is not type(b):
         return False
@@ -350,11 +354,11 @@ _TOP_LEVEL_KINDS = {"kpis": DriftKind.KPI}
 
 
 def diff_records(stored: Mapping[str, Any], expected: Mapping[str, Any]) -> list[FieldDrift]:
-    """Every difference between ``stored`` (a journal line as parsed) and ``expected`` (the
-    record the engine would write for it), classified; ``[]`` when they are the same bytes.
+    """Every difference between ``stored`` and ``expected``, classified.
 
-    The keys of :data:`DEFAULTED_KEYS` that ``stored`` omits are compared as their defaults
-    and left out of the key-order check.
+    ``stored`` is a journal line as parsed, ``expected`` the record the engine would write for
+    it; ``[]`` when they are the same bytes. The keys of :data:`DEFAULTED_KEYS` that ``stored``
+    omits are compared as their defaults and left out of the key-order check.
     """
     filled = dict(stored)
     missing_defaults = frozenset(k for k in DEFAULTED_KEYS if k not in stored)
@@ -408,8 +412,11 @@ def _seal_detail(stored: Mapping[str, Any], drift: FieldDrift) -> str | None:
 
 
 def broken_seal(stored: Mapping[str, Any]) -> FieldDrift | None:
-    """The ``seal`` drift of a stored record whose content no longer matches its seal (changed
-    after it was written), else None (no seal, or a seal that matches)."""
+    """The ``seal`` drift of a stored record whose content no longer matches its seal.
+
+    Such a record was changed after it was written; None when it carries no seal or one that
+    matches.
+    """
     provenance = stored.get("provenance")
     if not isinstance(provenance, Mapping) or "record_sha256" not in provenance:
         return None
@@ -423,8 +430,10 @@ def broken_seal(stored: Mapping[str, Any]) -> FieldDrift | None:
 
 
 def _hash_drift(drift: FieldDrift, stored: Mapping[str, Any]) -> FieldDrift | None:
-    """The seal's and the inputs hash's differences, classified as such and explained; a
-    stored seal that matches its own content is no difference of its own (None)."""
+    """The seal's and the inputs hash's differences, classified as such and explained.
+
+    A stored seal that matches its own content is no difference of its own (None).
+    """
     if drift.dimension != "record":
         return drift
     if drift.field == SEAL_FIELD:
@@ -446,8 +455,9 @@ def _hash_drift(drift: FieldDrift, stored: Mapping[str, Any]) -> FieldDrift | No
 
 
 def duplicate_keys(raw: bytes | str) -> list[str]:
-    """Keys written twice in one object of the JSON text ``raw`` (readers disagree on which
-    copy wins: JavaScript and Python take the last, others the first).
+    """Keys written twice in one object of the JSON text ``raw``.
+
+    Readers disagree on which copy wins: JavaScript and Python take the last, others the first.
     """
     found: list[str] = []
 

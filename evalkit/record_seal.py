@@ -1,4 +1,4 @@
-"""A record's seal: ``provenance.record_sha256``, the sha256 of everything else in it.
+r"""A record's seal: ``provenance.record_sha256``, the sha256 of everything else in it.
 
 evalkit seals every record it writes (the engine's :meth:`~evalkit.eval_record.EvalRecord.
 to_dict`, and the journal's writer over the exact line it appends). A record changed after it
@@ -16,7 +16,7 @@ could catch that.
 without the key ``provenance.record_sha256`` (every other key kept, ``provenance`` too), written
 with keys sorted by code point at every level, compact separators (``,`` and ``:``, no
 whitespace), non-ASCII characters as themselves in UTF-8, a lone surrogate (legal in a JSON
-string, not in UTF-8) as the escape ``\\udXXX``, numbers as Python's ``json`` module writes them
+string, not in UTF-8) as the escape ``\udXXX``, numbers as Python's ``json`` module writes them
 (``1``, ``0.5``, ``1e-07``), and no NaN or Infinity (a record holding one has no seal). In
 Python, for a record without lone surrogates::
 
@@ -60,8 +60,9 @@ class SealMismatchError(ValidationError):
 
 
 def without_seal(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A shallow copy of ``record`` without ``provenance.record_sha256`` (``provenance``
-    itself copied when it held the seal; nothing else is).
+    """A shallow copy of ``record`` without ``provenance.record_sha256``.
+
+    ``provenance`` itself is copied when it held the seal; nothing else is.
     """
     out = dict(record)
     provenance = out.get("provenance")
@@ -71,15 +72,17 @@ def without_seal(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def canonical_json(value: Any) -> str:
-    """``value`` in the canonical form of the module docstring (``ValueError``/``TypeError``
-    for what JSON cannot hold: NaN, Infinity, a non-JSON type).
+    """``value`` in the canonical form of the module docstring.
+
+    ``ValueError``/``TypeError`` for what JSON cannot hold: NaN, Infinity, a non-JSON type.
     """
     return dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def record_sha256(record: Mapping[str, Any]) -> str | None:
-    """The seal ``record`` should carry, or None when it cannot be sealed (a value JSON cannot
-    hold, a key that is not a string).
+    """The seal ``record`` should carry, or None when it cannot be sealed.
+
+    It cannot when it holds a value JSON cannot hold or a key that is not a string.
     """
     try:
         text = canonical_json(without_seal(record))
@@ -89,9 +92,10 @@ def record_sha256(record: Mapping[str, Any]) -> str | None:
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``record`` carrying its seal as the last key of ``provenance`` (any seal it
-    carried is replaced). A record that cannot be sealed (no ``provenance`` object, a value
-    JSON cannot hold) is returned unsealed, for validation to name what is wrong with it.
+    """A copy of ``record`` carrying its seal as the last key of ``provenance``.
+
+    Any seal it carried is replaced. A record that cannot be sealed (no ``provenance`` object, a
+    value JSON cannot hold) is returned unsealed, for validation to name what is wrong with it.
     """
     out = without_seal(record)
     provenance = out.get("provenance")

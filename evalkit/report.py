@@ -88,8 +88,11 @@ def _score(dim: Mapping[str, Any]) -> str:
 
 
 def _calibration(dim: Mapping[str, Any]) -> str:
-    """The calibration cell of a judge dimension. A status other than ``uncalibrated`` only
-    reaches here after validation against verified certificates, so it names its certificate."""
+    """The calibration cell of a judge dimension.
+
+    A status other than ``uncalibrated`` only reaches here after validation against verified
+    certificates, so it names its certificate.
+    """
     status = dim.get("calibration_status")
     if status == UNCALIBRATED:
         return html_text(status)

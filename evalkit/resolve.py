@@ -319,8 +319,10 @@ def _peer_id(record: Mapping[str, Any]) -> str:
 def peer_overlaps(
     records: Sequence[Mapping[str, Any]], windows: Sequence[Window | None]
 ) -> list[tuple[str, ...]]:
-    """The peers of every record at once: the ids (in ledger order, each once) of the other
-    records whose windows strictly overlap its window; ``()`` for a record without a window.
+    """The peers of every record at once.
+
+    For each record, the ids (in ledger order, each once) of the other records whose windows
+    strictly overlap its window; ``()`` for a record without a window.
 
     ``windows[i]`` is :func:`compute_window` of ``records[i]``. Records carrying the same
     ``session_id`` (rewrites of one session) are never each other's peers. A sweep over the

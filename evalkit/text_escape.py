@@ -1,10 +1,10 @@
-"""Escaping untrusted text where it becomes HTML or Markdown: the one helper every page uses.
+r"""Escaping untrusted text where it becomes HTML or Markdown: the one helper every page uses.
 
 Anything that comes from a file a user supplied (session ids, evidence, gold-set names, label
 targets, judge names, parameter values) is untrusted. It is escaped at the point where it is
 placed into HTML (:func:`html_text`) or into Markdown that a notebook renders
 (:func:`markdown_text`, :func:`markdown_code`); Markdown renderers pass raw HTML through, so the
-Markdown helpers escape HTML too. Lone surrogates are written as ``\\udXXX`` so that the page
+Markdown helpers escape HTML too. Lone surrogates are written as ``\udXXX`` so that the page
 can always be encoded. Text drawn into a figure is not HTML, but matplotlib reads ``$...$`` as
 mathtext (a parse error fails the whole cell): :func:`plot_text` draws it literally.
 

@@ -1,4 +1,4 @@
-"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
+r"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
 
 **The rule.** A record's fields are of three sorts, and each is checked the only way it can be:
 
@@ -32,7 +32,7 @@ The engine's record for those inputs is then compared with the stored line as JS
 exactly (:func:`evalkit.record_diff.diff_records`): every key, its order, every dimension and
 their order, strings code point for code point, numbers with their JSON type. The keys SPEC
 section 2 gives a default (``schema_version``, ``handle``, ``anonymized``) may be absent, as in
-the reference engine's lines. Whitespace between JSON tokens and ``\\u`` escapes, which no JSON
+the reference engine's lines. Whitespace between JSON tokens and ``\u`` escapes, which no JSON
 reader sees, are not compared; a key written twice in one object (readers disagree on which
 copy wins) is a difference. **Any difference exits 1**, each one classified (verdict, score,
 kpi, evidence values, evidence wording, order, identity, extra or missing key, duplicate,
@@ -136,9 +136,11 @@ class _Stored:
 def _validated(
     raw: Mapping[str, Any], accepted: CalibrationAcceptance | None
 ) -> tuple[dict[str, Any], bool]:
-    """The record a stored value stands for, validated as a journal line is read, and whether
-    it was changed after it was written: such a record is validated without its seal (the
-    comparison reports the seal)."""
+    """The record a stored value stands for, and whether it was changed after it was written.
+
+    It is validated as a journal line is read; a changed record is validated without its seal
+    (the comparison reports the seal).
+    """
     try:
         return validate_stored(raw, accepted=accepted), False
     except SealMismatchError:
@@ -187,8 +189,11 @@ class _JournalView:
         return self._raws.get(line)
 
     def copies(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
-        """Valid copies of ``run_id`` (exact, else as evalkit prints it, surrogates escaped:
-        :meth:`evalkit.journal.JournalRead.find`)."""
+        """Valid copies of ``run_id``.
+
+        Exact, else as evalkit prints it, surrogates escaped
+        (:meth:`evalkit.journal.JournalRead.find`).
+        """
         exact = self._copies.get(run_id, [])
         if exact or "\\u" not in run_id:
             return list(exact)
@@ -210,8 +215,10 @@ class _JournalView:
         return EvalkitError(f"{self.path}: unknown run id {run_id!r}{hint}")
 
     def _changed_copy(self, run_id: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
-        """With no valid copy: the last line holding ``run_id`` that is a valid record but for
-        its seal (changed after it was written), as (line, validated, parsed)."""
+        """With no valid copy: the last line holding ``run_id`` valid but for its seal.
+
+        That record was changed after it was written; returned as (line, validated, parsed).
+        """
         changed = [d for d in self.invalid(run_id) if d.kind is DiagnosticKind.CHANGED]
         if not changed:
             raise self.unknown(run_id)
@@ -227,8 +234,10 @@ class _JournalView:
             ) from None
 
     def locate(self, run_id: str) -> _Stored:
-        """The copy of ``run_id`` to verify (the last valid one; else the last one changed
-        after it was written) and how the other lines holding it differ from it."""
+        """The copy of ``run_id`` to verify, and how the other lines holding it differ from it.
+
+        The copy is the last valid one; else the last one changed after it was written.
+        """
         copies = self.copies(run_id)
         if copies:
             line, record = copies[-1]
@@ -317,8 +326,10 @@ def find_record(
 
 
 class _Scorers:
-    """One read of the ledger, one :class:`~evalkit.engine.Scorer` per rubric version, both
-    made when first needed (a journal of version mismatches never reads the ledger)."""
+    """One read of the ledger, one :class:`~evalkit.engine.Scorer` per rubric version.
+
+    Both are made when first needed (a journal of version mismatches never reads the ledger).
+    """
 
     def __init__(self, metrics_dir: str | os.PathLike[str]) -> None:
         self.metrics_dir = metrics_dir
@@ -335,8 +346,11 @@ class _Scorers:
 
 
 def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
-    """The record the engine writes for the stored record's inputs (deterministic part, the
-    stored engine commit in place, unsealed: the caller seals it once it is complete)."""
+    """The record the engine writes for the stored record's inputs.
+
+    Its deterministic part, with the stored engine commit in place, unsealed: the caller seals
+    it once it is complete.
+    """
     harness = stored["harness"]
     md = scorers.metrics_dir
     try:

@@ -1,6 +1,7 @@
-"""The checks ``verify`` makes that no re-score makes: the rubric version, the run inputs'
-form and consistency, and judge dimensions against the judge writer's contract (the rule is
-in :mod:`evalkit.verify`).
+"""The checks ``verify`` makes that no re-score makes.
+
+The rubric version, the run inputs' form and consistency, and judge dimensions against the
+judge writer's contract (the rule is in :mod:`evalkit.verify`).
 """
 
 from __future__ import annotations
@@ -101,9 +102,10 @@ def judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDri
 
 
 def run_input_checks(stored: Mapping[str, Any]) -> tuple[list[FieldDrift], list[str]]:
-    """The run inputs a re-score cannot re-derive, checked for the form the engine writes
-    (``provenance.engine_commit`` a commit of this repository, ``harness.hostname_hash``):
-    (drifts, notes).
+    """The run inputs a re-score cannot re-derive, checked for the form the engine writes.
+
+    ``provenance.engine_commit`` a commit of this repository, ``harness.hostname_hash``;
+    returns (drifts, notes).
     """
     drifts, notes = _engine_commit_check(stored["provenance"]["engine_commit"])
     drifts += _hostname_hash_check(stored["harness"]["hostname_hash"])

@@ -1,5 +1,6 @@
-"""What a re-verify found: one record (:class:`VerifyResult`) or a whole journal
-(:class:`JournalVerification`), with the exit codes of SPEC section 3.
+"""What a re-verify found, with the exit codes of SPEC section 3.
+
+One record (:class:`VerifyResult`) or a whole journal (:class:`JournalVerification`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class VerifyOutcome(StrEnum):
 
     @property
     def exit_code(self) -> int:
+        """The outcome's exit code (SPEC section 3)."""
         return {"agreement": 0, "drift": 1, "version-mismatch": 3}[self.value]
 
 
@@ -65,10 +67,12 @@ class VerifyResult:
 
     @property
     def exit_code(self) -> int:
+        """The outcome's exit code (SPEC section 3)."""
         return self.outcome.exit_code
 
     @property
     def ok(self) -> bool:
+        """Whether the stored record and the re-score agree."""
         return self.outcome is VerifyOutcome.AGREEMENT
 
     @property
@@ -78,8 +82,9 @@ class VerifyResult:
 
     @property
     def verdicts_changed(self) -> tuple[str, ...]:
-        """Dimensions whose verdict (status or method) differs, or that are present on one
-        side only.
+        """Dimensions whose verdict differs, or that are present on one side only.
+
+        A verdict is a status and a method.
         """
         kinds = (DriftKind.VERDICT, DriftKind.PRESENCE)
         return tuple(dict.fromkeys(d.dimension for d in self.drifts if d.kind in kinds))
@@ -100,8 +105,9 @@ class VerifyResult:
         return f"drift: {self.run_id}: {len(self.drifts)} difference(s) [{kinds}]; {verdicts}"
 
     def lines(self) -> list[str]:
-        """Human-readable report: the headline, one line per difference, then what was not
-        re-derived.
+        """Human-readable report.
+
+        The headline, one line per difference, then what was not re-derived.
         """
         out = [self.headline()]
         out.extend(d.line() for d in self.drifts)
@@ -119,6 +125,7 @@ class VerifyResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The result, JSON-ready (``verify --json``)."""
         return {
             "run_id": self.run_id,
             "outcome": self.outcome.value,
@@ -137,9 +144,10 @@ class VerifyResult:
 
 
 class EntryOutcome(StrEnum):
-    """One journal entry's outcome in ``verify --all``: a verify outcome, or why there is none
-    (``error``: the run id names no valid record or the session cannot be re-scored;
-    ``unreadable``: a line that is no record and carries no run id).
+    """One journal entry's outcome in ``verify --all``: a verify outcome, or why there is none.
+
+    ``error``: the run id names no valid record or the session cannot be re-scored;
+    ``unreadable``: a line that is no record and carries no run id.
     """
 
     AGREEMENT = "agreement"
@@ -150,6 +158,7 @@ class EntryOutcome(StrEnum):
 
     @property
     def exit_code(self) -> int:
+        """The entry's exit code (SPEC section 3)."""
         return 3 if self is EntryOutcome.VERSION_MISMATCH else int(self is not self.AGREEMENT)
 
 
@@ -170,17 +179,20 @@ class JournalEntry:
 
     @property
     def outcome(self) -> EntryOutcome:
+        """The verify outcome, else ``error`` (a run id) or ``unreadable`` (none)."""
         if self.result is not None:
             return EntryOutcome(self.result.outcome.value)
         return EntryOutcome.ERROR if self.run_id is not None else EntryOutcome.UNREADABLE
 
     @property
     def exit_code(self) -> int:
+        """The entry's exit code (SPEC section 3)."""
         return self.outcome.exit_code
 
     def summary(self) -> str:
-        """What differs, in one line: the drift kinds and changed verdicts, the mismatch, or
-        the error.
+        """What differs, in one line.
+
+        The drift kinds and changed verdicts, the mismatch, or the error.
         """
         if self.result is None:
             return self.error or ""
@@ -229,6 +241,7 @@ class JournalVerification:
 
     @property
     def exit_code(self) -> int:
+        """The journal's exit code (the class docstring)."""
         codes = {e.exit_code for e in self.entries}
         if 1 in codes:
             return 1

@@ -63,3 +63,11 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def conformance_dir() -> Path:
     return require_shared("conformance")
+
+
+@pytest.fixture
+def no_lock_or_registry_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset the variables that would point lock and certificate checks elsewhere, so only
+    the repository a test names (a temporary copy) counts; use with ``pytestmark``."""
+    monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
+    monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)

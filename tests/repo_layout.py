@@ -68,6 +68,27 @@ def make_repo(dest: Path, *, package: bool = False) -> Path:
     return dest
 
 
+#: The judge whose certificate :func:`mint_rule_judge` registers.
+RULE_JUDGE = "rule-judge (evalkit.judge.apply_rules)"
+
+
+def mint_rule_judge(repo: Path, n_resamples: int) -> tuple[Any, Any]:
+    """``(result, certificate)``: the rule judge calibrated on ``repo``'s gold v2, registered
+    in ``repo`` (the lock and registry variables unset meanwhile, so only the copy counts)."""
+    import pytest
+
+    from evalkit.calibration import calibrate, register, rule_judge_labels
+    from evalkit.gold import load
+
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("EVALKIT_PREREG_LOCK", raising=False)
+        env.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+        gold = load(repo / "gold" / SET / "v2")
+        labels = rule_judge_labels(gold)
+        result = calibrate(labels, gold, judge=RULE_JUDGE, n_resamples=n_resamples, root=repo)
+        return result, register(result)
+
+
 def relabelled_freeze(vdir: Path, work: Path, root: Path) -> Path:
     """A copy of the gold version ``vdir`` whose gold labels are the rule judge's, frozen with
     a recomputed manifest into ``root/instruction-adherence``: it verifies as a gold set on its

@@ -51,10 +51,7 @@ def gold(repo: Path):
 GOLD_DIR = REPO_ROOT / "gold" / SET / "v1"
 
 
-@pytest.fixture(autouse=True)
-def _no_lock_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
-    monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_lock_or_registry_env")
 
 
 def _cal(labels: pd.DataFrame, gold, **kwargs):

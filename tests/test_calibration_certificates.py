@@ -18,8 +18,10 @@ import pandas as pd
 import pytest
 from record_factory import make_record
 from repo_layout import (
+    RULE_JUDGE,
     SET,
     make_repo,
+    mint_rule_judge,
     relabelled_copy_outside,
     relabelled_freeze,
     write_lock,
@@ -46,23 +48,18 @@ from evalkit.errors import EvalkitError, ValidationError
 from evalkit.gold import LABELS, load
 
 N_RES = 300  # the displayed interval; graduation is judged on the rule's 2000 resamples anyway
-JUDGE = "rule-judge (evalkit.judge.apply_rules)"
+JUDGE = RULE_JUDGE
 
 
-@pytest.fixture(autouse=True)
-def _no_lock_or_registry_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
-    monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_lock_or_registry_env")
 
 
 @pytest.fixture(scope="module")
 def minted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A repository copy with one registered certificate: the rule judge on gold v2."""
     repo = make_repo(tmp_path_factory.mktemp("repo"))
-    gold = load(repo / "gold" / SET / "v2")
-    result = calibrate(rule_judge_labels(gold), gold, judge=JUDGE, n_resamples=N_RES, root=repo)
-    cert = register(result)
-    return {"repo": repo, "result": result, "cert": cert, "gold": gold}
+    result, cert = mint_rule_judge(repo, N_RES)
+    return {"repo": repo, "result": result, "cert": cert, "gold": load(repo / "gold" / SET / "v2")}
 
 
 @pytest.fixture

@@ -11,14 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses._journal import read_journal
 from evalkit.dimension import DimensionId
 from evalkit.extras import require
+from evalkit.journal import JOURNAL_NAME
 from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "NEW_DIMENSION",
@@ -255,23 +259,28 @@ def plot_rates(
     return fig
 
 
-def journal_vs_replay(metrics_dir: str | Path, scored: pd.DataFrame) -> pd.DataFrame | None:
+def journal_vs_replay(
+    metrics_dir: str | Path,
+    scored: pd.DataFrame,
+    *,
+    accepted: CalibrationAcceptance | None = None,
+) -> pd.DataFrame | None:
     """Stored verdicts (``eval.jsonl``, newest record per session and rubric) against today's
     replay under the same rubric: one row per session x dimension that differs.
 
     ``None`` when the directory has no journal. A difference means the ledger changed since
     the record was written (for example events rotated out of the active file, which a
     rubric-v1 replay cannot read) — the record stays the truth of what was measured then.
+    ``accepted``: the calibrations a record may claim (default: the repository's verified
+    certificates, :func:`evalkit.analyses._journal.read_journal`).
     """
     import pandas as pd
 
-    from evalkit import journal
-
-    path = Path(metrics_dir) / "eval.jsonl"
+    path = Path(metrics_dir) / JOURNAL_NAME
     if not path.is_file():
         return None
     stored: dict[tuple[str, str], dict[str, Any]] = {}
-    for rec in journal.read(path).records:
+    for rec in read_journal(path, accepted).records:
         stored[(str(rec.get("rubric_version")), str(rec.get("session_id")))] = rec
     rows = []
     for (rubric, sid), rec in stored.items():
@@ -342,7 +351,7 @@ def changed_detail(changed: pd.DataFrame) -> tuple[str, pd.DataFrame]:
 def drift_text(drift: pd.DataFrame | None) -> str:
     """Stored verdicts that today's replay does not reproduce, or why nothing is compared."""
     if drift is None:
-        return "No journal (`eval.jsonl`) in this metrics directory: nothing to compare."
+        return f"No journal (`{JOURNAL_NAME}`) in this metrics directory: nothing to compare."
     sessions = drift["session_id"].nunique() if len(drift) else 0
     return (
         f"{len(drift)} stored session × dimension verdicts differ from today's replay "

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.journal import JOURNAL_NAME
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,7 +192,8 @@ def drift_text(drift: pd.DataFrame | None, scored: pd.DataFrame) -> str:
     n_repos = int(scored["metrics_dir"].nunique())
     if drift is None:
         return (
-            f"No journal (`eval.jsonl`) in any of the {n_repos} repositories: nothing to compare."
+            f"No journal (`{JOURNAL_NAME}`) in any of the {n_repos} repositories: nothing to "
+            "compare."
         )
     with_journal = sum(1 for d in dict.fromkeys(scored["metrics_dir"]) if _has_journal(str(d)))
     return one(drift) + f" Repositories with a journal: {with_journal} of {n_repos}."
@@ -200,7 +202,7 @@ def drift_text(drift: pd.DataFrame | None, scored: pd.DataFrame) -> str:
 def _has_journal(metrics_dir: str) -> bool:
     from pathlib import Path
 
-    return (Path(metrics_dir) / "eval.jsonl").is_file()
+    return (Path(metrics_dir) / JOURNAL_NAME).is_file()
 
 
 def figures_extra(scored: pd.DataFrame) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses._journal import read_journal
 from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
+from evalkit.journal import JOURNAL_NAME
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
 from evalkit.text_escape import markdown_code, markdown_text, plot_text
@@ -22,6 +24,8 @@ from evalkit.text_escape import markdown_code, markdown_text, plot_text
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from evalkit.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "LEVEL",
@@ -60,9 +64,9 @@ NUMERIC_FACTS: tuple[str, ...] = (
 
 def _journal_path(metrics_dir: str | Path) -> Path:
     p = Path(metrics_dir)
-    path = p if p.is_file() else p / "eval.jsonl"
+    path = p if p.is_file() else p / JOURNAL_NAME
     if not path.is_file():
-        raise EvalkitError(f"no journal at {path} (expected eval.jsonl in the metrics dir)")
+        raise EvalkitError(f"no journal at {path} (expected {JOURNAL_NAME} in the metrics dir)")
     return path
 
 
@@ -74,22 +78,28 @@ def _journal_path(metrics_dir: str | Path) -> Path:
 
 
 def fact_table(
-    metrics_dir: str | Path, fact: str = "guard_blocked", *, v1_prose_fallback: bool = True
+    metrics_dir: str | Path,
+    fact: str = "guard_blocked",
+    *,
+    v1_prose_fallback: bool = True,
+    accepted: CalibrationAcceptance | None = None,
 ) -> pd.DataFrame:
     """One row per journal record: run_id, session_id, rubric_version, ``fact``, process-safety
     status, where the value came from, and the reader's parse misses for that fact.
 
     ``value_source`` is ``facts`` (``evalkit.compute_facts``), ``v1-prose`` (the documented
     fallback for rubric-v1 prose evidence, ``guard_blocked`` only) or ``unknown``.
+    ``accepted``: the calibrations a record may claim (default: the repository's verified
+    certificates, :func:`evalkit.analyses._journal.read_journal`); the skipped lines are in
+    ``attrs["diagnostics"]``.
     """
     import pandas as pd
 
     import evalkit
-    from evalkit import journal
 
     if fact not in NUMERIC_FACTS:
         raise EvalkitError(f"fact {fact!r} is not a numeric fact; choose one of {NUMERIC_FACTS}")
-    read = journal.read(_journal_path(metrics_dir))
+    read = read_journal(_journal_path(metrics_dir), accepted)
     rows = []
     for line, rec in zip(read.line_numbers, read.records, strict=True):
         facts = evalkit.compute_facts(rec.get("dimensions"))

@@ -1,5 +1,7 @@
-"""What several subcommands share: the metrics directory and journal options, and reading the
-journal they name."""
+"""What several subcommands share.
+
+The metrics directory and journal options, and reading the journal they name.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +25,15 @@ if TYPE_CHECKING:
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 #: Ledger diagnostics printed without ``--diagnostics``.
 DIAGNOSTICS_SHOWN = 5
-JOURNAL_HELP = "journal file (default <metrics-dir>/eval.jsonl)"
+JOURNAL_HELP = f"journal file (default <metrics-dir>/{JOURNAL_NAME})"
 
 
 def require_text(value: str, flag: str) -> str:
-    """``value`` when it is valid text; an ``EvalkitError`` naming ``flag`` when it holds
-    command-line bytes that were not UTF-8 (Python decodes those as lone surrogates)."""
+    """``value`` when it is valid text; an ``EvalkitError`` naming ``flag`` otherwise.
+
+    Invalid text: command-line bytes that were not UTF-8 (Python decodes those as lone
+    surrogates).
+    """
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -55,11 +60,13 @@ def add_journal(parser: Any, help: str = JOURNAL_HELP) -> None:
 
 
 def add_journal_source(parser: Any, journal_help: str) -> Any:
-    """``--journal`` or ``--metrics-dir`` (one of them, see :func:`journal_path`); returns the
-    mutually exclusive group."""
+    """``--journal`` or ``--metrics-dir`` (one of them, see :func:`journal_path`).
+
+    Returns the mutually exclusive group.
+    """
     source = parser.add_mutually_exclusive_group()
     add_journal(source, journal_help)
-    add_metrics_dir(source, "directory holding eval.jsonl", default=None)
+    add_metrics_dir(source, f"directory holding {JOURNAL_NAME}", default=None)
     return source
 
 
@@ -71,8 +78,11 @@ def journal_path(args: argparse.Namespace) -> Path:
 
 
 def accepted_calibrations() -> CalibrationAcceptance:
-    """The calibrations a record may claim: the repository's certificates, each re-checked the
-    first time a record claims it; a refused one is named on stderr with the reason."""
+    """The calibrations a record may claim: the repository's certificates.
+
+    Each is re-checked the first time a record claims it; a refused one is named on stderr
+    with the reason.
+    """
     return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
 
 
@@ -81,8 +91,10 @@ def _note_refused(reason: str) -> None:
 
 
 def print_diagnostics(diagnostics: Sequence[Any], show_all: bool, *, prog: str) -> None:
-    """What the ledger reading skipped or doubted, on stderr: the first
-    :data:`DIAGNOSTICS_SHOWN`, or all of them."""
+    """What the ledger reading skipped or doubted, on stderr.
+
+    The first :data:`DIAGNOSTICS_SHOWN`, or all of them.
+    """
     if not diagnostics:
         return
     shown = diagnostics if show_all else diagnostics[:DIAGNOSTICS_SHOWN]
@@ -100,8 +112,11 @@ def print_diagnostics(diagnostics: Sequence[Any], show_all: bool, *, prog: str) 
 
 
 def read_journal(path: Path) -> JournalRead:
-    """The journal at ``path`` (``EvalkitError`` when there is none), validated against the
-    repository's verified calibration certificates; skipped lines are reported on stderr."""
+    """The journal at ``path`` (``EvalkitError`` when there is none), read and validated.
+
+    Validated against the repository's verified calibration certificates; skipped lines are
+    reported on stderr.
+    """
     try:
         result = journal.read(path, accepted=accepted_calibrations())
     except FileNotFoundError:

@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     """Add the ``journal`` subcommand."""
     parser = subparsers.add_parser(
         "journal",
-        help="list and summarize the records of a journal (eval.jsonl)",
+        help=f"list and summarize the records of a journal ({journal.JOURNAL_NAME})",
         description="List the records of a journal and summarize it: counts per rubric "
         "version, duplicate run ids, unreadable lines.",
     )
@@ -54,6 +54,7 @@ def summarize(read: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``evalkit journal``: summarize the journal (records, duplicates, skipped lines)."""
     path = journal_path(args)
     try:
         read = journal.read(path, accepted=accepted_calibrations())

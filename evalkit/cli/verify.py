@@ -1,11 +1,11 @@
-"""``evalkit verify RUN_ID`` / ``evalkit verify --all``: re-score stored records offline and
-compare them byte for byte.
+r"""``evalkit verify RUN_ID`` / ``evalkit verify --all``: re-score and compare offline.
 
-One record: the first line says the outcome and, for a drift, whether a verdict changed; then
-one line per difference, classified (verdict, score, kpi, evidence values, evidence wording,
-order, identity, seal, inputs, extra or missing key, judge contract, duplicate, form); then
-what verify cannot re-derive (the run inputs it takes from the record, bound by its seal). The
-rule is in :mod:`evalkit.verify`.
+The stored records are re-scored and compared byte for byte. One record: the first line says
+the outcome and, for a drift, whether a verdict changed; then one line per difference,
+classified (verdict, score, kpi, evidence values, evidence wording, order, identity, seal,
+inputs, extra or missing key, judge contract, duplicate, form); then what verify cannot
+re-derive (the run inputs it takes from the record, bound by its seal). The rule is in
+:mod:`evalkit.verify`.
 
 ``--all``: every record of the journal in one pass over the ledger
 (:func:`evalkit.verify.verify_journal`): a table run_id -> agreement / drift (what differs) /
@@ -16,7 +16,7 @@ Exit codes: 0 agreement (``--all``: every record agrees); 1 any difference, or a
 such as an unknown run id or a line with this run id that is not a valid record (``--all``:
 any drift, error or unreadable line); 3 version mismatch (``--all``: the only findings are
 version mismatches). A run id holding a lone surrogate may be given as evalkit prints it
-(``\\ud800``).
+(``\ud800``).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``evalkit verify``: one record (RUN_ID) or the whole journal (``--all``)."""
     if args.all == (args.run_id is not None):
         raise EvalkitError("give either RUN_ID or --all")
     if args.all:

@@ -1,7 +1,7 @@
 """Evidence fragments more than one dimension writes, and the reader of the one that is read.
 
 The wording is the reference engine's, byte for byte. Values are interpolated as JavaScript
-template literals do (:func:`~evalkit.rubrics.jsvalues.js_string`). These fragments are part of
+template literals do (:func:`~evalkit.jsvalues.js_string`). These fragments are part of
 the frozen rubric-v1 and rubric-v2 templates: ``tests/test_rubric_frozen.py`` pins every
 template that uses them, so an edit here cannot change a frozen version silently.
 """
