@@ -50,14 +50,7 @@ from typing import Any, Literal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.input_files import max_line_bytes, read_bytes, unreadable_reason
 from evalkit.jsnum import is_js_number
-from evalkit.ledger_parse import (
-    Diagnostic,
-    Line,
-    decode_lines,
-    gc_paused,
-    overlong_lines,
-    parse_lines,
-)
+from evalkit.ledger_parse import Diagnostic, Line, gc_paused, overlong_lines, parse_data
 from evalkit.timestamps import format_iso, parse_iso_z
 
 __all__ = [
@@ -93,6 +86,8 @@ ARCHIVE_NAME_RE = re.compile(
 )
 #: Upper bound of the legacy ``events.jsonl.1`` .. ``.20`` ring.
 LEGACY_RING_MAX = 20
+#: The tombstone's event name as it appears in a line that spells it without an escape.
+_TOMBSTONE_BYTES = ROTATION_EVENT.encode("ascii")
 #: How a ledger file is named in a reason ("ledger file '<path>': ...").
 _WHAT = "ledger file"
 
@@ -113,6 +108,15 @@ class JsonlFile:
     lines: tuple[Line, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     error: str | None = None
+    #: (:attr:`event_records`, :attr:`unreadable_lines`) as the reader found them while parsing
+    #: (else computed from :attr:`lines`); derived data, so not compared
+    read_split: tuple[tuple[dict[str, Any], ...], tuple[int, ...]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    #: True when the bytes cannot hold a rotation tombstone (its event name does not occur in
+    #: them, and no backslash that could start a ``\\u`` escape spelling it), so
+    #: :func:`_find_gaps` need not look at every event
+    no_tombstone: bool = field(default=False, repr=False, compare=False)
 
     @property
     def exists(self) -> bool:
@@ -139,6 +143,8 @@ class JsonlFile:
     @cached_property
     def event_records(self) -> tuple[dict[str, Any], ...]:
         """What rubric-v2 reads from this source: raw lines that parse to a plain object."""
+        if self.read_split is not None:
+            return self.read_split[0]
         # the condition of Line.is_event_record, inlined: this runs once per event line
         return tuple(
             ln.value
@@ -149,6 +155,8 @@ class JsonlFile:
     @cached_property
     def unreadable_lines(self) -> tuple[int, ...]:
         """Line numbers rubric-v2 counts as unreadable (malformed, BOM-padded or non-object)."""
+        if self.read_split is not None:
+            return self.read_split[1]
         return tuple(
             ln.line_no
             for ln in self.lines
@@ -363,12 +371,17 @@ def read_jsonl(
         reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
         return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
     overlong = overlong_lines(data, max_line_bytes(max_line_bytes_))
-    texts, diags = decode_lines(p, data)
     with gc_paused():
-        lines = parse_lines(p, texts, diags, overlong)
-    diags.sort(key=lambda d: d.line or 0)
-    state: FileState = "present" if lines else "empty"
-    return JsonlFile(p, state, tuple(lines), tuple(diags))
+        parsed = parse_data(p, data, overlong)
+    state: FileState = "present" if parsed.lines else "empty"
+    return JsonlFile(
+        p,
+        state,
+        tuple(parsed.lines),
+        tuple(parsed.diagnostics),
+        read_split=(tuple(parsed.records), tuple(parsed.unreadable)),
+        no_tombstone=b"\\" not in data and _TOMBSTONE_BYTES not in data,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,6 +440,8 @@ def _find_gaps(
     on_disk = {s.path for s in sources} | {os.path.abspath(s.path) for s in sources}
     gaps: list[Gap] = []
     for src in sources:
+        if src.no_tombstone:
+            continue
         for rec in src.event_records:
             if rec.get("event") != ROTATION_EVENT:
                 continue

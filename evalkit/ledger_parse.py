@@ -40,7 +40,7 @@ on generated lines and a corpus of these edge cases, and on every conformance le
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -61,11 +61,11 @@ __all__ = [
     "FAST_MAX_DEPTH",
     "Diagnostic",
     "Line",
+    "Parsed",
     "decode_line",
-    "decode_lines",
     "gc_paused",
     "overlong_lines",
-    "parse_lines",
+    "parse_data",
 ]
 
 # The whitespace JSON.parse itself tolerates around a value.
@@ -187,45 +187,46 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def decode_lines(path: str, data: bytes) -> tuple[list[str], list[Diagnostic]]:
-    try:
-        return data.decode("utf-8").split("\n"), []
-    except UnicodeDecodeError:
-        pass
-    # Decode per line so each bad line is named; UTF-8 never hides 0x0A inside a sequence, so
-    # this splits exactly as decoding the whole file first would.
-    lines: list[str] = []
-    diags: list[Diagnostic] = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            lines.append(raw.decode("utf-8", errors="replace"))
-            diags.append(Diagnostic(path, i, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
-    return lines, diags
+class Parsed(NamedTuple):
+    """One file's lines as read (:func:`parse_data`), and what rubric-v2 reads of them.
+
+    ``records`` are the values of the raw lines that parse to a plain object (rubric-v2's
+    events, in file order), ``unreadable`` the numbers of every other non-blank line (malformed,
+    padded or not an object). ``diagnostics`` are in line order.
+    """
+
+    lines: list[Line]
+    diagnostics: list[Diagnostic]
+    records: list[dict[str, Any]]
+    unreadable: list[int]
 
 
-def parse_lines(
-    p: str, texts: list[str], diags: list[Diagnostic], overlong: dict[int, str]
-) -> list[Line]:
-    lines: list[Line] = []
-    append = lines.append
+def parse_data(path: str, data: bytes, overlong: Mapping[int, str]) -> Parsed:
+    """Every line of ``data`` (the bytes of the file at ``path``) as read (module docstring).
+
+    Lines are split on ``\\n``; the line numbers in ``overlong`` are not parsed (the reason is
+    their error). The common line, a JSON object with nothing around it, goes through the fast
+    parser straight from its bytes; any other line is decoded (invalid UTF-8 as U+FFFD, with a
+    diagnostic naming the line), trimmed as JavaScript's ``trim()`` does and parsed by
+    :func:`decode_line`.
+    """
+    out = Parsed([], [], [], [])
+    append, record = out.lines.append, out.records.append
     fast = fast_loads
+    # orjson refuses invalid UTF-8, but the exact reading must not rest on that: its value is
+    # kept only for bytes known to be valid UTF-8 (the whole file, or an ASCII line)
+    valid_utf8 = data.isascii() or _is_utf8(data)
     new_line = tuple.__new__  # Line(...) without the named tuple's Python-level __new__
-    for i, text in enumerate(texts, start=1):
+    for i, raw in enumerate(data.split(b"\n"), start=1):
         if overlong and i in overlong:
-            reason = overlong[i]
-            append(Line(i, None, reason))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {reason}"))
+            _refuse(path, i, overlong[i], out)
             continue
-        trimmed = text.strip(JS_WHITESPACE)
-        if not trimmed:
-            continue  # blank after the JavaScript trim: skipped silently by every reader
-        if fast is not None and trimmed is text and trimmed[0] == "{":
+        if fast is not None and raw[:1] == b"{" and raw[-1:] == b"}":
             # the common line, an event object: decode_line's fast path, inlined (a function
-            # call per line is a sizeable share of reading 500,000 lines)
+            # call per line is a sizeable share of reading 500,000 lines). '{' and '}' are not
+            # whitespace, so the JavaScript trim leaves such a line as it is.
             try:
-                value = fast(text)
+                value = fast(raw) if valid_utf8 or raw.isascii() else None
             except ValueError:
                 value = None
             if value.__class__ is dict:
@@ -240,24 +241,60 @@ def parse_lines(
                     break
                 else:
                     append(new_line(Line, (i, value, None, False)))
+                    record(value)
                     continue
-        try:
-            value = decode_line(trimmed)  # JS-trimmed, so no JSON whitespace left
-        except JSONLineError as exc:
-            append(Line(i, None, str(exc)))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {exc}"))
-            continue
-        # str.strip returns the very object when nothing was stripped: the common case
-        padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
-        append(Line(i, value, None, padded))
-        if value.__class__ is not dict:
-            kind = "array" if isinstance(value, list) else type(value).__name__
-            diags.append(Diagnostic(p, i, f"not a JSON object ({kind})"))
-        elif padded:
-            diags.append(
-                Diagnostic(p, i, "whitespace JSON.parse rejects (BOM/NBSP) around the object")
-            )
-    return lines
+        _parse_text(path, i, _decode(path, i, raw, out.diagnostics), out)
+    return out
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _decode(path: str, number: int, raw: bytes, diags: list[Diagnostic]) -> str:
+    """One line's text; invalid UTF-8 bytes read as U+FFFD, as Node does, and are named."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # UTF-8 never hides 0x0A inside a sequence: decoding line by line reads as decoding the
+        # whole file first would
+        diags.append(Diagnostic(path, number, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
+        return raw.decode("utf-8", errors="replace")
+
+
+def _refuse(path: str, number: int, reason: str, out: Parsed) -> None:
+    out.lines.append(Line(number, None, reason))
+    out.diagnostics.append(Diagnostic(path, number, f"malformed line skipped: {reason}"))
+    out.unreadable.append(number)
+
+
+def _parse_text(path: str, number: int, text: str, out: Parsed) -> None:
+    """One decoded line that the inlined fast path of :func:`parse_data` did not take."""
+    trimmed = text.strip(JS_WHITESPACE)
+    if not trimmed:
+        return  # blank after the JavaScript trim: skipped silently by every reader
+    try:
+        value = decode_line(trimmed)  # JS-trimmed, so no JSON whitespace left
+    except JSONLineError as exc:
+        _refuse(path, number, str(exc), out)
+        return
+    # str.strip returns the very object when nothing was stripped: the common case
+    padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
+    out.lines.append(Line(number, value, None, padded))
+    if value.__class__ is dict and not padded:
+        out.records.append(value)
+        return
+    out.unreadable.append(number)
+    if value.__class__ is not dict:
+        kind = "array" if isinstance(value, list) else type(value).__name__
+        out.diagnostics.append(Diagnostic(path, number, f"not a JSON object ({kind})"))
+    else:
+        reason = "whitespace JSON.parse rejects (BOM/NBSP) around the object"
+        out.diagnostics.append(Diagnostic(path, number, reason))
 
 
 def overlong_lines(data: bytes, cap: int) -> dict[int, str]:

@@ -224,7 +224,7 @@ def test_a_plain_event_line_is_read_by_the_fast_parser(monkeypatch: pytest.Monke
     monkeypatch.setattr(ledger_parse, "decode_json_value", exact_reader_called)
     line = '{"timestamp":"2026-09-19T08:00:00.000Z","event":"x","exit_code":0,"tags":["a",null]}'
     assert ledger_parse.decode_line(line) == json.loads(line)
-    [parsed] = ledger_parse.parse_lines("f", [line], [], {})
-    assert parsed.value == json.loads(line)
+    parsed = ledger_parse.parse_data("f", line.encode(), {})
+    assert [ln.value for ln in parsed.lines] == parsed.records == [json.loads(line)]
     with pytest.raises(AssertionError, match="exact reader was asked"):
         ledger_parse.decode_line('{"exit_code":1.0}')  # a float: the exact reader decides
