@@ -70,14 +70,14 @@ _RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
 
 def get(obj: Any, key: str) -> Any:
     """``obj[key]`` for a plain object, :data:`UNDEFINED` when absent or not an object."""
-    if isinstance(obj, Mapping):
+    if obj.__class__ is dict or isinstance(obj, Mapping):  # a dict skips the ABC check
         return obj.get(key, UNDEFINED)
     return UNDEFINED
 
 
 def is_plain_object(value: Any) -> bool:
     """``v !== null && typeof v === 'object' && !Array.isArray(v)``."""
-    return isinstance(value, Mapping)
+    return value.__class__ is dict or isinstance(value, Mapping)  # a dict skips the ABC check
 
 
 def is_number(value: Any) -> bool:
