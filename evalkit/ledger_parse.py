@@ -49,7 +49,7 @@ from evalkit.input_files import split_lines
 from evalkit.jsnum import MAX_SAFE_INTEGER, JSONLineError, decode_json_value
 from evalkit.jsvalues import JS_WHITESPACE
 
-fast_loads: Callable[[str], Any] | None
+fast_loads: Callable[[bytes | str], Any] | None
 try:  # the fast path: an optional extra (evalkit[fast]); the exact reader needs nothing
     import orjson
 
