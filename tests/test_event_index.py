@@ -20,7 +20,7 @@ from conftest import bench_scoring, conformance_cases, require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.jsvalues import UNDEFINED, is_non_empty_trimmed, strict_equals_zero
+from evalkit.jsvalues import UNDEFINED, is_non_empty_trimmed, is_number, strict_equals_zero
 from evalkit.ledger import read_metrics_dir
 from evalkit.measure import (
     BLOCKED,
@@ -130,22 +130,34 @@ def test_conformance_ledgers(case: str) -> None:
     _assert_same_index(ledger.events_v1)
 
 
-_STAMPS = st.sampled_from(
-    [
-        "2026-09-19T08:00:00.000Z",
-        "2026-09-19T08:00:00.000Z",
-        "2026-09-19T07:59:59.999Z",
-        "2026-09-19T08:00:00+01:00",
-        "2026-09-19 08:00:00Z",
-        "2026-13-19T08:00:00.000Z",
-        "2026-09-19T08:00:00.000Ž",
-        "not a timestamp",
-        "",
-    ]
-) | st.just(["2026-09-19"]) | st.none() | st.integers(0, 2) | st.just(UNDEFINED)
-_NAMES = st.sampled_from(
-    [*sorted(QUALITY_GATE_EVENTS), *GUARDS, SESSION_STARTED, "orchestrator.wave.completed"]
-) | st.none() | st.just(["orchestrator.loop.warning"]) | st.just({"a": 1}) | st.integers(0, 1)
+_STAMPS = (
+    st.sampled_from(
+        [
+            "2026-09-19T08:00:00.000Z",
+            "2026-09-19T08:00:00.000Z",
+            "2026-09-19T07:59:59.999Z",
+            "2026-09-19T08:00:00+01:00",
+            "2026-09-19 08:00:00Z",
+            "2026-13-19T08:00:00.000Z",
+            "2026-09-19T08:00:00.000Ž",
+            "not a timestamp",
+            "",
+        ]
+    )
+    | st.just(["2026-09-19"])
+    | st.none()
+    | st.integers(0, 2)
+    | st.just(UNDEFINED)
+)
+_NAMES = (
+    st.sampled_from(
+        [*sorted(QUALITY_GATE_EVENTS), *GUARDS, SESSION_STARTED, "orchestrator.wave.completed"]
+    )
+    | st.none()
+    | st.just(["orchestrator.loop.warning"])
+    | st.just({"a": 1})
+    | st.integers(0, 1)
+)
 _IDS = st.sampled_from(["r1", "r2", " r1", "  ", "", "s1", "\u00a0"]) | st.none() | st.just(["r1"])
 _VALUES = st.none() | st.booleans() | st.integers(-1, 2) | st.sampled_from([0.5, "0", "full-gate"])
 
@@ -201,3 +213,36 @@ _AT = "2026-09-19T08:00:00.000Z"
 )
 def test_edge_cases(events: list[Any]) -> None:
     _assert_same_index(events)
+
+
+class _Int(int):
+    """An int subclass: not a JSON parser's value, but a Mapping ledger may hold one."""
+
+
+@pytest.mark.parametrize(
+    ("value", "number", "zero"),
+    [
+        (0, True, True),
+        (0.0, True, True),
+        (-0.0, True, True),  # -0 === 0
+        (1, True, False),
+        (-1.5, True, False),
+        (float("nan"), True, False),
+        (float("inf"), True, False),
+        (_Int(0), True, True),
+        (_Int(2), True, False),
+        (False, False, False),  # false === 0 is false: no coercion
+        (True, False, False),
+        ("0", False, False),
+        ("", False, False),
+        (None, False, False),
+        (UNDEFINED, False, False),
+        ([0], False, False),
+        ({"a": 0}, False, False),
+    ],
+)
+def test_is_number_and_strict_zero_read_as_javascript(value: Any, number: bool, zero: bool) -> None:
+    """``typeof v === 'number'`` and ``v === 0``, which the reference reading above relies on:
+    the fast paths for exact ``int``/``float`` must agree with the general test."""
+    assert is_number(value) is number
+    assert strict_equals_zero(value) is zero
