@@ -1,8 +1,8 @@
-"""One JSONL file's bytes as the reference engine's ``JSON.parse`` reads them, line by line.
+r"""One JSONL file's bytes as the reference engine's ``JSON.parse`` reads them, line by line.
 
 The lowest part of the ledger reading (:mod:`evalkit.ledger` builds files, sources and the
 metrics directory on top of it): decoding (invalid UTF-8 bytes become U+FFFD, as Node's
-``readFileSync(p, 'utf8')`` does, and the line is named), splitting on ``\\n`` only, the
+``readFileSync(p, 'utf8')`` does, and the line is named), splitting on ``\n`` only, the
 JavaScript ``trim()`` before parsing, the line cap, and parsing each line with JavaScript's
 number semantics. Bad data never raises: every skipped or doubtful line becomes a
 :class:`Diagnostic`.
@@ -20,7 +20,7 @@ deviations from ``JSON.parse``, and how each is routed:
   larger ones as floats, and refuses numbers beyond double range (``1e400``, which
   ``JSON.parse`` reads as Infinity). So any float, and any integer beyond +-2**53, in orjson's
   value sends the line to the exact reader; ``-0`` is the integer 0 in both;
-* lone surrogates (``"\\ud800"``, legal in ``JSON.parse``): orjson refuses them -> exact reader;
+* lone surrogates (``"\ud800"``, legal in ``JSON.parse``): orjson refuses them -> exact reader;
 * nesting: orjson stops at 1024 levels, Python's decoder at its recursion limit; a value
   nested deeper than :data:`FAST_MAX_DEPTH` is parsed again by the exact reader, so both
   paths give the same value or the same refusal;
@@ -76,8 +76,10 @@ _SAFE = MAX_SAFE_INTEGER
 
 
 def _exact_as_parsed(values: Any, depth: int) -> bool:
-    """True when every value under a fast-parsed container is what the exact reader gives:
-    strings, booleans, null, integers within +-2**53, containers within the depth limit.
+    """True when every value under a fast-parsed container is what the exact reader gives.
+
+    Such values are strings, booleans, null, integers within +-2**53 and containers within
+    the depth limit.
     """
     for v in values:
         c = v.__class__
@@ -100,9 +102,11 @@ def _exact_as_parsed(values: Any, depth: int) -> bool:
 
 
 def decode_line(text: str) -> Any:
-    """``JSON.parse(text)`` of a JavaScript-trimmed line: :func:`evalkit.jsnum.decode_json_value`
-    exactly (same value, same types, same refusal), through orjson where that cannot differ
-    (module docstring). Raises :class:`~evalkit.jsnum.JSONLineError`.
+    """``JSON.parse(text)`` of a JavaScript-trimmed line.
+
+    Exactly :func:`evalkit.jsnum.decode_json_value` (same value, same types, same refusal),
+    through orjson where that cannot differ (module docstring). Raises
+    :class:`~evalkit.jsnum.JSONLineError`.
     """
     # the exact reader takes no whitespace around the value (its caller trims): orjson would
     if fast_loads is not None and text and text[0] not in _JSON_WS and text[-1] not in _JSON_WS:
@@ -125,8 +129,10 @@ def decode_line(text: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One thing the reader skipped or doubted: ``file``, 1-based ``line`` (``None`` for the
-    whole file) and a ``reason`` a person can act on.
+    """One thing the reader skipped or doubted.
+
+    ``file``, 1-based ``line`` (``None`` for the whole file) and a ``reason`` a person can act
+    on.
     """
 
     file: str
@@ -134,6 +140,7 @@ class Diagnostic:
     reason: str
 
     def __str__(self) -> str:
+        """``file:line: reason`` (``file: reason`` for the whole file)."""
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{where}: {self.reason}"
 
@@ -161,6 +168,7 @@ class Line(NamedTuple):
 
     @property
     def is_object(self) -> bool:
+        """Parsed after the JavaScript trim, to a JSON object."""
         return self.error is None and isinstance(self.value, dict)
 
     @property
@@ -202,9 +210,9 @@ class Parsed(NamedTuple):
 
 
 def parse_data(path: str, data: bytes, overlong: Mapping[int, str]) -> Parsed:
-    """Every line of ``data`` (the bytes of the file at ``path``) as read (module docstring).
+    r"""Every line of ``data`` (the bytes of the file at ``path``) as read (module docstring).
 
-    Lines are split on ``\\n``; the line numbers in ``overlong`` are not parsed (the reason is
+    Lines are split on ``\n``; the line numbers in ``overlong`` are not parsed (the reason is
     their error). The common line, a JSON object with nothing around it, goes through the fast
     parser straight from its bytes; any other line is decoded (invalid UTF-8 as U+FFFD, with a
     diagnostic naming the line), trimmed as JavaScript's ``trim()`` does and parsed by
@@ -298,8 +306,9 @@ def _parse_text(path: str, number: int, text: str, out: Parsed) -> None:
 
 
 def overlong_lines(data: bytes, cap: int) -> dict[int, str]:
-    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes (such a line
-    is not parsed: parsing can take many times its size in memory).
+    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes.
+
+    Such a line is not parsed: parsing can take many times its size in memory.
     """
     if len(data) <= cap:  # the common case: no line can be longer than the whole file
         return {}

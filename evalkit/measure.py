@@ -277,10 +277,11 @@ class EventIndex:
         return gates, full, GuardCounts(blocked, warned, loop)
 
     def raw_ids_of(self, record: Mapping[str, Any]) -> tuple[str, ...]:
-        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JavaScript
-        sorts strings: route 1, an event carrying ``session_id`` (raw) beside
-        ``semantic_session_id`` equal to the record's id; route 2, the record's id stamped
-        directly as an event's ``session_id``. Empty when nothing ties them.
+        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JS sorts.
+
+        Route 1, an event carrying ``session_id`` (raw) beside ``semantic_session_id`` equal
+        to the record's id; route 2, the record's id stamped directly as an event's
+        ``session_id``. Empty when nothing ties them.
         """
         semantic = get(record, "session_id")
         if not is_non_empty_trimmed(semantic):
@@ -293,8 +294,10 @@ class EventIndex:
         return GuardCounts(blocked, warned, loop, attribution="session-id")
 
     def host_class(self, record: Mapping[str, Any]) -> str | None:
-        """``host_class`` of the first ``session.started`` event stamped exactly at the
-        record's ``started_at`` (a non-empty string), else ``None``.
+        """The host class of the session's start event, else ``None``.
+
+        ``host_class`` of the first ``session.started`` event stamped exactly at the record's
+        ``started_at`` (a non-empty string).
         """
         started = get(record, "started_at")
         if not is_non_empty_trimmed(started):
@@ -309,9 +312,11 @@ def raw_session_ids(events: Sequence[Any], record: Mapping[str, Any]) -> tuple[s
 
 @dataclass(frozen=True)
 class Measured:
-    """One session measured: how it resolved, the scorers' context, the host class of its
-    start event (a record field that the scorers do not read) and the hash of its inputs
-    (computed when first asked: a table of verdicts never needs it).
+    """One session measured, ready to score.
+
+    How it resolved, the scorers' context, the host class of its start event (a record field
+    that the scorers do not read) and the hash of its inputs (computed when first asked: a
+    table of verdicts never needs it).
     """
 
     resolution: Resolution
@@ -320,6 +325,7 @@ class Measured:
 
     @cached_property
     def inputs_sha256(self) -> str:
+        """:func:`inputs_sha256` of this session's context and host class."""
         return inputs_sha256(self.context, self.host_class)
 
 
@@ -371,8 +377,10 @@ class LedgerMeasure:
         return {rec["session_id"]: i for i, rec in enumerate(self.records)}
 
     def resolve(self, session_id: str | None = None) -> Measured:
-        """The session ``session_id`` selects (``None`` or ``""``: the resolution cascade),
-        measured. Raises :class:`~evalkit.errors.SessionResolutionError` as
+        """The session ``session_id`` selects, measured.
+
+        ``None`` or ``""`` selects by the resolution cascade. Raises
+        :class:`~evalkit.errors.SessionResolutionError` as
         :func:`evalkit.resolve.resolve_record` does.
         """
         if session_id and self.records:
@@ -461,9 +469,10 @@ def inputs_document(ctx: ScoringContext, host_class: str | None) -> dict[str, An
 
 
 def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
-    """sha256 (hex) of :func:`inputs_document` in canonical form: keys sorted, compact
-    separators (``,`` and ``:``), UTF-8, lone surrogates escaped as ``\\udXXX`` and a number
-    beyond double range (read from ``1e400``) written ``Infinity``.
+    r"""sha256 (hex) of :func:`inputs_document` in canonical form.
+
+    Keys sorted, compact separators (``,`` and ``:``), UTF-8, lone surrogates escaped as
+    ``\udXXX`` and a number beyond double range (read from ``1e400``) written ``Infinity``.
     """
     text = dumps(
         inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True

@@ -96,8 +96,10 @@ def parse_timestamp(value: object) -> float | None:
 
 
 def _fast_forms_ms(text: str) -> float | None:
-    """:func:`parse_timestamp` of ``text`` when it has one of the shapes read without V8's state
-    machine and its fields are in range, else ``None`` (the state machine decides).
+    """:func:`parse_timestamp` of ``text`` for the shapes read without V8's state machine.
+
+    ``None`` (the state machine decides) unless ``text`` has one of those shapes and its
+    fields are in range.
 
     In range, both grammars read these shapes alike: month 1..12, day 1..31 (rolling over a
     short month), hour <= 23, minute and second <= 59, an offset's hour <= 23 and minute <= 59,
@@ -129,8 +131,11 @@ def _fast_forms_ms(text: str) -> float | None:
 
 
 def _clock_ms(days: int | None, hh: str, mm: str, ss: str, frac: str | None) -> float | None:
-    """Epoch ms of ``days`` (None: out of range) at ``hh:mm:ss[.frac]`` when the clock is in
-    range (hour <= 23, minute and second <= 59; a fraction read as V8 reads it), else None."""
+    """Epoch ms of ``days`` (None: out of range) at ``hh:mm:ss[.frac]``, else None.
+
+    None unless the clock is in range (hour <= 23, minute and second <= 59); a fraction is
+    read as V8 reads it.
+    """
     hour, minute, second = int(hh), int(mm), int(ss)
     if days is None or hour > 23 or minute > 59 or second > 59:
         return None
@@ -186,8 +191,10 @@ def timestamps_array(values: Sequence[Any]) -> Any:
 
 
 def _bulk_writer_form(out: Any, texts: Sequence[Any]) -> None:
-    """Set ``out[i]`` for every ``texts[i]`` in the writer's form (:func:`timestamps_array`);
-    raises ``TypeError``, before setting anything, when a text is not a string."""
+    """Set ``out[i]`` for every ``texts[i]`` in the writer's form (:func:`timestamps_array`).
+
+    Raises ``TypeError``, before setting anything, when a text is not a string.
+    """
     import numpy as np  # deferred: numpy is only needed by the batch paths
 
     writer_length = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) == 24
@@ -211,9 +218,10 @@ _SEPARATOR_BYTES = b"--T::.Z"
 
 
 def _bulk_iso_ms(b: Any) -> tuple[Any, Any]:
-    """(epoch ms, ok) of the rows of ``b`` (n x 24 bytes) in ``YYYY-MM-DDTHH:MM:SS.mmmZ``
-    form, as :func:`parse_timestamp`'s fast path computes them; ``ok`` false for the rows its
-    arithmetic does not cover (they go through the one-by-one parser).
+    """(epoch ms, ok) of the rows of ``b`` (n x 24 bytes) in ``YYYY-MM-DDTHH:MM:SS.mmmZ`` form.
+
+    Computed as :func:`parse_timestamp`'s fast path computes them; ``ok`` is false for the
+    rows its arithmetic does not cover (they go through the one-by-one parser).
     """
     import numpy as np  # deferred: numpy is only needed by the batch paths
 
