@@ -164,8 +164,6 @@ def _state_machine(text: str) -> float | None:
     return None if fields is None else timestamps._to_time_value(fields)
 
 
-
-
 def _2(lo: int, hi: int) -> st.SearchStrategy[str]:
     """A 2-digit field, in range (lo..hi) about half the time, else anything from 00 to 99."""
     return st.one_of(st.integers(lo, hi), st.integers(0, 99)).map("{:02d}".format)
