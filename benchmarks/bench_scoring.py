@@ -4,8 +4,9 @@ In one run, each against a baseline measured in the same run: ``score_ledger`` a
 parsing the ledger's files with the fast parser; ``evalkit score --all --journal`` against a
 loop of ``score_session`` + journal append (timed on a random sample, extrapolated, saying
 so); the incremental rerun with nothing new; ``evalkit verify --all`` against a loop of
-``verify_record`` (sampled and extrapolated the same way). The commands run in a fresh
-interpreter each, start-up included. The sample's verdicts are checked against the batch's.
+``verify_record`` (sampled and extrapolated the same way); the incremental rerun again after a
+few sessions are appended. The commands run in a fresh interpreter each, start-up included.
+The sample's verdicts are checked against the batch's.
 
 ``generate_ledger`` is also used by the tests (tests/test_engine_batch.py) to build ledgers
 with overlaps, duplicates, stubs, dual stamps, bad lines and odd timestamps.
@@ -35,6 +36,7 @@ from evalkit.verify import verify_record
 N_SESSIONS = 5_000
 N_EVENTS = 500_000
 SAMPLE = 12
+APPENDED = 3  # sessions appended before the last incremental rerun
 SEED = 20261001
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
 
@@ -187,6 +189,41 @@ def generate_ledger(
     return list(dict.fromkeys(s["session_id"] for s in sessions))
 
 
+def _append_sessions(ledger: Path, count: int) -> list[str]:
+    """Append ``count`` sessions, each with ten quality gates in its window, a year after the
+    ledger's start (after every session it holds: no earlier window, so no earlier record's
+    inputs, changes); return their ids."""
+    rng = random.Random(SEED)  # unused by the writer's own form, which _iso gives here
+    ids = [f"appended-session-{i}" for i in range(count)]
+    sessions, events = [], []
+    for i, sid in enumerate(ids):
+        start = _BASE + timedelta(days=365 + i)
+        end = start + timedelta(hours=1)
+        sessions.append(
+            {
+                "session_id": sid,
+                "started_at": _iso(start, rng, False),
+                "completed_at": _iso(end, rng, False),
+                "status": "completed",
+                "total_waves": 2,
+            }
+        )
+        events.extend(
+            {
+                "timestamp": _iso(start + timedelta(minutes=minute), rng, False),
+                "event": "orchestrator.quality_gate.passed",
+                "variant": "incremental",
+                "exit_code": 0,
+            }
+            for minute in range(0, 60, 6)
+        )
+    with open(ledger / "sessions.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(s) + "\n" for s in sessions)
+    with open(ledger / "events.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in events)
+    return ids
+
+
 def _timed(fn: Any) -> tuple[float, Any]:
     t0 = time.perf_counter()
     out = fn()
@@ -256,13 +293,15 @@ def main() -> None:
         )
         parse_only = _parse_only(ledger)
         reading = _timed(lambda: read_metrics_dir(ledger))[0]
-        batch, frame = _timed(lambda: score_ledger(ledger, rubric))
+        # best of 3, as the parse-only floor is: both ratios' terms are measured alike
+        runs = [_timed(lambda: score_ledger(ledger, rubric)) for _ in range(3)]
+        batch, frame = min(t for t, _ in runs), runs[-1][1]
         scored = int(frame["session_id"].nunique())
         print(
-            f"score_ledger: {scored} sessions, {len(frame)} rows in {batch:.2f} s; reading the "
-            f"ledger alone {reading:.2f} s; merely parsing its files with the fast parser "
-            f"{parse_only:.2f} s: score_ledger is {batch / parse_only:.1f}x that "
-            f"(target <= 3x: {_target(batch <= 3 * parse_only)})"
+            f"score_ledger: {scored} sessions, {len(frame)} rows in {batch:.2f} s (best of 3); "
+            f"reading the ledger alone {reading:.2f} s; merely parsing its files with the fast "
+            f"parser {parse_only:.2f} s (best of 3): score_ledger is {batch / parse_only:.1f}x "
+            f"that (target <= 3x: {_target(batch <= 3 * parse_only)})"
         )
 
         sample = random.Random(SEED).sample(sorted(frame["session_id"].unique()), SAMPLE)
@@ -301,6 +340,17 @@ def main() -> None:
             f"verify --all: {len(records)} records in {verify_all:.2f} s; verify one at a time "
             f"{per_verify:.2f} s per record (sample of {SAMPLE}), extrapolated {verify_loop:.0f} s: "
             f"{verify_loop / verify_all:.0f}x (target <= 10 s: {_target(verify_all <= 10)})"
+        )
+        new_ids = _append_sessions(ledger, APPENDED)
+        appended = _cli("score", "--all", "--journal", "--metrics-dir", md, "--no-progress",
+                        "--out", str(Path(tmp) / "appended.csv"))  # fmt: skip
+        added = [
+            r["session_id"] for r in journal.read(ledger / "eval.jsonl").records[len(records) :]
+        ]
+        print(
+            f"incremental rerun with {APPENDED} sessions appended: {appended:.2f} s, appended "
+            f"exactly those: {added == new_ids} (target <= 3 s: "
+            f"{_target(appended <= 3 and added == new_ids)})"
         )
 
 

@@ -197,6 +197,7 @@ class Refused:
     error: str  # the exception's class name, e.g. "ValidationError"
 
     def __str__(self) -> str:
+        """``'<session id>': <reason>``, as the summary of a batch lists it."""
         return f"{self.session_id!r}: {self.reason}"
 
 
@@ -245,17 +246,22 @@ class ScoredRecords:
         self.on_session: Callable[[], object] | None = None
 
     def __len__(self) -> int:
+        """How many sessions the batch considers (for a progress bar)."""
         return len(self._positions)
 
     def skip_unchanged(self, known_inputs: Mapping[str, str]) -> None:
-        """Before iterating: do not score a session whose inputs hash equals its entry in
-        ``known_inputs`` (session id -> ``provenance.inputs_sha256``); list it in
-        ``unchanged`` instead."""
+        """Skip, when iterated, the sessions whose inputs did not change.
+
+        A session whose inputs hash equals its entry in ``known_inputs`` (session id ->
+        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``. Call it
+        before iterating.
+        """
         if self._started:
             raise EvalkitError("skip_unchanged must come before the records are iterated")
         self._known = dict(known_inputs)
 
     def __iter__(self) -> Iterator[EvalRecord]:
+        """The records, built as they are asked for; a second iteration raises."""
         if self._started:
             raise EvalkitError("ScoredRecords can be iterated once (score the ledger again)")
         self._started = True

@@ -51,6 +51,8 @@ def format_js_number(x: int | float | bool) -> str:
     print as the nearest double does (``12345678901234567890`` -> ``12345678901234567000``);
     ``NaN``, ``Infinity``, ``-Infinity``. Booleans print ``true``/``false`` like ``String``.
     """
+    if x.__class__ is int and -MAX_SAFE_INTEGER <= x <= MAX_SAFE_INTEGER:
+        return str(x)  # an exact double below 1e21: its digits (the common case, a count)
     if isinstance(x, bool):
         return "true" if x else "false"
     if not isinstance(x, (int, float)):

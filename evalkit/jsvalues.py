@@ -70,19 +70,22 @@ _RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
 
 def get(obj: Any, key: str) -> Any:
     """``obj[key]`` for a plain object, :data:`UNDEFINED` when absent or not an object."""
-    if isinstance(obj, Mapping):
+    if obj.__class__ is dict or isinstance(obj, Mapping):  # a dict skips the ABC check
         return obj.get(key, UNDEFINED)
     return UNDEFINED
 
 
 def is_plain_object(value: Any) -> bool:
     """``v !== null && typeof v === 'object' && !Array.isArray(v)``."""
-    return isinstance(value, Mapping)
+    return value.__class__ is dict or isinstance(value, Mapping)  # a dict skips the ABC check
 
 
 def is_number(value: Any) -> bool:
     """``typeof v === 'number'`` (a JSON number; ``bool`` is not one)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    c = value.__class__
+    if c is int or c is float:  # the common case, decided by the exact class alone
+        return True
+    return isinstance(value, int | float) and c is not bool
 
 
 def js_nullish(value: Any) -> bool:
@@ -155,6 +158,9 @@ def js_gt0(value: Any) -> bool:
 
 def strict_equals_zero(value: Any) -> bool:
     """``v === 0`` (no coercion: ``false`` and ``"0"`` are not 0; ``-0`` is)."""
+    c = value.__class__
+    if c is int or c is float:  # the common case (a batch asks once per quality gate)
+        return value == 0
     return is_number(value) and value == 0
 
 

@@ -1,11 +1,11 @@
-"""Reading a metrics directory (``sessions.jsonl``, ``events.jsonl`` and its rotated history).
+r"""Reading a metrics directory (``sessions.jsonl``, ``events.jsonl`` and its rotated history).
 
 Bad data never raises here: every skipped or doubtful line becomes a :class:`Diagnostic`
 (file, line, reason) the caller can read, and ``strict=True`` turns the first one into an
 :class:`~evalkit.errors.EvalkitError`. The reading mirrors the reference engine byte for byte:
 
 * Files are decoded as UTF-8 with invalid bytes replaced by U+FFFD (Node's ``readFileSync(p,
-  'utf8')``), a BOM is *not* stripped, and lines are split on ``\\n`` only.
+  'utf8')``), a BOM is *not* stripped, and lines are split on ``\n`` only.
 * ``sessions.jsonl`` (the reference's canonical sessions reader): a line is trimmed with
   JavaScript's ``trim()`` (which also removes a BOM, NBSP, ...) and parsed; blank lines are
   skipped silently; a line that does not parse is skipped.
@@ -50,14 +50,7 @@ from typing import Any, Literal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.input_files import max_line_bytes, read_bytes, unreadable_reason
 from evalkit.jsnum import is_js_number
-from evalkit.ledger_parse import (
-    Diagnostic,
-    Line,
-    decode_lines,
-    gc_paused,
-    overlong_lines,
-    parse_lines,
-)
+from evalkit.ledger_parse import Diagnostic, Line, gc_paused, overlong_lines, parse_data
 from evalkit.timestamps import format_iso, parse_iso_z
 
 __all__ = [
@@ -93,6 +86,8 @@ ARCHIVE_NAME_RE = re.compile(
 )
 #: Upper bound of the legacy ``events.jsonl.1`` .. ``.20`` ring.
 LEGACY_RING_MAX = 20
+#: The tombstone's event name as it appears in a line that spells it without an escape.
+_TOMBSTONE_BYTES = ROTATION_EVENT.encode("ascii")
 #: How a ledger file is named in a reason ("ledger file '<path>': ...").
 _WHAT = "ledger file"
 
@@ -104,24 +99,39 @@ EventReading = Literal["active-file", "rotation"]
 
 @dataclass(frozen=True)
 class JsonlFile:
-    """One JSONL file as read: ``state`` is ``absent`` (no such path), ``empty`` (exists, no
-    non-blank line), ``present`` (at least one non-blank line) or ``unreadable`` (a folder
-    where the file should be, no permission, ...; ``error`` says which)."""
+    """One JSONL file as read, its lines and what the reader said about them.
+
+    ``state`` is ``absent`` (no such path), ``empty`` (exists, no non-blank line), ``present``
+    (at least one non-blank line) or ``unreadable`` (a folder where the file should be, no
+    permission, ...; ``error`` says which).
+    """
 
     path: str
     state: FileState
     lines: tuple[Line, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     error: str | None = None
+    #: (:attr:`event_records`, :attr:`unreadable_lines`) as the reader found them while parsing
+    #: (else computed from :attr:`lines`); derived data, so not compared
+    read_split: tuple[tuple[dict[str, Any], ...], tuple[int, ...]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    #: True when the bytes cannot hold a rotation tombstone (its event name does not occur in
+    #: them, and no backslash that could start a ``\\u`` escape spelling it), so
+    #: :func:`_find_gaps` need not look at every event
+    no_tombstone: bool = field(default=False, repr=False, compare=False)
 
     @property
     def exists(self) -> bool:
+        """Whether the path has a directory entry (any state but ``absent``)."""
         return self.state != "absent"
 
     @cached_property
     def values(self) -> tuple[Any, ...]:
-        """Every line that parses after the JavaScript trim, any JSON type (the sessions
-        reading, before canonicalisation)."""
+        """Every line that parses after the JavaScript trim, any JSON type.
+
+        The sessions reading, before canonicalisation.
+        """
         return tuple(ln.value for ln in self.lines if ln.error is None)
 
     @cached_property
@@ -139,6 +149,8 @@ class JsonlFile:
     @cached_property
     def event_records(self) -> tuple[dict[str, Any], ...]:
         """What rubric-v2 reads from this source: raw lines that parse to a plain object."""
+        if self.read_split is not None:
+            return self.read_split[0]
         # the condition of Line.is_event_record, inlined: this runs once per event line
         return tuple(
             ln.value
@@ -149,6 +161,8 @@ class JsonlFile:
     @cached_property
     def unreadable_lines(self) -> tuple[int, ...]:
         """Line numbers rubric-v2 counts as unreadable (malformed, BOM-padded or non-object)."""
+        if self.read_split is not None:
+            return self.read_split[1]
         return tuple(
             ln.line_no
             for ln in self.lines
@@ -157,18 +171,23 @@ class JsonlFile:
 
     @property
     def unreadable_count(self) -> int:
+        """How many lines rubric-v2 counts as unreadable."""
         return len(self.unreadable_lines)
 
     @cached_property
     def malformed_lines(self) -> tuple[int, ...]:
-        """Line numbers that do not parse even after the JavaScript trim (skipped by every
-        reader)."""
+        """Line numbers that do not parse even after the JavaScript trim.
+
+        Every reader skips them.
+        """
         return tuple(ln.line_no for ln in self.lines if ln.error is not None)
 
     @cached_property
     def first_timestamp_ms(self) -> float | None:
-        """Earliest strict ISO-8601-``Z`` timestamp among :attr:`event_records` (the
-        reference's ``summarizeEventRecords``), which orders rotated sources."""
+        """Earliest strict ISO-8601-``Z`` timestamp among :attr:`event_records`.
+
+        As the reference's ``summarizeEventRecords`` finds it; it orders rotated sources.
+        """
         return _earliest_iso_z(rec.get("timestamp") for rec in self.event_records)
 
 
@@ -234,8 +253,10 @@ class Ledger:
 
     @property
     def events_v1(self) -> tuple[Any, ...]:
-        """rubric-v1's event list: every line of the active file that ``JSON.parse`` accepts
-        untrimmed, any JSON type (a BOM-prefixed line is skipped)."""
+        """rubric-v1's event list: the active file's lines ``JSON.parse`` accepts untrimmed.
+
+        Any JSON type; a BOM-prefixed line is skipped.
+        """
         return self.events.raw_values
 
     @property
@@ -262,8 +283,11 @@ class Ledger:
         return not self.gaps
 
     def diagnostics_read_by(self, rotation: bool) -> tuple[Diagnostic, ...]:
-        """The diagnostics of what a rubric reads: all of them for the rotated history
-        (``rotation``, rubric-v2); else those of ``sessions.jsonl`` and ``events.jsonl``."""
+        """The diagnostics of what a rubric reads.
+
+        All of them for the rotated history (``rotation``, rubric-v2); else those of
+        ``sessions.jsonl`` and ``events.jsonl``.
+        """
         if rotation:
             return self.diagnostics
         own = {self.sessions.path, self.events.path}
@@ -304,8 +328,10 @@ class LedgerView:
 
 
 def get_path(obj: object, *path: str) -> Any:
-    """Follow ``path`` through nested dicts; ``None`` as soon as a step is not a dict or lacks
-    the key."""
+    """Follow ``path`` through nested dicts.
+
+    ``None`` as soon as a step is not a dict or lacks the key.
+    """
     cur: Any = obj
     for key in path:
         if not isinstance(cur, dict) or key not in cur:
@@ -363,12 +389,17 @@ def read_jsonl(
         reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
         return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
     overlong = overlong_lines(data, max_line_bytes(max_line_bytes_))
-    texts, diags = decode_lines(p, data)
     with gc_paused():
-        lines = parse_lines(p, texts, diags, overlong)
-    diags.sort(key=lambda d: d.line or 0)
-    state: FileState = "present" if lines else "empty"
-    return JsonlFile(p, state, tuple(lines), tuple(diags))
+        parsed = parse_data(p, data, overlong)
+    state: FileState = "present" if parsed.lines else "empty"
+    return JsonlFile(
+        p,
+        state,
+        tuple(parsed.lines),
+        tuple(parsed.diagnostics),
+        read_split=(tuple(parsed.records), tuple(parsed.unreadable)),
+        no_tombstone=b"\\" not in data and _TOMBSTONE_BYTES not in data,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,8 +408,11 @@ def read_jsonl(
 
 
 def _archive_sources(events_path: str) -> list[JsonlFile]:
-    """The archives of ``_archive/`` as read; an archive folder that is there but cannot be
-    listed (a dangling symlink, a symlink loop, no permission) is one unreadable source."""
+    """The archives of ``_archive/`` as read.
+
+    An archive folder that is there but cannot be listed (a dangling symlink, a symlink loop,
+    no permission) is one unreadable source.
+    """
     archive_dir = os.path.join(os.path.dirname(events_path), ARCHIVE_DIR_NAME)
     try:
         names = sorted(os.listdir(archive_dir))
@@ -427,6 +461,8 @@ def _find_gaps(
     on_disk = {s.path for s in sources} | {os.path.abspath(s.path) for s in sources}
     gaps: list[Gap] = []
     for src in sources:
+        if src.no_tombstone:
+            continue
         for rec in src.event_records:
             if rec.get("event") != ROTATION_EVENT:
                 continue
@@ -491,9 +527,11 @@ def _read_metrics_dir(root: str, strict: bool) -> Ledger:
 
 
 def read_ledger(metrics_dir: str | os.PathLike[str]) -> Ledger:
-    """:func:`read_metrics_dir` for the public entry points: a directory that is not there is
-    a :class:`~evalkit.errors.SessionResolutionError` naming it (an absent ``sessions.jsonl``
-    in an existing one is not), a path that is not a path an ``EvalkitError``.
+    """:func:`read_metrics_dir` for the public entry points, with their errors.
+
+    A directory that is not there is a :class:`~evalkit.errors.SessionResolutionError` naming
+    it (an absent ``sessions.jsonl`` in an existing one is not), a path that is not a path an
+    ``EvalkitError``.
     """
     if not isinstance(metrics_dir, str | os.PathLike):
         raise EvalkitError(

@@ -33,9 +33,11 @@ def _ledger_paths(root: str) -> list[tuple[str, str]]:
 
 
 def ledger_role(metrics_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:
-    """Which file of the ledger of ``metrics_dir`` ``path`` is (``"sessions.jsonl"``, an
-    archive, ...), else ``None``: compared by resolved path (symlinks followed) and by inode
-    (hard links), never by name alone. A journal must never be one of them.
+    """Which file of the ledger of ``metrics_dir`` ``path`` is, else ``None``.
+
+    The answer names it (``"sessions.jsonl"``, an archive, ...). Compared by resolved path
+    (symlinks followed) and by inode (hard links), never by name alone. A journal must never
+    be one of them.
     """
     root = os.fspath(metrics_dir)
     target = os.path.realpath(path)
@@ -59,8 +61,9 @@ def ledger_role(metrics_dir: str | os.PathLike[str], path: str | os.PathLike[str
 
 
 def describe_sessions_file(metrics_dir: str | os.PathLike[str]) -> str:
-    """What ``sessions.jsonl`` of ``metrics_dir`` is, for an error that found no session in it:
-    its path and its state (no such file, why it cannot be read, empty, or how many lines).
+    """What ``sessions.jsonl`` of ``metrics_dir`` is, for an error that found no session in it.
+
+    Its path and its state: no such file, why it cannot be read, empty, or how many lines.
     """
     sessions = read_jsonl(os.path.join(os.fspath(metrics_dir), "sessions.jsonl"))
     where = f"sessions.jsonl {sessions.path!r}"

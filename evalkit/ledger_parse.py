@@ -1,8 +1,8 @@
-"""One JSONL file's bytes as the reference engine's ``JSON.parse`` reads them, line by line.
+r"""One JSONL file's bytes as the reference engine's ``JSON.parse`` reads them, line by line.
 
 The lowest part of the ledger reading (:mod:`evalkit.ledger` builds files, sources and the
 metrics directory on top of it): decoding (invalid UTF-8 bytes become U+FFFD, as Node's
-``readFileSync(p, 'utf8')`` does, and the line is named), splitting on ``\\n`` only, the
+``readFileSync(p, 'utf8')`` does, and the line is named), splitting on ``\n`` only, the
 JavaScript ``trim()`` before parsing, the line cap, and parsing each line with JavaScript's
 number semantics. Bad data never raises: every skipped or doubtful line becomes a
 :class:`Diagnostic`.
@@ -20,7 +20,7 @@ deviations from ``JSON.parse``, and how each is routed:
   larger ones as floats, and refuses numbers beyond double range (``1e400``, which
   ``JSON.parse`` reads as Infinity). So any float, and any integer beyond +-2**53, in orjson's
   value sends the line to the exact reader; ``-0`` is the integer 0 in both;
-* lone surrogates (``"\\ud800"``, legal in ``JSON.parse``): orjson refuses them -> exact reader;
+* lone surrogates (``"\ud800"``, legal in ``JSON.parse``): orjson refuses them -> exact reader;
 * nesting: orjson stops at 1024 levels, Python's decoder at its recursion limit; a value
   nested deeper than :data:`FAST_MAX_DEPTH` is parsed again by the exact reader, so both
   paths give the same value or the same refusal;
@@ -40,7 +40,7 @@ on generated lines and a corpus of these edge cases, and on every conformance le
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -49,7 +49,7 @@ from evalkit.input_files import split_lines
 from evalkit.jsnum import MAX_SAFE_INTEGER, JSONLineError, decode_json_value
 from evalkit.jsvalues import JS_WHITESPACE
 
-fast_loads: Callable[[str], Any] | None
+fast_loads: Callable[[bytes | str], Any] | None
 try:  # the fast path: an optional extra (evalkit[fast]); the exact reader needs nothing
     import orjson
 
@@ -61,11 +61,11 @@ __all__ = [
     "FAST_MAX_DEPTH",
     "Diagnostic",
     "Line",
+    "Parsed",
     "decode_line",
-    "decode_lines",
     "gc_paused",
     "overlong_lines",
-    "parse_lines",
+    "parse_data",
 ]
 
 # The whitespace JSON.parse itself tolerates around a value.
@@ -76,8 +76,10 @@ _SAFE = MAX_SAFE_INTEGER
 
 
 def _exact_as_parsed(values: Any, depth: int) -> bool:
-    """True when every value under a fast-parsed container is what the exact reader gives:
-    strings, booleans, null, integers within +-2**53, containers within the depth limit.
+    """True when every value under a fast-parsed container is what the exact reader gives.
+
+    Such values are strings, booleans, null, integers within +-2**53 and containers within
+    the depth limit.
     """
     for v in values:
         c = v.__class__
@@ -100,9 +102,11 @@ def _exact_as_parsed(values: Any, depth: int) -> bool:
 
 
 def decode_line(text: str) -> Any:
-    """``JSON.parse(text)`` of a JavaScript-trimmed line: :func:`evalkit.jsnum.decode_json_value`
-    exactly (same value, same types, same refusal), through orjson where that cannot differ
-    (module docstring). Raises :class:`~evalkit.jsnum.JSONLineError`.
+    """``JSON.parse(text)`` of a JavaScript-trimmed line.
+
+    Exactly :func:`evalkit.jsnum.decode_json_value` (same value, same types, same refusal),
+    through orjson where that cannot differ (module docstring). Raises
+    :class:`~evalkit.jsnum.JSONLineError`.
     """
     # the exact reader takes no whitespace around the value (its caller trims): orjson would
     if fast_loads is not None and text and text[0] not in _JSON_WS and text[-1] not in _JSON_WS:
@@ -125,8 +129,10 @@ def decode_line(text: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One thing the reader skipped or doubted: ``file``, 1-based ``line`` (``None`` for the
-    whole file) and a ``reason`` a person can act on.
+    """One thing the reader skipped or doubted.
+
+    ``file``, 1-based ``line`` (``None`` for the whole file) and a ``reason`` a person can act
+    on.
     """
 
     file: str
@@ -134,6 +140,7 @@ class Diagnostic:
     reason: str
 
     def __str__(self) -> str:
+        """``file:line: reason`` (``file: reason`` for the whole file)."""
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{where}: {self.reason}"
 
@@ -161,6 +168,7 @@ class Line(NamedTuple):
 
     @property
     def is_object(self) -> bool:
+        """Parsed after the JavaScript trim, to a JSON object."""
         return self.error is None and isinstance(self.value, dict)
 
     @property
@@ -187,45 +195,46 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def decode_lines(path: str, data: bytes) -> tuple[list[str], list[Diagnostic]]:
-    try:
-        return data.decode("utf-8").split("\n"), []
-    except UnicodeDecodeError:
-        pass
-    # Decode per line so each bad line is named; UTF-8 never hides 0x0A inside a sequence, so
-    # this splits exactly as decoding the whole file first would.
-    lines: list[str] = []
-    diags: list[Diagnostic] = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            lines.append(raw.decode("utf-8", errors="replace"))
-            diags.append(Diagnostic(path, i, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
-    return lines, diags
+class Parsed(NamedTuple):
+    """One file's lines as read (:func:`parse_data`), and what rubric-v2 reads of them.
+
+    ``records`` are the values of the raw lines that parse to a plain object (rubric-v2's
+    events, in file order), ``unreadable`` the numbers of every other non-blank line (malformed,
+    padded or not an object). ``diagnostics`` are in line order.
+    """
+
+    lines: list[Line]
+    diagnostics: list[Diagnostic]
+    records: list[dict[str, Any]]
+    unreadable: list[int]
 
 
-def parse_lines(
-    p: str, texts: list[str], diags: list[Diagnostic], overlong: dict[int, str]
-) -> list[Line]:
-    lines: list[Line] = []
-    append = lines.append
+def parse_data(path: str, data: bytes, overlong: Mapping[int, str]) -> Parsed:
+    r"""Every line of ``data`` (the bytes of the file at ``path``) as read (module docstring).
+
+    Lines are split on ``\n``; the line numbers in ``overlong`` are not parsed (the reason is
+    their error). The common line, a JSON object with nothing around it, goes through the fast
+    parser straight from its bytes; any other line is decoded (invalid UTF-8 as U+FFFD, with a
+    diagnostic naming the line), trimmed as JavaScript's ``trim()`` does and parsed by
+    :func:`decode_line`.
+    """
+    out = Parsed([], [], [], [])
+    append, record = out.lines.append, out.records.append
     fast = fast_loads
+    # orjson refuses invalid UTF-8, but the exact reading must not rest on that: its value is
+    # kept only for bytes known to be valid UTF-8 (the whole file, or an ASCII line)
+    valid_utf8 = data.isascii() or _is_utf8(data)
     new_line = tuple.__new__  # Line(...) without the named tuple's Python-level __new__
-    for i, text in enumerate(texts, start=1):
+    for i, raw in enumerate(data.split(b"\n"), start=1):
         if overlong and i in overlong:
-            reason = overlong[i]
-            append(Line(i, None, reason))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {reason}"))
+            _refuse(path, i, overlong[i], out)
             continue
-        trimmed = text.strip(JS_WHITESPACE)
-        if not trimmed:
-            continue  # blank after the JavaScript trim: skipped silently by every reader
-        if fast is not None and trimmed is text and trimmed[0] == "{":
+        if fast is not None and raw[:1] == b"{" and raw[-1:] == b"}":
             # the common line, an event object: decode_line's fast path, inlined (a function
-            # call per line is a sizeable share of reading 500,000 lines)
+            # call per line is a sizeable share of reading 500,000 lines). '{' and '}' are not
+            # whitespace, so the JavaScript trim leaves such a line as it is.
             try:
-                value = fast(text)
+                value = fast(raw) if valid_utf8 or raw.isascii() else None
             except ValueError:
                 value = None
             if value.__class__ is dict:
@@ -240,29 +249,66 @@ def parse_lines(
                     break
                 else:
                     append(new_line(Line, (i, value, None, False)))
+                    record(value)
                     continue
-        try:
-            value = decode_line(trimmed)  # JS-trimmed, so no JSON whitespace left
-        except JSONLineError as exc:
-            append(Line(i, None, str(exc)))
-            diags.append(Diagnostic(p, i, f"malformed line skipped: {exc}"))
-            continue
-        # str.strip returns the very object when nothing was stripped: the common case
-        padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
-        append(Line(i, value, None, padded))
-        if value.__class__ is not dict:
-            kind = "array" if isinstance(value, list) else type(value).__name__
-            diags.append(Diagnostic(p, i, f"not a JSON object ({kind})"))
-        elif padded:
-            diags.append(
-                Diagnostic(p, i, "whitespace JSON.parse rejects (BOM/NBSP) around the object")
-            )
-    return lines
+        _parse_text(path, i, _decode(path, i, raw, out.diagnostics), out)
+    return out
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _decode(path: str, number: int, raw: bytes, diags: list[Diagnostic]) -> str:
+    """One line's text; invalid UTF-8 bytes read as U+FFFD, as Node does, and are named."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # UTF-8 never hides 0x0A inside a sequence: decoding line by line reads as decoding the
+        # whole file first would
+        diags.append(Diagnostic(path, number, "invalid UTF-8 bytes (read as U+FFFD, as Node does)"))
+        return raw.decode("utf-8", errors="replace")
+
+
+def _refuse(path: str, number: int, reason: str, out: Parsed) -> None:
+    out.lines.append(Line(number, None, reason))
+    out.diagnostics.append(Diagnostic(path, number, f"malformed line skipped: {reason}"))
+    out.unreadable.append(number)
+
+
+def _parse_text(path: str, number: int, text: str, out: Parsed) -> None:
+    """One decoded line that the inlined fast path of :func:`parse_data` did not take."""
+    trimmed = text.strip(JS_WHITESPACE)
+    if not trimmed:
+        return  # blank after the JavaScript trim: skipped silently by every reader
+    try:
+        value = decode_line(trimmed)  # JS-trimmed, so no JSON whitespace left
+    except JSONLineError as exc:
+        _refuse(path, number, str(exc), out)
+        return
+    # str.strip returns the very object when nothing was stripped: the common case
+    padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
+    out.lines.append(Line(number, value, None, padded))
+    if value.__class__ is dict and not padded:
+        out.records.append(value)
+        return
+    out.unreadable.append(number)
+    if value.__class__ is not dict:
+        kind = "array" if isinstance(value, list) else type(value).__name__
+        out.diagnostics.append(Diagnostic(path, number, f"not a JSON object ({kind})"))
+    else:
+        reason = "whitespace JSON.parse rejects (BOM/NBSP) around the object"
+        out.diagnostics.append(Diagnostic(path, number, reason))
 
 
 def overlong_lines(data: bytes, cap: int) -> dict[int, str]:
-    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes (such a line
-    is not parsed: parsing can take many times its size in memory).
+    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes.
+
+    Such a line is not parsed: parsing can take many times its size in memory.
     """
     if len(data) <= cap:  # the common case: no line can be longer than the whole file
         return {}

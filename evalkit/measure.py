@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ from evalkit.scoring_context import (
     ScoringContext,
     Window,
 )
-from evalkit.timestamps import timestamp_ms, timestamps_array
+from evalkit.timestamps import timestamps_array
 
 __all__ = [
     "BLOCKED",
@@ -90,6 +91,9 @@ _KIND_CODE = {
     **dict.fromkeys(QUALITY_GATE_EVENTS, 0),
     **{name: code for code, name in enumerate(_GUARD_EVENTS, start=1)},
 }
+#: the code of ``session.started`` (read for its host class, never counted in a window)
+_STARTED = len(_GUARD_EVENTS) + 1
+_CODE_OF = {**_KIND_CODE, SESSION_STARTED: _STARTED}
 #: Names the form of :func:`inputs_document`; a new form gets a new name.
 INPUTS_FORM = "evalkit-inputs/1"
 
@@ -102,16 +106,18 @@ def extract_kpis(record: Mapping[str, Any]) -> Kpis:
     before started), else ``None``. Drifted names (``duration_minutes``, ``agents``) are not
     read: the reference does not convert them, and a guessed conversion would be a guess.
     """
+    return _kpis(record, compute_window(record))
+
+
+def _kpis(record: Mapping[str, Any], window: Window | None) -> Kpis:
+    """:func:`extract_kpis` of ``record``, whose window (:func:`compute_window`) is ``window``."""
     recorded = get(record, "duration_seconds")
     duration: float | int | None = None
     source = "unavailable"
     if is_number(recorded) and math.isfinite(recorded):
         duration, source = recorded, "recorded"
-    else:
-        start = timestamp_ms(get(record, "started_at"))
-        end = timestamp_ms(get(record, "completed_at"))
-        if start is not None and end is not None and end >= start:
-            duration, source = js_round((end - start) / 1000), "derived-from-window"
+    elif window is not None and window.end >= window.start:
+        duration, source = js_round((window.end - window.start) / 1000), "derived-from-window"
 
     def number(value: Any) -> float | int | None:
         return value if is_number(value) else None
@@ -129,54 +135,61 @@ def extract_kpis(record: Mapping[str, Any]) -> Kpis:
 
 
 class _Collected:
-    """What one pass over the events keeps for the index (plain lists, filled in order)."""
+    """What one pass over the events keeps for the index, in ledger order.
 
-    def __init__(self) -> None:
-        self.kinds: list[str] = []
-        self.positions: list[int] = []
+    Per quality gate or guard event: its kind code and timestamp (and for a gate its exit code
+    and whether it is a full gate); per event stamped with a raw session id: that id and the
+    event's kind code, and (semantic id, raw id) when a semantic id is beside it; the
+    ``session.started`` events.
+    """
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        self.codes: list[int] = []
         self.stamps: list[Any] = []
         self.exits: list[Any] = []
         self.fulls: list[bool] = []
-        self.raw_ids: dict[str, set[str]] = {}
-        self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
-        self.host_classes: dict[str, str] = {}
+        self.raws: list[str] = []
+        self.raw_codes: list[int] = []
+        self.dual: list[tuple[Any, str]] = []
+        self.started: list[Mapping[str, Any]] = []
+        with gc_paused():
+            self._collect(events)
 
-    def collect(self, events: Sequence[Any]) -> None:
-        # one pass over every event of the ledger: names bound to locals, the raw-id test of
-        # _has_raw_id inlined (its first-character shortcut skips the JavaScript trim)
-        raw_ids, by_raw_id, host_classes = self.raw_ids, self.by_raw_id, self.host_classes
-        kinds, positions, stamps = self.kinds.append, self.positions.append, self.stamps.append
-        exits, fulls = self.exits.append, self.fulls.append
-        gates, relevant, ws = QUALITY_GATE_EVENTS, _RELEVANT, _WS
-        for idx, event in enumerate(events):
+    def _collect(self, events: Sequence[Any]) -> None:
+        # the one Python-level pass over every event: names bound to locals, one lookup per
+        # event name (its code), the raw-id test of is_non_empty_trimmed inlined (a first
+        # character that is not whitespace needs no trim)
+        codes, stamps, exits, fulls = (
+            self.codes.append,
+            self.stamps.append,
+            self.exits.append,
+            self.fulls.append,
+        )
+        raws, raw_codes, dual = self.raws.append, self.raw_codes.append, self.dual.append
+        code_of, ws, started = _CODE_OF.get, _WS, _STARTED
+        for event in events:
             if event.__class__ is not dict and not isinstance(event, Mapping):
                 continue
-            name = event.get("event")
-            raw = event.get("session_id")
+            get = event.get
+            name = get("event")
+            code = code_of(name, -1) if name.__class__ is str else -1
+            raw = get("session_id")
             if raw.__class__ is str and raw and (raw[0] not in ws or is_non_empty_trimmed(raw)):
-                semantic = event.get("semantic_session_id")
-                if isinstance(semantic, str):
-                    raw_ids.setdefault(semantic, set()).add(raw)  # route 1: the dual stamp
-                raw_ids.setdefault(raw, set()).add(raw)  # route 2: id stamped directly
-                if isinstance(name, str) and name in by_raw_id:
-                    by_raw_id[name][raw] += 1
-            if name.__class__ is not str:
+                raws(raw)
+                raw_codes(code)
+                semantic = get("semantic_session_id")
+                if semantic is not None:
+                    dual((semantic, raw))
+            if code < 0:
                 continue
-            if name == SESSION_STARTED:
-                stamp, host = event.get("timestamp"), event.get("host_class")
-                if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
-                    host_classes.setdefault(stamp, host)  # the first such event wins
-            if name not in relevant:
+            if code == started:
+                self.started.append(event)
                 continue
-            kinds(name)
-            positions(idx)
-            stamps(event.get("timestamp", UNDEFINED))
-            if name in gates:
-                exits(event.get("exit_code", UNDEFINED))
-                fulls(event.get("variant") == "full-gate")
-            else:
-                exits(None)
-                fulls(False)
+            codes(code)
+            stamps(get("timestamp", UNDEFINED))
+            if code == 0:
+                exits(get("exit_code", UNDEFINED))
+                fulls(get("variant") == "full-gate")
 
 
 class EventIndex:
@@ -190,31 +203,50 @@ class EventIndex:
 
     def __init__(self, events: Sequence[Any]) -> None:
         # One pass in Python collects what the windows need; timestamps are then parsed in
-        # bulk and each kind is sorted once by (timestamp, ledger position).
-        got = _Collected()
-        with gc_paused():
-            got.collect(events)
-        self.raw_ids = got.raw_ids
-        self.by_raw_id = got.by_raw_id
-        self.host_classes = got.host_classes
+        # bulk and each kind is sorted once by timestamp (ties in ledger order).
+        got = _Collected(events)
         self.events_present = len(events) > 0
+        self._index_raw_ids(got)
+        self.host_classes: dict[str, str] = {}
+        for event in got.started:
+            stamp, host = event.get("timestamp"), event.get("host_class")
+            if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
+                self.host_classes.setdefault(stamp, host)  # the first such event wins
+        self._index_windows(got)
+
+    def _index_raw_ids(self, got: _Collected) -> None:
+        """Raw session ids per semantic id (both routes) and guard events per raw id."""
+        # route 2, the id stamped directly
+        self.raw_ids: dict[str, set[str]] = {r: {r} for r in dict.fromkeys(got.raws)}
+        for semantic, raw in got.dual:  # route 1, the dual stamp
+            if isinstance(semantic, str):
+                self.raw_ids.setdefault(semantic, set()).add(raw)
+        codes = np.array(got.raw_codes, dtype=np.int8)
+        self.by_raw_id: dict[str, Counter[str]] = {
+            name: Counter(compress(got.raws, (codes == code).tolist()))
+            for code, name in enumerate(_GUARD_EVENTS, start=1)
+        }
+
+    def _index_windows(self, got: _Collected) -> None:
+        """Quality gates and guard events by kind, sorted by (timestamp, ledger position)."""
         times = timestamps_array(got.stamps)
-        codes = np.array([_KIND_CODE[k] for k in got.kinds], dtype=np.int8)
+        kinds = np.array(got.codes, dtype=np.int8)
+        zero = np.fromiter(map(strict_equals_zero, got.exits), bool, len(got.exits))
+        full = np.array(got.fulls, dtype=bool)
         valid = np.flatnonzero(~np.isnan(times))
-        positions = np.asarray(got.positions, dtype=np.int64)
-        order = valid[np.lexsort((positions[valid], times[valid]))]
-        sorted_codes = codes[order]
-        gate_order = order[sorted_codes == 0]
+        # a stable sort by time keeps equal timestamps in ledger order
+        order = valid[np.argsort(times[valid], kind="stable")]
+        sorted_kinds = kinds[order]
+        gate_of = np.cumsum(kinds == 0) - 1  # the gate number of each gate in ledger order
+        gate_order = order[sorted_kinds == 0]
+        by_time = gate_of[gate_order]  # gate numbers in time order
         self.gate_times: list[float] = times[gate_order].tolist()
-        failing = np.array(
-            [not strict_equals_zero(got.exits[i]) for i in gate_order.tolist()], dtype=np.int64
-        )
-        self.failing_prefix: list[int] = [0, *np.cumsum(failing).tolist()]
-        full_order = [i for i in gate_order.tolist() if got.fulls[i]]
-        self.full_times: list[float] = [float(times[i]) for i in full_order]
-        self.full_exit: list[Any] = [got.exits[i] for i in full_order]
+        self.failing_prefix: list[int] = [0, *np.cumsum(~zero[by_time]).tolist()]
+        is_full = full[by_time]
+        self.full_times: list[float] = times[gate_order[is_full]].tolist()
+        self.full_exit: list[Any] = [got.exits[i] for i in by_time[is_full].tolist()]
         self.guard_times: dict[str, list[float]] = {
-            name: times[order[sorted_codes == code]].tolist()
+            name: times[order[sorted_kinds == code]].tolist()
             for code, name in enumerate(_GUARD_EVENTS, start=1)
         }
 
@@ -245,10 +277,11 @@ class EventIndex:
         return gates, full, GuardCounts(blocked, warned, loop)
 
     def raw_ids_of(self, record: Mapping[str, Any]) -> tuple[str, ...]:
-        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JavaScript
-        sorts strings: route 1, an event carrying ``session_id`` (raw) beside
-        ``semantic_session_id`` equal to the record's id; route 2, the record's id stamped
-        directly as an event's ``session_id``. Empty when nothing ties them.
+        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JS sorts.
+
+        Route 1, an event carrying ``session_id`` (raw) beside ``semantic_session_id`` equal
+        to the record's id; route 2, the record's id stamped directly as an event's
+        ``session_id``. Empty when nothing ties them.
         """
         semantic = get(record, "session_id")
         if not is_non_empty_trimmed(semantic):
@@ -261,8 +294,10 @@ class EventIndex:
         return GuardCounts(blocked, warned, loop, attribution="session-id")
 
     def host_class(self, record: Mapping[str, Any]) -> str | None:
-        """``host_class`` of the first ``session.started`` event stamped exactly at the
-        record's ``started_at`` (a non-empty string), else ``None``.
+        """The host class of the session's start event, else ``None``.
+
+        ``host_class`` of the first ``session.started`` event stamped exactly at the record's
+        ``started_at`` (a non-empty string).
         """
         started = get(record, "started_at")
         if not is_non_empty_trimmed(started):
@@ -277,9 +312,11 @@ def raw_session_ids(events: Sequence[Any], record: Mapping[str, Any]) -> tuple[s
 
 @dataclass(frozen=True)
 class Measured:
-    """One session measured: how it resolved, the scorers' context, the host class of its
-    start event (a record field that the scorers do not read) and the hash of its inputs
-    (computed when first asked: a table of verdicts never needs it).
+    """One session measured, ready to score.
+
+    How it resolved, the scorers' context, the host class of its start event (a record field
+    that the scorers do not read) and the hash of its inputs (computed when first asked: a
+    table of verdicts never needs it).
     """
 
     resolution: Resolution
@@ -288,6 +325,7 @@ class Measured:
 
     @cached_property
     def inputs_sha256(self) -> str:
+        """:func:`inputs_sha256` of this session's context and host class."""
         return inputs_sha256(self.context, self.host_class)
 
 
@@ -339,8 +377,10 @@ class LedgerMeasure:
         return {rec["session_id"]: i for i, rec in enumerate(self.records)}
 
     def resolve(self, session_id: str | None = None) -> Measured:
-        """The session ``session_id`` selects (``None`` or ``""``: the resolution cascade),
-        measured. Raises :class:`~evalkit.errors.SessionResolutionError` as
+        """The session ``session_id`` selects, measured.
+
+        ``None`` or ``""`` selects by the resolution cascade. Raises
+        :class:`~evalkit.errors.SessionResolutionError` as
         :func:`evalkit.resolve.resolve_record` does.
         """
         if session_id and self.records:
@@ -388,7 +428,7 @@ class LedgerMeasure:
             window_guards=window_guards,
             attributed_guards=attributed,
             raw_session_ids=raw_ids,
-            kpis=extract_kpis(rec),
+            kpis=_kpis(rec, window),
             ledger_note=self._ledger_note,
         )
         return Measured(resolution, ctx, index.host_class(rec))
@@ -429,9 +469,10 @@ def inputs_document(ctx: ScoringContext, host_class: str | None) -> dict[str, An
 
 
 def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
-    """sha256 (hex) of :func:`inputs_document` in canonical form: keys sorted, compact
-    separators (``,`` and ``:``), UTF-8, lone surrogates escaped as ``\\udXXX`` and a number
-    beyond double range (read from ``1e400``) written ``Infinity``.
+    r"""sha256 (hex) of :func:`inputs_document` in canonical form.
+
+    Keys sorted, compact separators (``,`` and ``:``), UTF-8, lone surrogates escaped as
+    ``\udXXX`` and a number beyond double range (read from ``1e400``) written ``Infinity``.
     """
     text = dumps(
         inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True

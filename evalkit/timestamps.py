@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import compress
 from typing import Any
 
 from evalkit._v8_dateparser import Fields, numeral_value, parse_fields, read_milliseconds
@@ -39,10 +40,23 @@ MAX_TIME_MS = 8_640_000_000_000_000
 _MAX_TIME_BEFORE_UTC_MS = MAX_TIME_MS + 864_000_000  # V8 DateCache::kMaxTimeBeforeUTCInMs
 _MS_PER_DAY = 86_400_000
 
-# The form the ledger writer emits (toISOString) and its near relatives: parsed without the
-# state machine, because a batch run parses every event timestamp. Anything unusual falls through.
+# The form the ledger writer emits (toISOString) and its near relatives of the ES5 grammar (a
+# numeric offset, +HH:MM or +HHMM, or no zone: local time, UTC here): parsed without the state
+# machine, because a batch run parses every event timestamp. Anything unusual falls through.
 _FAST_ISO = re.compile(
-    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+    r"(?:Z|([+-])([0-9]{2}):?([0-9]{2}))?\Z"
+)
+# Two forms of V8's legacy grammar whose reading is plain arithmetic for these exact shapes (a
+# date-time with a space for the T, and toUTCString's form), parsed without the state machine
+# too; a year below 100 gets a century there, so such a year falls through.
+_FAST_SPACED = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z?\Z"
+)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_FAST_UTC_STRING = re.compile(
+    rf"(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat), ([0-9]{{2}}) ({'|'.join(_MONTHS)}) ([0-9]{{4}}) "
+    r"([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT\Z"
 )
 _FRACTION_SCALE = (0, 100, 10, 1)
 # The reference's isIso8601 shape (events-schema.mjs): what may date an event source.
@@ -72,25 +86,64 @@ def parse_timestamp(value: object) -> float | None:
     """
     if not isinstance(value, str):
         return None
-    m = _FAST_ISO.match(value)
-    if m is not None:
-        date, hh, mm, ss, frac = m.groups()
-        days = _fast_days(date)
-        hour, minute, second = int(hh), int(mm), int(ss)
-        if days is not None and hour <= 23 and minute <= 59 and second <= 59:
-            t = days * _MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000
-            if frac:
-                n = len(frac)
-                t += (
-                    int(frac) * _FRACTION_SCALE[n]
-                    if n <= 3
-                    else read_milliseconds(numeral_value(frac), n)
-                )
-            return float(t)
+    t = _fast_forms_ms(value)
+    if t is not None:
+        return t
     fields = parse_fields(value)
     if fields is None:
         return None
     return _to_time_value(fields)
+
+
+def _fast_forms_ms(text: str) -> float | None:
+    """:func:`parse_timestamp` of ``text`` for the shapes read without V8's state machine.
+
+    ``None`` (the state machine decides) unless ``text`` has one of those shapes and its
+    fields are in range.
+
+    In range, both grammars read these shapes alike: month 1..12, day 1..31 (rolling over a
+    short month), hour <= 23, minute and second <= 59, an offset's hour <= 23 and minute <= 59,
+    and for the legacy shapes a year of at least 100. No zone is local time, UTC here.
+    """
+    m = _FAST_ISO.match(text)
+    if m is not None:
+        date, hh, mm, ss, frac, sign, oh, om = m.groups()
+        t = _clock_ms(_fast_days(date), hh, mm, ss, frac)
+        if t is None or sign is None:
+            return t
+        offset_h, offset_m = int(oh), int(om)
+        if offset_h > 23 or offset_m > 59:
+            return None
+        offset_ms = offset_h * 3_600_000 + offset_m * 60_000
+        return t - offset_ms if sign == "+" else t + offset_ms
+    m = _FAST_SPACED.match(text)
+    if m is not None:
+        date, hh, mm, ss, frac = m.groups()
+        return _clock_ms(_fast_days(date), hh, mm, ss, frac) if int(date[:4]) >= 100 else None
+    m = _FAST_UTC_STRING.match(text)
+    if m is not None:
+        day, month, year, hh, mm, ss = m.groups()
+        if not 1 <= int(day) <= 31 or int(year) < 100:
+            return None
+        days = _days_from_civil(int(year), _MONTHS.index(month) + 1, 1) + int(day) - 1
+        return _clock_ms(days, hh, mm, ss, None)
+    return None
+
+
+def _clock_ms(days: int | None, hh: str, mm: str, ss: str, frac: str | None) -> float | None:
+    """Epoch ms of ``days`` (None: out of range) at ``hh:mm:ss[.frac]``, else None.
+
+    None unless the clock is in range (hour <= 23, minute and second <= 59); a fraction is
+    read as V8 reads it.
+    """
+    hour, minute, second = int(hh), int(mm), int(ss)
+    if days is None or hour > 23 or minute > 59 or second > 59:
+        return None
+    t = days * _MS_PER_DAY + hour * 3_600_000 + minute * 60_000 + second * 1000
+    if frac:
+        n = len(frac)
+        t += int(frac) * _FRACTION_SCALE[n] if n <= 3 else read_milliseconds(numeral_value(frac), n)
+    return float(t)
 
 
 def timestamp_ms(value: Any) -> float | None:
@@ -120,25 +173,43 @@ def timestamps_array(values: Sequence[Any]) -> Any:
     """
     import numpy as np  # deferred: numpy is only needed by the batch paths
 
-    n = len(values)
-    out = np.full(n, np.nan)
-    texts = [v if v.__class__ is str else "" for v in values]
-    at = np.flatnonzero(np.fromiter(map(len, texts), dtype=np.int64, count=n) == 24)
-    picked = [texts[i] for i in at.tolist()]
-    if picked:
-        try:
-            data = "".join(picked).encode("ascii")
-        except UnicodeEncodeError:  # a non-ASCII 24-character string: not the writer's form
-            keep = [i for i, text in enumerate(picked) if text.isascii()]
-            at, picked = at[keep], [picked[i] for i in keep]
-            data = "".join(picked).encode("ascii")
-        ms, ok = _bulk_iso_ms(np.frombuffer(data, dtype=np.uint8).reshape(-1, 24))
-        out[at[ok]] = ms[ok]
+    out = np.full(len(values), np.nan)
+    try:
+        _bulk_writer_form(out, values)
+    except TypeError:  # a value that is not a string (its length or its text)
+        _bulk_writer_form(out, [v if v.__class__ is str else "" for v in values])
+    known: dict[str, float | None] = {}  # a ledger may repeat an odd timestamp many times
     for i in np.flatnonzero(np.isnan(out)).tolist():
-        t = timestamp_ms(values[i])
+        value = values[i]
+        if value.__class__ is str:
+            t = known[value] if value in known else known.setdefault(value, timestamp_ms(value))
+        else:
+            t = timestamp_ms(value)
         if t is not None:
             out[i] = t
     return out
+
+
+def _bulk_writer_form(out: Any, texts: Sequence[Any]) -> None:
+    """Set ``out[i]`` for every ``texts[i]`` in the writer's form (:func:`timestamps_array`).
+
+    Raises ``TypeError``, before setting anything, when a text is not a string.
+    """
+    import numpy as np  # deferred: numpy is only needed by the batch paths
+
+    writer_length = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) == 24
+    at = np.flatnonzero(writer_length)
+    picked = texts if len(at) == len(texts) else list(compress(texts, writer_length.tolist()))
+    if not picked:
+        return
+    try:
+        data = "".join(picked).encode("ascii")
+    except UnicodeEncodeError:  # a non-ASCII 24-character string: not the writer's form
+        keep = [i for i, text in enumerate(picked) if text.isascii()]
+        at, picked = at[keep], [picked[i] for i in keep]
+        data = "".join(picked).encode("ascii")
+    ms, ok = _bulk_iso_ms(np.frombuffer(data, dtype=np.uint8).reshape(-1, 24))
+    out[at[ok]] = ms[ok]
 
 
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22)
@@ -147,9 +218,10 @@ _SEPARATOR_BYTES = b"--T::.Z"
 
 
 def _bulk_iso_ms(b: Any) -> tuple[Any, Any]:
-    """(epoch ms, ok) of the rows of ``b`` (n x 24 bytes) in ``YYYY-MM-DDTHH:MM:SS.mmmZ``
-    form, as :func:`parse_timestamp`'s fast path computes them; ``ok`` false for the rows its
-    arithmetic does not cover (they go through the one-by-one parser).
+    """(epoch ms, ok) of the rows of ``b`` (n x 24 bytes) in ``YYYY-MM-DDTHH:MM:SS.mmmZ`` form.
+
+    Computed as :func:`parse_timestamp`'s fast path computes them; ``ok`` is false for the
+    rows its arithmetic does not cover (they go through the one-by-one parser).
     """
     import numpy as np  # deferred: numpy is only needed by the batch paths
 

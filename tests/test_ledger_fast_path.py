@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from evalkit import ledger_parse
 from evalkit.engine import score_ledger
 from evalkit.jsnum import JSONLineError, decode_json_value
 from evalkit.jsvalues import JS_WHITESPACE
-from evalkit.ledger import read_metrics_dir
+from evalkit.ledger import JsonlFile, read_jsonl, read_metrics_dir
 from evalkit.timestamps import parse_timestamps, timestamp_ms
 
 if ledger_parse.fast_loads is None:
@@ -156,6 +157,84 @@ def test_writer_shaped_timestamps_parse_the_same_in_bulk(fields: list[tuple[int,
     assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
 
 
+_BYTES_NOISE = st.sampled_from(
+    [b"\xff", b"\xed\xa0\x80", b"\xc0\x80", b"\xe2\x82", b"\xef\xbb\xbf", b"\xc2\xa0", b"\r"]
+) | st.sampled_from([b" ", b"\t", b"\x0b", b"\xe2\x80\xa8", b"\\u0061", b"{", b"}", b"\x00"])
+
+
+@st.composite
+def _raw_lines(draw: st.DrawFn) -> bytes:
+    """A line's bytes: a generated JSON text (most often an object), sometimes with bytes
+    inserted that are not valid UTF-8, a BOM, NBSP, CR, other whitespace, braces or NUL."""
+    if draw(st.integers(0, 3)):
+        value = draw(st.dictionaries(st.text(max_size=4), _VALUES, max_size=4))
+        text = json.dumps(value, ensure_ascii=draw(st.booleans()))
+    else:
+        text = draw(_lines())
+    data = text.encode("utf-8", "surrogatepass")
+    for _ in range(draw(st.integers(min_value=0, max_value=2))):
+        at = draw(st.sampled_from([0, len(data), draw(st.integers(0, len(data)))]))
+        data = data[:at] + draw(_BYTES_NOISE) + data[at:]
+    return data
+
+
+def _read_both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """The file ``data`` read with the fast path and by the exact reader alone."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "events.jsonl"
+        path.write_bytes(data)
+        fast = read_jsonl(path)
+        with monkeypatch.context() as patch:
+            patch.setattr(ledger_parse, "fast_loads", None)
+            exact = read_jsonl(path)
+    return fast, exact
+
+
+@settings(
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(lines=st.lists(_raw_lines(), max_size=8), end=st.sampled_from([b"\n", b"\r\n"]))
+def test_generated_files_read_the_same(
+    lines: list[bytes], end: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole file's bytes (invalid UTF-8, BOMs, CRLF, blank lines included): the same lines,
+    values, diagnostics, event records and unreadable lines with and without the fast path,
+    and the records and unreadable lines collected while parsing are those the lines give."""
+    fast, exact = _read_both(end.join(lines) + end, monkeypatch)
+    assert fast.state == exact.state
+    assert [(x.line_no, x.error, x.padded, _tokens(x.value)) for x in fast.lines] == [
+        (x.line_no, x.error, x.padded, _tokens(x.value)) for x in exact.lines
+    ]
+    assert fast.diagnostics == exact.diagnostics
+    for f in (fast, exact):
+        from_lines = JsonlFile(f.path, f.state, f.lines, f.diagnostics)  # computed from lines
+        assert [_tokens(r) for r in f.event_records] == [
+            _tokens(r) for r in from_lines.event_records
+        ]
+        assert f.unreadable_lines == from_lines.unreadable_lines
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "orchestrator.events.rotated",
+        "orchestrator.events.rot\\u0061ted",  # an escape: the name is not in the bytes
+        "\\u006frchestrator\\u002eevents\\u002erotated",
+    ],
+)
+def test_a_tombstone_is_found_however_it_is_spelled(tmp_path: Path, spelling: str) -> None:
+    """A file whose bytes cannot spell a tombstone is not scanned for one: the shortcut must
+    never miss a tombstone, escaped or not."""
+    line = json.dumps({"event": "SPELLING", "archived_as": str(tmp_path / "gone.jsonl")})
+    line = line.replace("SPELLING", spelling)
+    (tmp_path / "sessions.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "events.jsonl").write_text(line + "\n", encoding="utf-8")
+    ledger = read_metrics_dir(tmp_path)
+    assert ledger.rotation_gaps == (str(tmp_path / "gone.jsonl"),)
+
+
 def _lines_of(path: Path) -> Any:
     return read_metrics_dir(path)
 
@@ -224,7 +303,7 @@ def test_a_plain_event_line_is_read_by_the_fast_parser(monkeypatch: pytest.Monke
     monkeypatch.setattr(ledger_parse, "decode_json_value", exact_reader_called)
     line = '{"timestamp":"2026-09-19T08:00:00.000Z","event":"x","exit_code":0,"tags":["a",null]}'
     assert ledger_parse.decode_line(line) == json.loads(line)
-    [parsed] = ledger_parse.parse_lines("f", [line], [], {})
-    assert parsed.value == json.loads(line)
+    parsed = ledger_parse.parse_data("f", line.encode(), {})
+    assert [ln.value for ln in parsed.lines] == parsed.records == [json.loads(line)]
     with pytest.raises(AssertionError, match="exact reader was asked"):
         ledger_parse.decode_line('{"exit_code":1.0}')  # a float: the exact reader decides

@@ -13,7 +13,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from evalkit import timestamps
+from evalkit._v8_dateparser import parse_fields
 from evalkit.timestamps import MAX_TIME_MS, format_iso, parse_timestamp
 
 
@@ -152,6 +156,75 @@ def test_fast_path_and_state_machine_agree() -> None:
     assert parse_timestamp("2026-09-19T23:59:59.999Z") == ms(2026, 9, 20) - 1
     assert parse_timestamp("2026-09-31T08:00:00Z") == ms(2026, 10, 1, 8)  # day 31 of Sept rolls
     assert parse_timestamp("2026-00-19T08:00:00Z") is None
+
+
+def _state_machine(text: str) -> float | None:
+    """The V8 port alone, without the fast shapes."""
+    fields = parse_fields(text)
+    return None if fields is None else timestamps._to_time_value(fields)
+
+
+def _2(lo: int, hi: int) -> st.SearchStrategy[str]:
+    """A 2-digit field, in range (lo..hi) about half the time, else anything from 00 to 99."""
+    return st.one_of(st.integers(lo, hi), st.integers(0, 99)).map("{:02d}".format)
+
+
+_FRACTION = st.none() | st.text("0123456789", min_size=1, max_size=11)
+_WEEKDAY = st.sampled_from(["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sab", "sat"])
+_MONTH = st.sampled_from([*timestamps._MONTHS, "Sept", "jan", "Foo"])
+
+
+@st.composite
+def _fast_shaped(draw: st.DrawFn) -> str:
+    """Strings in (or next to) the shapes read without the state machine, every field drawn
+    in and out of range: 2-digit fields 00..99, years 0000..9999, fractions of 1..11 digits."""
+    year = f"{draw(st.one_of(st.integers(1900, 2100), st.integers(0, 9999))):04d}"
+    day = draw(_2(1, 31))
+    date = f"{year}-{draw(_2(1, 12))}-{day}"
+    clock = f"{draw(_2(0, 23))}:{draw(_2(0, 59))}:{draw(_2(0, 59))}"
+    fraction = draw(_FRACTION)
+    clock += "" if fraction is None else "." + fraction
+    shape = draw(st.sampled_from(["iso", "spaced", "utc"]))
+    if shape == "iso":
+        zone = draw(st.sampled_from(["Z", "", "+", "-", "z"]))
+        if zone in "+-" and zone:
+            zone += draw(_2(0, 23)) + draw(st.sampled_from([":", ""])) + draw(_2(0, 59))
+        return f"{date}T{clock}{zone}"
+    if shape == "spaced":
+        return f"{date} {clock}{draw(st.sampled_from(['Z', '', ' Z', 'GMT']))}"
+    return f"{draw(_WEEKDAY)}, {day} {draw(_MONTH)} {year} {clock} GMT"
+
+
+@settings(max_examples=4000, deadline=None)
+@given(_fast_shaped())
+def test_fast_shapes_read_as_the_state_machine_reads_them(text: str) -> None:
+    """The ES5 ISO shapes (Z, a numeric offset, no zone), the date-time with a space and
+    toUTCString's form are computed without V8's state machine: the same instant, or the same
+    NaN, as the state machine gives for every field in and out of range."""
+    assert parse_timestamp(text) == _state_machine(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-09-19T08:00:00+02:00",
+        "2026-09-19T08:00:00.5-0230",
+        "2026-09-19T08:00:00",
+        "2026-09-19 08:00:00.123456Z",
+        "2026-02-31 23:59:59",
+        "Sat, 19 Sep 2026 08:00:00 GMT",
+        "Tue, 31 Feb 2026 08:00:00 GMT",
+    ],
+)
+def test_fast_shapes_are_taken(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These shapes never reach the state machine (and read as it does: test above)."""
+    expected = _state_machine(text)
+
+    def state_machine_called(value: str) -> None:
+        raise AssertionError(f"the state machine was asked for {value!r}")
+
+    monkeypatch.setattr(timestamps, "parse_fields", state_machine_called)
+    assert parse_timestamp(text) == expected is not None
 
 
 def test_fraction_quirk_matches_v8() -> None:

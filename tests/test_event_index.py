@@ -1,0 +1,248 @@
+"""The event index, built column-wise in bulk, equals the plain reading, one event at a time.
+
+``evalkit.measure.EventIndex`` collects the events in one tight pass, parses the timestamps in
+bulk and sorts with numpy. ``_reference`` below reads the same events the obvious way (every
+event on its own, ``timestamp_ms`` per event, Python's ``sorted`` by (time, ledger position)):
+both must give the same index, value for value and type for type, on generated ledgers, on
+every conformance ledger (both rubrics' readings) and on generated event lists full of odd
+values (non-objects, names and ids that are arrays, numbers, whitespace).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import bench_scoring, conformance_cases, require_shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalkit.jsvalues import UNDEFINED, is_non_empty_trimmed, is_number, strict_equals_zero
+from evalkit.ledger import read_metrics_dir
+from evalkit.measure import (
+    BLOCKED,
+    LOOP_WARNING,
+    QUALITY_GATE_EVENTS,
+    SESSION_STARTED,
+    WARNED,
+    EventIndex,
+)
+from evalkit.timestamps import timestamp_ms
+
+GUARDS = (BLOCKED, WARNED, LOOP_WARNING)
+
+
+def _reference(events: Sequence[Any]) -> dict[str, Any]:
+    """The index read one event at a time (the semantics EventIndex documents)."""
+    raw_ids: dict[str, set[str]] = {}
+    by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in GUARDS}
+    host_classes: dict[str, str] = {}
+    gates: list[tuple[float, int, Any, bool]] = []
+    guards: dict[str, list[tuple[float, int]]] = {name: [] for name in GUARDS}
+    for position, event in enumerate(events):
+        if not isinstance(event, Mapping):
+            continue
+        name = event.get("event")
+        raw = event.get("session_id")
+        if is_non_empty_trimmed(raw):
+            semantic = event.get("semantic_session_id")
+            if isinstance(semantic, str):
+                raw_ids.setdefault(semantic, set()).add(raw)
+            raw_ids.setdefault(raw, set()).add(raw)
+            if name in GUARDS:
+                by_raw_id[name][raw] += 1
+        if not isinstance(name, str):
+            continue
+        if name == SESSION_STARTED:
+            stamp, host = event.get("timestamp"), event.get("host_class")
+            if isinstance(stamp, str) and is_non_empty_trimmed(host):
+                host_classes.setdefault(stamp, host)
+        t = timestamp_ms(event.get("timestamp", UNDEFINED))
+        if t is None:
+            continue
+        if name in QUALITY_GATE_EVENTS:
+            exit_code = event.get("exit_code", UNDEFINED)
+            gates.append((t, position, exit_code, event.get("variant") == "full-gate"))
+        elif name in guards:
+            guards[name].append((t, position))
+    gates.sort(key=lambda g: (g[0], g[1]))
+    failing = [0]
+    for _, _, exit_code, _ in gates:
+        failing.append(failing[-1] + (not strict_equals_zero(exit_code)))
+    fulls = [g for g in gates if g[3]]
+    return {
+        "events_present": len(events) > 0,
+        "raw_ids": raw_ids,
+        "by_raw_id": {name: dict(+counts) for name, counts in by_raw_id.items()},
+        "host_classes": host_classes,
+        "gate_times": [g[0] for g in gates],
+        "failing_prefix": failing,
+        "full_times": [g[0] for g in fulls],
+        "full_exit": [_typed(g[2]) for g in fulls],
+        "guard_times": {name: [t for t, _ in sorted(found)] for name, found in guards.items()},
+    }
+
+
+def _typed(value: Any) -> tuple[str, str]:
+    return (type(value).__name__, repr(value))
+
+
+def _built(events: Sequence[Any]) -> dict[str, Any]:
+    index = EventIndex(events)
+    return {
+        "events_present": index.events_present,
+        "raw_ids": index.raw_ids,
+        "by_raw_id": {name: dict(+counts) for name, counts in index.by_raw_id.items()},
+        "host_classes": index.host_classes,
+        "gate_times": index.gate_times,
+        "failing_prefix": index.failing_prefix,
+        "full_times": index.full_times,
+        "full_exit": [_typed(v) for v in index.full_exit],
+        "guard_times": index.guard_times,
+    }
+
+
+def _assert_same_index(events: Sequence[Any]) -> None:
+    built, expected = _built(events), _reference(events)
+    for key, value in expected.items():
+        assert built[key] == value, key
+    # floats stay floats and counts ints: the evidence prints them
+    assert all(t.__class__ is float for t in built["gate_times"] + built["full_times"])
+    assert all(n.__class__ is int for n in built["failing_prefix"])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_ledgers(tmp_path: Path, seed: int) -> None:
+    metrics = tmp_path / "m"
+    bench_scoring().generate_ledger(metrics, n_sessions=150, n_events=6000, seed=seed)
+    ledger = read_metrics_dir(metrics)
+    _assert_same_index(ledger.events_v2)
+    _assert_same_index(ledger.events_v1)
+
+
+@pytest.mark.parametrize("case", conformance_cases())
+def test_conformance_ledgers(case: str) -> None:
+    ledger = read_metrics_dir(require_shared("conformance", *case.split("/")))
+    _assert_same_index(ledger.events_v2)
+    _assert_same_index(ledger.events_v1)
+
+
+_STAMPS = (
+    st.sampled_from(
+        [
+            "2026-09-19T08:00:00.000Z",
+            "2026-09-19T08:00:00.000Z",
+            "2026-09-19T07:59:59.999Z",
+            "2026-09-19T08:00:00+01:00",
+            "2026-09-19 08:00:00Z",
+            "2026-13-19T08:00:00.000Z",
+            "2026-09-19T08:00:00.000Ž",
+            "not a timestamp",
+            "",
+        ]
+    )
+    | st.just(["2026-09-19"])
+    | st.none()
+    | st.integers(0, 2)
+    | st.just(UNDEFINED)
+)
+_NAMES = (
+    st.sampled_from(
+        [*sorted(QUALITY_GATE_EVENTS), *GUARDS, SESSION_STARTED, "orchestrator.wave.completed"]
+    )
+    | st.none()
+    | st.just(["orchestrator.loop.warning"])
+    | st.just({"a": 1})
+    | st.integers(0, 1)
+)
+_IDS = st.sampled_from(["r1", "r2", " r1", "  ", "", "s1", "\u00a0"]) | st.none() | st.just(["r1"])
+_VALUES = st.none() | st.booleans() | st.integers(-1, 2) | st.sampled_from([0.5, "0", "full-gate"])
+
+
+@st.composite
+def _event(draw: st.DrawFn) -> Any:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:  # not an object: rubric-v1 keeps such lines
+        return draw(st.sampled_from([[1, 2], "text", 3, None, True]))
+    event: dict[str, Any] = {}
+    for key, values in [
+        ("event", _NAMES),
+        ("timestamp", _STAMPS),
+        ("session_id", _IDS),
+        ("semantic_session_id", _IDS),
+        ("exit_code", _VALUES),
+        ("variant", st.sampled_from(["full-gate", "baseline"]) | _VALUES),
+        ("host_class", st.sampled_from(["laptop", " ", ""]) | _VALUES),
+    ]:
+        if draw(st.booleans()):
+            event[key] = draw(values)
+    return event
+
+
+@settings(max_examples=2500, deadline=None)
+@given(st.lists(_event(), max_size=40))
+def test_generated_event_lists(events: list[Any]) -> None:
+    _assert_same_index(events)
+    _assert_same_index(tuple(events))
+
+
+_GATE = "orchestrator.quality_gate.passed"
+_AT = "2026-09-19T08:00:00.000Z"
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [],
+        [{"session_id": "r1", "semantic_session_id": ""}],  # an empty semantic id still claims
+        [{"session_id": "r1", "semantic_session_id": ["s1"]}, {"session_id": "r1"}],
+        [{"event": BLOCKED, "session_id": " r1 "}, {"event": BLOCKED, "session_id": "\u00a0"}],
+        [{"event": [BLOCKED], "session_id": "r1", "timestamp": _AT}],  # an unhashable name
+        # equal timestamps: the earliest event of the ledger comes first
+        [
+            {"event": _GATE, "timestamp": _AT, "variant": "full-gate", "exit_code": code}
+            for code in (3, 0, 1.0, False, "0", None)
+        ]
+        + [{"event": _GATE, "timestamp": "2026-09-19T07:00:00.000Z", "variant": "full-gate"}],
+        [{"event": SESSION_STARTED, "timestamp": _AT, "host_class": h} for h in (" ", "a", "b")],
+        [{"event": WARNED, "timestamp": t} for t in (_AT, "2026-09-19T08:00:00+00:00", [_AT], 5)],
+    ],
+)
+def test_edge_cases(events: list[Any]) -> None:
+    _assert_same_index(events)
+
+
+class _Int(int):
+    """An int subclass: not a JSON parser's value, but a Mapping ledger may hold one."""
+
+
+@pytest.mark.parametrize(
+    ("value", "number", "zero"),
+    [
+        (0, True, True),
+        (0.0, True, True),
+        (-0.0, True, True),  # -0 === 0
+        (1, True, False),
+        (-1.5, True, False),
+        (float("nan"), True, False),
+        (float("inf"), True, False),
+        (_Int(0), True, True),
+        (_Int(2), True, False),
+        (False, False, False),  # false === 0 is false: no coercion
+        (True, False, False),
+        ("0", False, False),
+        ("", False, False),
+        (None, False, False),
+        (UNDEFINED, False, False),
+        ([0], False, False),
+        ({"a": 0}, False, False),
+    ],
+)
+def test_is_number_and_strict_zero_read_as_javascript(value: Any, number: bool, zero: bool) -> None:
+    """``typeof v === 'number'`` and ``v === 0``, which the reference reading above relies on:
+    the fast paths for exact ``int``/``float`` must agree with the general test."""
+    assert is_number(value) is number
+    assert strict_equals_zero(value) is zero
