@@ -15,13 +15,15 @@ for a missing score, ints staying ints).
 A directory that fails (missing, unreadable, no session to score, a worker lost while scoring
 it) never stops the others: it is listed with its reason in :func:`fleet_summary`, and a
 :class:`FleetFailureWarning` says how many failed. :func:`resolve_fleet` turns what a user
-names (a list of paths, a glob, a file of paths) into the list of directories; the CLI uses it.
+names (a list of paths, a glob, a file of paths) into the list of directories; the CLI uses it,
+and runs :func:`journal_directory` per directory for ``score --all --fleet --journal-each``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -42,9 +44,11 @@ __all__ = [
     "FleetFailure",
     "FleetFailureWarning",
     "FleetSummary",
+    "JournaledDirectory",
     "MissingExtraError",
     "fleet_client",
     "fleet_summary",
+    "journal_directory",
     "resolve_fleet",
     "run_fleet",
     "score_fleet",
@@ -398,9 +402,12 @@ def score_fleet(
     """
     from functools import partial
 
+    from evalkit.extras import require
     from evalkit.rubrics import get_rubric
 
     rub = get_rubric(rubric)  # an unknown rubric fails here, not once per directory
+    # tables travel as Arrow streams, also serially: without pyarrow every task would fail
+    require("pyarrow", purpose="score_fleet (each directory's table is an Arrow stream)")
     dirs = resolve_fleet(metrics_dirs)
     collect = _Collector(len(dirs), progress, rub.version)
     task = partial(_score_directory, rubric=rub.version if isinstance(rubric, str) else rub)
@@ -473,3 +480,111 @@ def fleet_summary(frame: pd.DataFrame) -> FleetSummary:
     if not isinstance(summary, FleetSummary):
         raise EvalkitError("this frame carries no fleet summary (it did not come from score_fleet)")
     return summary
+
+
+# -- journaling each directory ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JournaledDirectory:
+    """What :func:`journal_directory` did to one directory's own journal.
+
+    ``scored`` records appended to ``journal``; ``unchanged`` sessions skipped (nothing new);
+    ``refused`` sessions (``'id': reason``); ``payload``: the appended records' deterministic
+    rows (``rows``) as an Arrow stream; the ledger ``diagnostics`` kept (``n_diagnostics`` in
+    all); ``notes``: the calibration certificates refused while reading the journal.
+    """
+
+    journal: str
+    scored: int = 0
+    unchanged: int = 0
+    refused: tuple[str, ...] = ()
+    rows: int = 0
+    payload: bytes = b""
+    diagnostics: tuple[str, ...] = ()
+    n_diagnostics: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def journal_directory(
+    metrics_dir: str,
+    rubric: str = "rubric-v2",
+    *,
+    rescore: bool = False,
+    timestamp: str | None = None,
+    model_id: str | None = None,
+    model_source: str | None = None,
+    handle: str | None = None,
+    diagnostics_kept: int | None = None,
+) -> JournaledDirectory:
+    """``score --all --journal`` for one directory of a fleet, into ``<metrics_dir>/eval.jsonl``.
+
+    The task of ``evalkit score --all --fleet ... --journal-each`` (module-level, for
+    :func:`run_fleet`): :func:`evalkit.journaling.journal_ledger` with these arguments,
+    incremental unless ``rescore``, the journal validated against the certificates of the
+    repository evalkit runs from (as the command line does); ``diagnostics_kept`` caps the
+    ledger diagnostics sent back (``None``: all). Raises :class:`~evalkit.errors.EvalkitError`
+    when there is no session to score (a ``sessions.jsonl`` missing, empty or not a regular
+    file is refused before a journal is created; every session refused) or ``eval.jsonl`` is a file of the ledger;
+    :class:`~evalkit.journal.JournalWriteError` (an ``OSError``) when an append fails, saying
+    which records of the batch are on disk.
+    """
+    import pandas as pd
+
+    from evalkit.calibration._repo import repo_root
+    from evalkit.calibration.certificate import RepositoryCalibrations
+    from evalkit.engine import LEDGER_COLUMNS
+    from evalkit.fleet_arrow import encode_ledger_table
+    from evalkit.journal import JOURNAL_NAME
+    from evalkit.journaling import deterministic_rows, journal_ledger
+    from evalkit.ledger_files import describe_sessions_file, ledger_role
+
+    target = os.path.join(metrics_dir, JOURNAL_NAME)
+    if os.path.isdir(metrics_dir) and not _has_sessions_file(metrics_dir):
+        raise EvalkitError(f"no session to score: {describe_sessions_file(metrics_dir)}")
+    role = ledger_role(metrics_dir, target)
+    if role is not None:
+        raise EvalkitError(
+            f"{target} is the ledger's {role}: records are never appended to the ledger"
+        )
+    notes: list[str] = []
+    result = journal_ledger(
+        metrics_dir,
+        target,
+        rubric,
+        rescore=rescore,
+        timestamp=timestamp,
+        model_id=model_id,
+        model_source=model_source,
+        handle=handle,
+        accepted=RepositoryCalibrations(repo_root(), on_refused=notes.append),
+    )
+    refused = tuple(str(r) for r in result.refused)
+    if not result.appended and not result.unchanged:
+        raise EvalkitError(
+            f"no session to score: {describe_sessions_file(metrics_dir)}; "
+            f"{len(refused)} refused{': ' + refused[0] if refused else ''}"
+        )
+    rows = list(deterministic_rows(result.appended))
+    table = pd.DataFrame(rows, columns=LEDGER_COLUMNS, dtype=object)  # values kept as they are
+    kept = result.diagnostics if diagnostics_kept is None else result.diagnostics[:diagnostics_kept]
+    return JournaledDirectory(
+        target,
+        scored=result.scored,
+        unchanged=len(result.unchanged),
+        refused=refused,
+        rows=len(rows),
+        payload=encode_ledger_table(table),
+        diagnostics=tuple(str(d) for d in kept),
+        n_diagnostics=len(result.diagnostics),
+        notes=tuple(notes),
+    )
+
+
+def _has_sessions_file(metrics_dir: str) -> bool:
+    """Whether ``sessions.jsonl`` is a regular file (symlinks followed) that is not empty."""
+    try:
+        st = os.stat(os.path.join(metrics_dir, "sessions.jsonl"))
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
