@@ -112,6 +112,28 @@ def _dask_stays_out_of_this_process() -> Iterator[None]:
     assert before or "distributed" not in sys.modules, "a test imported Dask in pytest's process"
 
 
+def _row(err: str, metrics_dir: str, numbers: int) -> tuple[list[str], str]:
+    """A directory's line of the summary table on stderr: its number cells and its result."""
+    line = next(x for x in err.splitlines() if x.startswith(f"  {metrics_dir} "))
+    *cells, result = line[len(metrics_dir) + 2 :].split(None, numbers)
+    return cells, result
+
+
+def _blank_id_lines(metrics_dir: str) -> list[int]:
+    """Lines of sessions.jsonl whose session_id is only whitespace (read here, not by evalkit)."""
+    out = []
+    text = (Path(metrics_dir) / "sessions.jsonl").read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        sid = value.get("session_id") if isinstance(value, dict) else None
+        if isinstance(sid, str) and sid and not sid.strip():
+            out.append(number)
+    return out
+
+
 def _journal_alone(metrics_dir: str, root: Path) -> bytes:
     """What ``score --all --journal`` writes for this directory alone (a copy, same run)."""
     alone = root / "alone" / Path(metrics_dir).parent.name
@@ -138,12 +160,28 @@ def test_serial_table_equals_score_fleet_in_every_format(
     err = capsys.readouterr().err
     assert "score --all --fleet (rubric-v1)" in err and "100%" in err  # the bar, on stderr
     sessions = expected.attrs["fleet"].sessions
-    assert (
-        f"fleet of 4 metrics directories (rubric-v1, serially in this process): 4 scored, "
-        f"0 failed; {sessions} sessions, {len(expected)} rows"
-    ) in err
+    assert err.splitlines()[-1] == (
+        f"evalkit score: fleet of 4 metrics directories (rubric-v1, serially in this process): "
+        f"4 scored, 0 failed; {sessions} sessions, {len(expected)} rows"
+    )
+    # the summary table: one line per directory, its sessions and rows as score_fleet counts them
+    assert "  METRICS_DIR" in err and err.index("  METRICS_DIR") > err.index("100%")
+    header, *lines = [x for x in err.splitlines() if x.startswith("  ")]
+    assert header.split() == ["METRICS_DIR", "SESSIONS", "ROWS", "RESULT"]
+    assert len(lines) == len(fleet)
+    for at in (header.index("SESSIONS") + len("SESSIONS"), header.index("ROWS") + len("ROWS")):
+        assert all(x[at - 1] != " " and x[at : at + 2] == "  " for x in lines)  # right-aligned
+    assert {x.index(" ok") + 1 for x in lines} == {header.index("RESULT")}
+    for d in fleet:
+        mine = expected[expected["metrics_dir"] == d]
+        cells, result = _row(err, d, 2)
+        assert cells == [str(mine["session_id"].nunique()), str(len(mine))], d
+        assert result.startswith("ok"), d
     hostile = fleet[-1]
-    assert f"{hostile}: 1 session id(s) not scored (only whitespace)" in err
+    (line,) = _blank_id_lines(hostile)  # the id skipped, named by file, line and field
+    note = f'{hostile}/sessions.jsonl:{line}: session_id: only whitespace ("   "): not scored'
+    assert expected.attrs["fleet"].outcomes[-1].notes == (note,)  # score_fleet's own summary
+    assert _row(err, hostile, 2)[1] == f"ok; 1 session id(s) not scored: {note}"
 
     parquet = tmp_path / "t.parquet"
     assert main([*argv, "--rubric", "rubric-v1", "--out", str(parquet), "--no-progress"]) == 0
@@ -175,7 +213,12 @@ def test_on_a_local_cluster_the_table_is_the_serial_one_and_a_failure_is_listed(
         expected = score_fleet(dirs)  # serially, in this process
     assert _jsonl_rows(out) == _frame_rows(expected)  # the others' table is still written
     assert "(rubric-v2, on a local Dask cluster of 2 workers): 4 scored, 1 failed" in done.stderr
-    assert f"failed [input] {missing}: metrics directory not found" in done.stderr
+    assert _row(done.stderr, missing, 2) == (
+        ["-", "-"],
+        f"failed [input]: metrics directory not found: {missing} (expected a folder holding "
+        "sessions.jsonl and events.jsonl)",
+    )
+    assert "score --all --fleet (rubric-v2)" in done.stderr and "5/5" in done.stderr  # the bar
     assert done.stdout == ""
 
 
@@ -262,11 +305,17 @@ def test_journal_each_on_a_scheduler_verifies_and_a_rerun_appends_nothing(
         # each directory's journal is what score --all --journal writes for it alone
         assert journal.read_bytes() == _journal_alone(d, tmp_path)
         n = len(journal.read_bytes().splitlines())
-        assert f"  {d}: {n} scored and appended to {journal}, 0 unchanged (skipped)" in first.stderr
+        refused = str(len(_blank_id_lines(d)))
+        assert _row(first.stderr, d, 4) == (
+            [str(n), "0", refused, str(6 * n)],  # rubric-v2: six deterministic rows a record
+            f"ok, journal {journal}",
+        )
         verify = ["verify", "--all", "--journal", str(journal), "--metrics-dir", d]
         assert main([*verify, "--no-progress"]) == 0, d
     hostile = dirs[-1]
-    assert f"to {hostile}/eval.jsonl, 0 unchanged (skipped), 1 refused" in first.stderr
+    assert f"  {hostile}: refused '   ': session_id: must be a non-empty string" in first.stderr
+    assert f"  {hostile}: ledger: " in first.stderr  # its bad lines, each as file:line
+    assert f"    {hostile}/events.jsonl:" in first.stderr
     # the table holds the rows of the records appended, with their directory
     table = _jsonl_rows(tmp_path / "t")
     assert [r[-1] for r in table] == score_fleet(dirs)["metrics_dir"].tolist()
@@ -317,9 +366,14 @@ def test_failing_directories_are_reported_and_the_others_written(
     with pytest.warns(FleetFailureWarning):
         assert _jsonl_rows(out) == _frame_rows(score_fleet(dirs))
     assert f"2 scored, {len(bad)} failed" in err
+    failed = {}
     for d, reason in bad.items():
-        line = next(x for x in err.splitlines() if x.startswith(f"  failed [input] {d}: "))
-        assert reason in line, (d, line)
+        cells, failed[d] = _row(err, d, 2)
+        assert cells == ["-", "-"] and failed[d].startswith("failed [input]: "), (d, failed[d])
+        assert reason in failed[d], (d, failed[d])
+    blank = str(tmp_path / "bad" / "only-blank-ids")
+    field = f'{blank}/sessions.jsonl:1: session_id: empty or only whitespace (got "   ")'
+    assert failed[blank].endswith(field)  # the file, the line and the field
 
     dirs.append(str(linked))
     sessions_before = (linked / "sessions.jsonl").read_bytes()
@@ -327,13 +381,130 @@ def test_failing_directories_are_reported_and_the_others_written(
                  "--journal-each", "--out", str(out)]) == 1  # fmt: skip
     err = capsys.readouterr().err
     assert f"2 journaled, {len(bad) + 1} failed" in err
-    assert f"failed [input] {linked}: {linked}/eval.jsonl is the ledger's sessions.jsonl" in err
+    for d in bad:  # the same reasons (no id was scored, so none was skipped by scoring)
+        result = _row(err, d, 4)[1]
+        assert result == failed[d] if d != blank else result.endswith(field), (d, result)
+    assert _row(err, str(linked), 4)[1] == (
+        f"failed [input]: {linked}/eval.jsonl is the ledger's sessions.jsonl: records are never "
+        "appended to the ledger"
+    )
     assert (linked / "sessions.jsonl").read_bytes() == sessions_before  # never appended to
     for d in good:
         assert (Path(d) / "eval.jsonl").stat().st_size > 0
-    for d in (tmp_path / "bad" / "no-sessions", tmp_path / "bad" / "sessions-is-a-fifo"):
-        assert not (d / "eval.jsonl").exists()  # no journal started where nothing is scored
+    for d in bad:
+        assert not (Path(d) / "eval.jsonl").exists()  # no journal started where nothing is scored
     assert _jsonl_rows(out) == _frame_rows(score_fleet(good))
+
+
+def _write_lines(path: Path, lines: list[str]) -> str:
+    path.mkdir(parents=True)
+    (path / "sessions.jsonl").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_bad_ledgers_are_named_by_file_line_and_field_and_the_others_kept(
+    fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _copy(fleet[:2], tmp_path / "good")
+    start = '"started_at": "2026-01-01T00:00:00Z"'
+    lines = _write_lines(
+        tmp_path / "bad" / "lines",
+        [f'{{"session_id": 12, {start}}}', "{bad json", "[1, 2]", f"{{{start}}}",
+         '{"session_id": null}'],
+    )  # fmt: skip
+    fields = _write_lines(
+        tmp_path / "bad" / "fields",
+        [f"{{{start}}}", '{"session_id": ""}', '{"session_id": 1e999}'],
+    )
+    dirs = [good[0], lines, fields, good[1]]
+    p, q = f"{lines}/sessions.jsonl", f"{fields}/sessions.jsonl"
+    expected = {
+        lines: (
+            f"failed [input]: no session to score: sessions.jsonl {p!r}: 5 non-blank line(s), "
+            f"3 JSON object(s), 1 malformed; {p}:1: session_id: not a string (got 12); {p}:2: "
+            "malformed line skipped: invalid JSON: Expecting property name enclosed in double "
+            f"quotes at column 2; {p}:3: not a JSON object (array); and 2 more line(s)"
+        ),
+        fields: (
+            f"failed [input]: no session to score: sessions.jsonl {q!r}: 3 non-blank line(s), "
+            f"3 JSON object(s), 0 malformed; {q}:1: session_id: missing; {q}:2: session_id: "
+            f'empty or only whitespace (got ""); {q}:3: session_id: not a string (got Infinity)'
+        ),
+    }
+    argv = ["score", "--all", "--fleet", _fleet_file(dirs, tmp_path / "fleet.txt"), "--no-progress"]
+    out = tmp_path / "t.jsonl"
+    assert main([*argv, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    for d, result in expected.items():
+        assert _row(err, d, 2) == (["-", "-"], result)
+    assert _jsonl_rows(out) == _frame_rows(score_fleet(good))  # the others' rows, all of them
+    assert "2 scored, 2 failed" in err
+
+    assert main([*argv, "--journal-each", "--timestamp", TIMESTAMP, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    for d, result in expected.items():
+        assert _row(err, d, 4) == (["-", "-", "-", "-"], result)
+        assert not (Path(d) / "eval.jsonl").exists()  # nothing to score: no journal started
+    for d in good:
+        assert (Path(d) / "eval.jsonl").read_bytes() == _journal_alone(d, tmp_path)
+    assert "2 journaled, 2 failed" in err
+
+
+_FSIZE = textwrap.dedent(
+    """
+    import resource, signal, sys
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a killed process
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    from evalkit.cli.main import main
+    sys.exit(main(sys.argv[2:]))
+    """
+)
+
+
+def test_an_append_that_fails_exits_2_says_what_is_on_disk_and_the_others_finish(
+    fleet: list[str], tmp_path: Path
+) -> None:
+    """A disk that fills up, through the real kernel: RLIMIT_FSIZE lets the larger journal
+    grow past no byte of the limit (EFBIG mid-record, as a full disk does)."""
+    small, large = _copy(fleet[:2], tmp_path / "fleet")
+    alone = {d: _journal_alone(d, tmp_path) for d in (small, large)}
+    limit = len(alone[small]) + 100
+    assert len(alone[large]) > limit
+    argv = [
+        "score",
+        "--all",
+        "--fleet",
+        str(tmp_path / "fleet" / "*" / "metrics"),
+        "--journal-each",
+        "--timestamp",
+        TIMESTAMP,
+        "--format",
+        "jsonl",
+        "--no-progress",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _FSIZE, str(limit), *argv],
+        capture_output=True, text=True, timeout=240, cwd=REPO_ROOT, check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr  # an I/O failure, SPEC section 3
+    assert (Path(small) / "eval.jsonl").read_bytes() == alone[small]
+    held = (Path(large) / "eval.jsonl").read_bytes()
+    n = len(held.splitlines())
+    assert 0 < n < len(alone[large].splitlines())
+    assert held == b"".join(alone[large].splitlines(keepends=True)[:n])  # whole records only
+    cells, result = _row(done.stderr, large, 4)
+    assert cells == ["-", "-", "-", "-"]
+    journal = f"{large}/eval.jsonl"
+    assert result.startswith(f"failed [io]: journal {journal!r}: appending the record failed ("), (
+        result
+    )
+    assert "File too large" in result and "nothing of the record is on disk" in result, result
+    assert result.endswith(f"the {n} record(s) appended before it in this batch are on disk")
+    assert "1 journaled, 1 failed" in done.stderr
+    table = [json.loads(x) for x in done.stdout.splitlines()]
+    assert {r["metrics_dir"] for r in table} == {small}  # the rows of the journal that finished
 
 
 def test_a_table_that_cannot_be_written_exits_2_after_the_summary(
@@ -419,8 +590,11 @@ _HIDE = textwrap.dedent(
             return None
 
     sys.meta_path.insert(0, _NotInstalled())
-    sys.argv = ["evalkit", *sys.argv[2:]]
-    runpy.run_module("evalkit", run_name="__main__")
+    if sys.argv[2] == "--python":  # a library call instead of the command line
+        exec(sys.argv[3])
+    else:
+        sys.argv = ["evalkit", *sys.argv[2:]]
+        runpy.run_module("evalkit", run_name="__main__")
     """
 )
 
@@ -458,11 +632,35 @@ def test_without_pyarrow_the_fleet_names_the_extra_instead_of_failing_every_dire
     # before: every directory's task failed ("internal error ModuleNotFoundError"), then
     # decoding the tables raised it again: a traceback; now nothing is scored and the message
     # says what to install
-    done = _without("pyarrow", "score", "--all", "--fleet", fleet[0], "--no-progress")
+    needs = "--fleet (each directory's table travels as an Arrow stream) needs pyarrow"
+    for flag in ([], ["--workers", "2"], ["--journal-each"]):  # checked before a cluster starts
+        done = _without("pyarrow", "score", "--all", "--fleet", fleet[0], "--no-progress", *flag)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr == (
+            f"evalkit score: error: {needs}, which is not installed; install the 'parquet' "
+            "extra: pip install 'evalkit[parquet]'\n"
+        )
+        assert not (Path(fleet[0]) / "eval.jsonl").exists()
+    call = "import evalkit; evalkit.score_fleet(sys.argv[4])"
+    library = _without("pyarrow", "--python", call, fleet[0])
+    assert library.returncode == 1
+    assert library.stderr.rstrip().endswith(
+        "MissingExtraError: score_fleet (each directory's table is an Arrow stream) needs "
+        "pyarrow, which is not installed; install the 'parquet' extra: pip install "
+        "'evalkit[parquet]'"
+    )
+
+
+def test_without_dask_and_pyarrow_one_message_names_both_extras(fleet: list[str]) -> None:
+    done = _without("dask,distributed,pyarrow", "score", "--all", "--fleet", fleet[0],
+                    "--workers", "2")  # fmt: skip
     assert done.returncode == 1, done.stderr
-    assert "score_fleet (each directory's table is an Arrow stream) needs pyarrow" in done.stderr
-    assert "pip install 'evalkit[parquet]'" in done.stderr
-    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr == (
+        "evalkit score: error: --workers needs dask, which is not installed; install the "
+        "'fleet' extra: pip install 'evalkit[fleet]'; --fleet (each directory's table travels "
+        "as an Arrow stream) needs pyarrow, which is not installed; install the 'parquet' "
+        "extra: pip install 'evalkit[parquet]'\n"
+    )
 
 
 def test_help_says_how_a_fleet_runs_and_exits(capsys: pytest.CaptureFixture[str]) -> None:
@@ -477,9 +675,12 @@ def test_help_says_how_a_fleet_runs_and_exits(capsys: pytest.CaptureFixture[str]
         "Serially in this process unless --workers or --scheduler",
         "scored one after the other in this process (no Dask needed)",
         "pip install 'evalkit[fleet]'",
+        "every run needs pyarrow (the 'parquet' extra)",
+        "then a summary table, one line per directory",
         "the table of those that scored is still written (a partial result is kept",
-        "exit codes with --fleet: 0 every directory scored; 1 a directory failed",
-        "2 the table could not be written",
+        "exit codes with --fleet: 0 every directory scored; 1 a directory that cannot be scored",
+        "2 a directory that could not be read or journaled (an append failed: the reason says",
+        "a task lost with its worker, the table could not be written",
         "--journal FILE is refused with --fleet",
     ):
         assert phrase in text, phrase

@@ -43,7 +43,7 @@ from evalkit.cli.common import (
     print_diagnostics,
     require_text,
 )
-from evalkit.cli.score_all import err
+from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.journal import dumps_record
 from evalkit.ledger_files import describe_sessions_file, ledger_role
@@ -67,17 +67,20 @@ a fleet (--all --fleet):
 
   Without --workers or --scheduler the directories are scored one after the other in
   this process (no Dask needed). --workers and --scheduler need the 'fleet' extra:
-  pip install 'evalkit[fleet]'. With --scheduler every worker must see every directory
-  at the same path and have evalkit installed. A directory that fails (missing,
-  unreadable, no session, its worker lost) is listed with its kind and reason in the
-  summary on stderr; the others finish, and the table of those that scored is still
-  written (a partial result is kept; the exit code says it is partial).
+  pip install 'evalkit[fleet]'; every run needs pyarrow (the 'parquet' extra). With
+  --scheduler every worker must see every directory at the same path and have evalkit
+  installed. On stderr: a progress bar over directories, then a summary table, one line
+  per directory (its counts, or 'failed [kind]: reason', the reason naming the file and
+  the line of a bad sessions.jsonl), then the totals. A directory that fails never stops
+  the others, and the table of those that scored is still written (a partial result is
+  kept; the exit code says it is partial).
 
-  exit codes with --fleet: 0 every directory scored; 1 a directory failed (with
-  --journal-each, its append too: the reason says which records are on disk), a bad
-  fleet (a glob matching no directory, a directory named twice, ...) or argument, or
-  the 'fleet' extra missing; 2 the table could not be written, or the scheduler could
-  not be reached.
+  exit codes with --fleet: 0 every directory scored; 1 a directory that cannot be scored
+  (missing, no session, a bad sessions.jsonl), a bad fleet (a glob matching no directory,
+  a directory named twice, ...) or argument, or an extra missing; 2 a directory that
+  could not be read or journaled (an append failed: the reason says which records are on
+  disk), a task lost with its worker, the table could not be written, or the scheduler
+  could not be reached.
 """
 
 
@@ -184,8 +187,9 @@ def _add_fleet_arguments(parser: Any) -> None:
         "--journal-each",
         action="store_true",
         help="also append each directory's records to its own <dir>/eval.jsonl, "
-        "incrementally as --all --journal does for one (--rescore: every session), and "
-        "report scored / skipped / refused per directory; the table holds the rows appended "
+        "incrementally as --all --journal does for one (--rescore: every session); the "
+        "summary table counts scored / unchanged / refused per directory, the table written "
+        "holds the rows appended "
         "(--journal FILE is refused with --fleet: one journal per directory)",
     )
 
@@ -356,11 +360,7 @@ def format_record_table(record: dict[str, Any]) -> str:
     for dim in dims:
         method = dim["method"] + (" (advisory)" if dim["method"] == "judge" else "")
         rows.append((dim["id"], method, dim["status"], _fmt_value(dim.get("score"))))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    table = "\n".join(
-        "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
-        for row in rows
-    )
+    table = "\n".join(text_table(rows))
     kpis = " ".join(
         f"{key}={'not recorded' if value is None else _fmt_value(value)}"
         for key, value in record["kpis"].items()

@@ -18,6 +18,7 @@ import argparse
 import csv
 import io
 import sys
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "run_journal",
     "run_table",
     "table_format",
+    "text_table",
     "write_rows",
     "write_table",
 ]
@@ -78,6 +80,40 @@ def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) 
         file=sys.stderr,
         disable=args.no_progress,
     )
+
+
+def text_table(rows: Sequence[Sequence[str]], numeric: Collection[int] = ()) -> list[str]:
+    """``rows`` (the first one the header) as aligned lines, two spaces between columns.
+
+    Columns in ``numeric`` are right-aligned, the others left-aligned; the last column is not
+    padded, so a long text there (a reason) never widens the others.
+
+    Parameters
+    ----------
+    rows
+        The header, then the rows; every row has the same number of cells.
+    numeric
+        Indices of the columns to right-align.
+
+    Returns
+    -------
+    list of str
+        One line per row, without trailing spaces.
+    """
+    last = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
+    return [
+        "  ".join(
+            [
+                *(
+                    cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+                    for i, cell in enumerate(row[:last])
+                ),
+                row[last],
+            ]
+        ).rstrip()
+        for row in rows
+    ]
 
 
 def table_format(args: argparse.Namespace) -> str:

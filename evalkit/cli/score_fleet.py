@@ -8,16 +8,19 @@ way it is one task per directory and the same rows.
 
 The table is :func:`evalkit.score_fleet`'s (the ``score_ledger`` columns plus
 ``metrics_dir``); with ``--journal-each`` every directory's new records are appended to its own
-``<dir>/eval.jsonl`` (:func:`evalkit.fleet.journal_directory`, incremental unless
+``<dir>/eval.jsonl`` (:func:`evalkit.fleet_tasks.journal_directory`, incremental unless
 ``--rescore``) and the table holds the rows of the records appended. A directory that fails
-never stops the others: a progress bar over directories, then a summary on stderr (directories
-ok and failed, sessions, rows, and each failure with its kind and reason).
+never stops the others. On stderr: a progress bar over directories, then a summary table (one
+line per directory: what it gave, or ``failed [kind]: reason``, the reason naming the file and
+line), then the totals.
 
-Exit codes: 0 every directory scored; 1 a directory failed (its journal append included: the
-reason says which records of the batch are on disk), a bad fleet spec or argument, or a
-missing ``fleet`` extra; 2 the table could not be written, or the scheduler could not be
-reached. When directories fail, the table of the others is still written: a partial result
-is kept, and the exit code says it is partial.
+Exit codes (SPEC section 3): 0 every directory scored; 1 a user-facing error: a directory that
+cannot be scored (missing, no session, a bad ``sessions.jsonl``), a bad fleet or argument, a
+missing extra; 2 an I/O or internal failure: a directory that could not be read or journaled
+(an append that failed: the reason says which records of the batch are on disk), a task lost
+with its worker, a table that could not be written, a scheduler that cannot be reached. When
+directories fail, the table of the others is still written: a partial result is kept, and
+the exit code says it is partial.
 """
 
 from __future__ import annotations
@@ -31,21 +34,28 @@ from functools import partial
 from typing import Any
 
 from evalkit.cli.common import DIAGNOSTICS_SHOWN
-from evalkit.cli.score_all import REFUSED_SHOWN, err, progress_bar, table_format, write_table
+from evalkit.cli.score_all import (
+    REFUSED_SHOWN,
+    err,
+    progress_bar,
+    table_format,
+    text_table,
+    write_table,
+)
 from evalkit.errors import EvalkitError
 from evalkit.extras import MissingExtraError, require
 from evalkit.fleet import (
     METRICS_DIR_COLUMN,
+    DirectoryOutcome,
     FleetFailure,
     FleetFailureWarning,
-    JournaledDirectory,
     fleet_client,
     fleet_summary,
-    journal_directory,
     resolve_fleet,
     run_fleet,
     score_fleet,
 )
+from evalkit.fleet_tasks import JournaledDirectory, journal_directory
 
 __all__ = ["run"]
 
@@ -64,12 +74,33 @@ def run(args: argparse.Namespace) -> int:
         The exit code (module docstring).
     """
     fmt = table_format(args)
+    _require_extras(args)
     dirs = resolve_fleet(args.fleet)  # a bad spec: EvalkitError, exit 1, nothing scored
     with _client(args) as client:
         where = _where(args, client)
         if args.journal_each:
             return _journal_each(args, dirs, client, fmt, where)
         return _score_table(args, dirs, client, fmt, where)
+
+
+def _require_extras(args: argparse.Namespace) -> None:
+    """Every extra this run needs, before anything starts: one error naming all that miss."""
+    checks: list[tuple[tuple[str, ...], str]] = []
+    if args.workers is not None or args.scheduler is not None:
+        flag = "--workers" if args.workers is not None else "--scheduler"
+        checks.append((("dask", "distributed"), flag))
+    checks.append((("pyarrow",), "--fleet (each directory's table travels as an Arrow stream)"))
+    missing: dict[str, str] = {}
+    for modules, purpose in checks:
+        try:
+            require(*modules, purpose=purpose)
+        except MissingExtraError as exc:
+            missing[modules[0]] = str(exc)
+    if missing:
+        # serially needs no Dask: say so when Dask is all that is missing
+        only_dask = list(missing) == ["dask"]
+        serially = " (without --workers and --scheduler, --fleet scores serially in this process)"
+        raise MissingExtraError("; ".join(missing.values()) + (serially if only_dask else ""))
 
 
 def _where(args: argparse.Namespace, client: Any) -> str:
@@ -94,13 +125,6 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
     if args.workers is None and args.scheduler is None:
         yield None
         return
-    flag = "--workers" if args.workers is not None else "--scheduler"
-    try:
-        require("dask", "distributed", purpose=flag)
-    except MissingExtraError as exc:
-        raise MissingExtraError(
-            f"{exc} (without --workers and --scheduler, --fleet scores serially in this process)"
-        ) from None
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(fleet_client(args.scheduler, workers=args.workers))
@@ -123,14 +147,43 @@ def _write(frame: Any, fmt: str, args: argparse.Namespace) -> OSError | None:
     return None
 
 
-def _write_failed(exc: OSError, args: argparse.Namespace) -> int:
-    where = args.out if args.out is not None else "stdout"
-    err(f"the table could not be written to {where}: {exc}")
-    return 2
+def _finish(
+    args: argparse.Namespace, failures: Sequence[FleetFailure], write_error: OSError | None
+) -> int:
+    """The exit code (SPEC section 3), after saying why the table is missing if it is."""
+    if write_error is not None:
+        where = args.out if args.out is not None else "stdout"
+        err(f"the table could not be written to {where}: {write_error}")
+        return 2
+    if any(f.kind != "input" for f in failures):
+        return 2  # read or append failed, a bug, a worker lost: not the user's input
+    return 1 if failures else 0
 
 
-def _failure_line(failure: FleetFailure) -> str:
-    return f"  failed [{failure.kind}] {failure}"
+def _failed(failure: FleetFailure) -> str:
+    return f"failed [{failure.kind}]: {failure.reason}"
+
+
+def _print_lines(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+
+
+def _bar_callback(bar: Any) -> Any:
+    """``bar.update`` as each directory finishes, counting failures in its postfix."""
+    failed = 0
+
+    def advance(ok: bool) -> None:
+        nonlocal failed
+        failed += not ok
+        bar.update(1)
+        bar.set_postfix_str(f"{failed} failed" if failed else "")
+
+    return advance
+
+
+def _directories(n: int) -> str:
+    return f"{n} metrics director{'y' if n == 1 else 'ies'}"
 
 
 # -------------------------------------------------------------------------------- the table
@@ -140,37 +193,44 @@ def _score_table(
     args: argparse.Namespace, dirs: Sequence[str], client: Any, fmt: str, where: str
 ) -> int:
     bar = progress_bar(args, len(dirs), "score --all --fleet", "dir")
-    failed = 0
-
-    def progress(outcome: Any, done: int, total: int) -> None:
-        nonlocal failed
-        failed += not outcome.ok
-        bar.update(1)
-        bar.set_postfix_str(f"{failed} failed" if failed else "")
-
+    advance = _bar_callback(bar)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FleetFailureWarning)  # the summary says it
-            frame = score_fleet(dirs, args.rubric, client=client, progress=progress)
+            frame = score_fleet(
+                dirs, args.rubric, client=client, progress=lambda o, *_: advance(o.ok)
+            )
     finally:
         bar.close()
     summary = fleet_summary(frame)
     # parquet keeps a frame's attrs as JSON, which the summary object is not
     frame.attrs.pop("fleet", None)
     write_error = _write(frame, fmt, args)
-    n, failures = len(dirs), summary.failures
+    shown = None if args.diagnostics else DIAGNOSTICS_SHOWN
+    rows = [("METRICS_DIR", "SESSIONS", "ROWS", "RESULT")]
+    rows += [_table_row(outcome, shown) for outcome in summary.outcomes]
+    _print_lines(text_table(rows, numeric=(1, 2)))
+    failures = summary.failures
     err(
-        f"fleet of {n} metrics director{'y' if n == 1 else 'ies'} ({summary.rubric_version}, "
-        f"{where}): {n - len(failures)} scored, {len(failures)} failed; {summary.sessions} sessions, "
-        f"{len(frame)} rows"
+        f"fleet of {_directories(len(dirs))} ({summary.rubric_version}, {where}): "
+        f"{len(dirs) - len(failures)} scored, {len(failures)} failed; {summary.sessions} "
+        f"sessions, {len(frame)} rows"
     )
-    for d, ids in summary.skipped.items():
-        print(f"  {d}: {len(ids)} session id(s) not scored (only whitespace)", file=sys.stderr)
-    for failure in failures:
-        print(_failure_line(failure), file=sys.stderr)
-    if write_error is not None:
-        return _write_failed(write_error, args)
-    return 1 if failures else 0
+    return _finish(args, failures, write_error)
+
+
+def _table_row(outcome: DirectoryOutcome, shown: int | None) -> tuple[str, str, str, str]:
+    """One directory's line: sessions, rows, and ``ok`` (with the ids not scored) or why not."""
+    if outcome.failure is not None:
+        return (outcome.metrics_dir, "-", "-", _failed(outcome.failure))
+    result = "ok"
+    if outcome.skipped:
+        notes = outcome.notes[:shown]
+        more = len(outcome.notes) - len(notes)
+        result += f"; {len(outcome.skipped)} session id(s) not scored: " + "; ".join(
+            [*notes, *([f"and {more} more (-v lists all)"] if more else [])]
+        )
+    return (outcome.metrics_dir, str(outcome.sessions), str(outcome.rows), result)
 
 
 # ------------------------------------------------------------------------ --journal-each
@@ -192,25 +252,16 @@ def _journal_each(
         diagnostics_kept=None if args.diagnostics else DIAGNOSTICS_SHOWN,
     )
     bar = progress_bar(args, len(dirs), "score --all --fleet", "dir")
-    failed = 0
-
-    def progress(index: int, metrics_dir: str, value: Any, failure: Any) -> None:
-        nonlocal failed
-        failed += failure is not None
-        bar.update(1)
-        bar.set_postfix_str(f"{failed} failed" if failed else "")
-
+    advance = _bar_callback(bar)
     try:
-        results = run_fleet(dirs, task, client=client, on_result=progress)
+        results = run_fleet(dirs, task, client=client, on_result=lambda *r: advance(r[3] is None))
     finally:
         bar.close()
-    done = [(d, v) for d, (v, f) in zip(dirs, results, strict=True) if f is None]
+    done = [(d, v) for d, (v, _) in zip(dirs, results, strict=True) if v is not None]
     frame = decode_ledger_tables([(d, v.payload) for d, v in done], METRICS_DIR_COLUMN)
     write_error = _write(frame, fmt, args)
-    _report_journals(args, dirs, results, where)
-    if write_error is not None:
-        return _write_failed(write_error, args)
-    return 1 if len(done) < len(dirs) else 0
+    failures = _report_journals(args, dirs, results, where)
+    return _finish(args, failures, write_error)
 
 
 def _report_journals(
@@ -218,54 +269,62 @@ def _report_journals(
     dirs: Sequence[str],
     results: Sequence[tuple[JournaledDirectory | None, FleetFailure | None]],
     where: str,
-) -> None:
-    """One line per directory (scored / skipped / refused, or why it failed), then totals."""
+) -> list[FleetFailure]:
+    """The summary table (one line per directory), the details, the totals; the failures."""
+    counted = ("scored", "unchanged", "refused", "rows")
+    rows = [("METRICS_DIR", *(key.upper() for key in counted), "RESULT")]
+    details: list[str] = []
     notes: dict[str, None] = {}
-    totals = {"scored": 0, "unchanged": 0, "refused": 0, "rows": 0, "failed": 0}
+    failures: list[FleetFailure] = []
+    totals = dict.fromkeys(counted, 0)
     for d, (value, failure) in zip(dirs, results, strict=True):
-        if failure is not None or value is None:
-            totals["failed"] += 1
-            print(_failure_line(failure or FleetFailure(d, "lost", "no result")), file=sys.stderr)
+        if value is None:
+            failures.append(failure or FleetFailure(d, "lost", "no result came back"))
+            rows.append((d, "-", "-", "-", "-", _failed(failures[-1])))
             continue
+        counts = {
+            "scored": value.scored,
+            "unchanged": value.unchanged,
+            "refused": len(value.refused),
+            "rows": value.rows,
+        }
+        for key in counted:
+            totals[key] += counts[key]
+        rows.append((d, *(str(counts[key]) for key in counted), f"ok, journal {value.journal}"))
         notes.update(dict.fromkeys(value.notes))
-        for key in ("scored", "unchanged", "rows"):
-            totals[key] += getattr(value, key)
-        totals["refused"] += len(value.refused)
-        _report_directory(args, d, value)
+        details += _directory_details(args, d, value)
+    _print_lines(text_table(rows, numeric=(1, 2, 3, 4)))
+    _print_lines(details)
     for note in notes:
         print(f"evalkit: {note}", file=sys.stderr)
     n = len(dirs)
     err(
-        f"fleet of {n} metrics director{'y' if n == 1 else 'ies'} ({args.rubric}, {where}): "
-        f"{n - totals['failed']} journaled, {totals['failed']} failed; {totals['scored']} "
-        f"scored and appended, {totals['unchanged']} unchanged (skipped), {totals['refused']} "
-        f"refused; {totals['rows']} rows"
+        f"fleet of {_directories(n)} ({args.rubric}, {where}): {n - len(failures)} "
+        f"journaled, {len(failures)} failed; {totals['scored']} scored and appended, "
+        f"{totals['unchanged']} unchanged (skipped), {totals['refused']} refused; "
+        f"{totals['rows']} rows"
         + ("; --rescore scores unchanged sessions again" if totals["unchanged"] else "")
     )
+    return failures
 
 
-def _report_directory(
+def _directory_details(
     args: argparse.Namespace, metrics_dir: str, value: JournaledDirectory
-) -> None:
-    print(
-        f"  {metrics_dir}: {value.scored} scored and appended to {value.journal}, "
-        f"{value.unchanged} unchanged (skipped), {len(value.refused)} refused",
-        file=sys.stderr,
-    )
+) -> list[str]:
+    """Below the table: a directory's refused sessions, and the ledger lines it skipped."""
+    lines = []
     refused = value.refused if args.diagnostics else value.refused[:REFUSED_SHOWN]
-    for item in refused:
-        print(f"    refused {item}", file=sys.stderr)
+    lines += [f"{metrics_dir}: refused {item}" for item in refused]
     if len(refused) < len(value.refused):
         more = len(value.refused) - len(refused)
-        print(f"    ... and {more} more (-v lists all)", file=sys.stderr)
+        lines.append(f"{metrics_dir}: ... and {more} more refused (-v lists all)")
     if value.n_diagnostics:
-        print(
-            f"    ledger: {value.n_diagnostics} line(s) or file(s) skipped or doubted while "
-            "reading:",
-            file=sys.stderr,
+        lines.append(
+            f"{metrics_dir}: ledger: {value.n_diagnostics} line(s) or file(s) skipped or "
+            "doubted while reading:"
         )
-        for diag in value.diagnostics:
-            print(f"      {diag}", file=sys.stderr)
+        lines += [f"  {diag}" for diag in value.diagnostics]
         if len(value.diagnostics) < value.n_diagnostics:
             more = value.n_diagnostics - len(value.diagnostics)
-            print(f"      ... and {more} more (--diagnostics lists all)", file=sys.stderr)
+            lines.append(f"  ... and {more} more (--diagnostics lists all)")
+    return lines
