@@ -15,7 +15,9 @@ for a missing score, ints staying ints).
 A directory that fails (missing, unreadable, no session to score, a worker lost while scoring
 it) never stops the others: it is listed with its reason in :func:`fleet_summary`, and a
 :class:`FleetFailureWarning` says how many failed. :func:`resolve_fleet` turns what a user
-names (a list of paths, a glob, a file of paths) into the list of directories; the CLI uses it.
+names (a list of paths, a glob, a file of paths) into the list of directories; the CLI uses it,
+and :func:`run_fleet` to run :func:`evalkit.fleet_tasks.journal_directory` per directory for
+``score --all --fleet --journal-each``. The tasks themselves are in :mod:`evalkit.fleet_tasks`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import EvalkitError
@@ -34,6 +36,7 @@ from evalkit.fleet_paths import resolve_fleet
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.fleet_tasks import Scored
     from evalkit.rubrics import Rubric
 
 __all__ = [
@@ -82,13 +85,17 @@ class FleetFailure:
     reason: str
 
     def __str__(self) -> str:
+        """``<metrics_dir>: <reason>``."""
         return f"{self.metrics_dir}: {self.reason}"
 
 
 @dataclass(frozen=True)
 class DirectoryOutcome:
-    """What one directory's task gave: rows and sessions scored, ids skipped, bytes sent back
-    (``payload_bytes``, the Arrow stream), or the :class:`FleetFailure`.
+    """What one directory's task gave, or the :class:`FleetFailure` when it gave nothing.
+
+    ``sessions`` and ``rows`` scored; ``skipped``: the session ids not scored (only
+    whitespace) and ``notes`` where they are (``file:line: session_id: ...``);
+    ``payload_bytes``: the size of the Arrow stream sent back.
     """
 
     metrics_dir: str
@@ -98,9 +105,11 @@ class DirectoryOutcome:
     skipped: tuple[str, ...] = ()
     payload_bytes: int = 0
     failure: FleetFailure | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
+        """Whether the directory was scored (no failure)."""
         return self.failure is None
 
 
@@ -113,14 +122,17 @@ class FleetSummary:
 
     @property
     def failures(self) -> tuple[FleetFailure, ...]:
+        """The failures, in fleet order."""
         return tuple(o.failure for o in self.outcomes if o.failure is not None)
 
     @property
     def scored(self) -> tuple[str, ...]:
+        """The directories scored, in fleet order."""
         return tuple(o.metrics_dir for o in self.outcomes if o.ok)
 
     @property
     def sessions(self) -> int:
+        """Sessions scored, over the fleet."""
         return sum(o.sessions for o in self.outcomes)
 
     @property
@@ -142,6 +154,7 @@ class FleetSummary:
         return "\n".join(lines)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> FleetSummary:
+        """The summary itself: it is immutable."""
         # immutable: pandas deep-copies attrs on every operation, a copy would only cost time
         return self
 
@@ -165,10 +178,11 @@ def _distributed() -> Any:
 def fleet_client(
     scheduler: str | None = None, *, workers: int | None = None, threads_per_worker: int = 1
 ) -> Iterator[Any]:
-    """A ``dask.distributed.Client``, closed on exit: connected to ``scheduler`` (an address
-    such as ``tcp://scheduler:8786``), or to a new local cluster of ``workers`` processes
-    (default: one per CPU) on loopback (its HTTP endpoint on a free loopback port). Raises :class:`MissingExtraError`
-    without Dask.
+    """A ``dask.distributed.Client``, closed on exit.
+
+    Connected to ``scheduler`` (an address such as ``tcp://scheduler:8786``), or to a new
+    local cluster of ``workers`` processes (default: one per CPU) on loopback, its HTTP
+    endpoint on a free loopback port. Raises :class:`MissingExtraError` without Dask.
     """
     dd = _distributed()
     if scheduler is not None and workers is not None:
@@ -199,8 +213,9 @@ def fleet_client(
 
 @dataclass(frozen=True)
 class _Result:
-    """A task's answer: its value, or the failure caught on the worker (as text, so an
-    exception that cannot be pickled never costs the result).
+    """A task's answer: its value, or the failure caught on the worker.
+
+    The failure is text, so an exception that cannot be pickled never costs the result.
     """
 
     index: int
@@ -227,8 +242,10 @@ def _serial(fn: Callable[[str], Any], dirs: Sequence[str]) -> Iterator[_Result]:
 
 
 def _on_dask(client: Any, fn: Callable[[str], Any], dirs: Sequence[str]) -> Iterator[_Result]:
-    """One task per directory, answers in completion order; a task that never returns is a
-    ``lost`` failure. Remaining tasks are cancelled if the caller stops early.
+    """One task per directory, answers in completion order.
+
+    A task that never returns is a ``lost`` failure. Remaining tasks are cancelled if the
+    caller stops early.
     """
     import uuid
 
@@ -279,9 +296,11 @@ def run_fleet(
     client: Any = None,
     on_result: Callable[[int, str, Any, FleetFailure | None], None] | None = None,
 ) -> list[tuple[Any, FleetFailure | None]]:
-    """``fn(metrics_dir)`` for every directory of ``metrics_dirs`` (see :func:`resolve_fleet`):
-    serially here (``client=None``) or one Dask task each; ``(value, failure)`` per directory,
-    in fleet order.
+    """``fn(metrics_dir)`` for every directory of ``metrics_dirs``, serially or on Dask.
+
+    ``metrics_dirs`` as :func:`resolve_fleet` takes it. Serially in this process
+    (``client=None``) or one Dask task each; returns ``(value, failure)`` per directory, in
+    fleet order.
 
     ``fn`` must be picklable (a module-level function or a ``functools.partial`` of one) and
     return little: its value travels back from the worker. An exception in ``fn`` becomes the
@@ -309,32 +328,6 @@ def run_fleet(
 
 
 # -- scoring ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Scored:
-    """One directory's table as it travels: an Arrow IPC stream, and the skipped ids."""
-
-    payload: bytes
-    sessions: int
-    rows: int
-    skipped: tuple[str, ...] = field(default=())
-
-
-def _score_directory(metrics_dir: str, rubric: str | Rubric) -> _Scored:
-    """The task: ``score_ledger`` of one directory, encoded for the trip back."""
-    from evalkit.engine import score_ledger
-    from evalkit.fleet_arrow import encode_ledger_table
-
-    frame = score_ledger(metrics_dir, rubric=rubric)
-    skipped = tuple(frame.attrs.get("skipped") or ())
-    if frame.empty:
-        from evalkit.ledger_files import describe_sessions_file
-
-        also = f"; {len(skipped)} session id(s) skipped (only whitespace)" if skipped else ""
-        raise EvalkitError(f"no session to score: {describe_sessions_file(metrics_dir)}{also}")
-    sessions = int(frame["session_id"].nunique())
-    return _Scored(encode_ledger_table(frame), sessions, len(frame), skipped)
 
 
 def _progress_bar(progress: Any, total: int, label: str) -> Any:
@@ -398,12 +391,16 @@ def score_fleet(
     """
     from functools import partial
 
+    from evalkit.extras import require
+    from evalkit.fleet_tasks import score_directory
     from evalkit.rubrics import get_rubric
 
     rub = get_rubric(rubric)  # an unknown rubric fails here, not once per directory
+    # tables travel as Arrow streams, also serially: without pyarrow every task would fail
+    require("pyarrow", purpose="score_fleet (each directory's table is an Arrow stream)")
     dirs = resolve_fleet(metrics_dirs)
     collect = _Collector(len(dirs), progress, rub.version)
-    task = partial(_score_directory, rubric=rub.version if isinstance(rubric, str) else rub)
+    task = partial(score_directory, rubric=rub.version if isinstance(rubric, str) else rub)
     try:
         run_fleet(dirs, task, client=client, on_result=collect)
     finally:
@@ -422,13 +419,20 @@ class _Collector:
         self.progress = progress
         self.bar = _progress_bar(progress, total, rubric_version)
 
-    def __call__(self, i: int, d: str, value: _Scored | None, failure: FleetFailure | None) -> None:
+    def __call__(self, i: int, d: str, value: Scored | None, failure: FleetFailure | None) -> None:
+        """Keep what directory ``d`` (fleet index ``i``) gave, and report progress."""
         self.done += 1
         if value is None:
             outcome = DirectoryOutcome(d, i, failure=failure)
         else:
             outcome = DirectoryOutcome(
-                d, i, value.sessions, value.rows, value.skipped, len(value.payload)
+                d,
+                i,
+                value.sessions,
+                value.rows,
+                value.skipped,
+                len(value.payload),
+                notes=value.notes,
             )
             self.payloads[i] = value.payload
         self.outcomes[i] = outcome

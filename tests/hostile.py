@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-#: Address-space limit of the child: an unbounded read fails fast instead of eating the host.
+#: Address space the child may map beyond what it inherits: an unbounded read fails fast
+#: instead of eating the host.
 CHILD_MEMORY = 1 << 30
 
 
@@ -32,8 +33,20 @@ class Outcome:
     traceback: str = ""
 
 
+def _mapped_now() -> int:
+    """Bytes of address space this process maps now (Linux: /proc/self/statm), else 0."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        return 0
+
+
 def _child(conn: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
+    # relative to what the fork inherits: a parent that used pyarrow maps ~1 GiB of reserved
+    # allocator space already, and an absolute cap would fail the child's first import
+    limit = _mapped_now() + CHILD_MEMORY
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from evalkit.errors import EvalkitError
 
     try:

@@ -1,5 +1,9 @@
-"""``evalkit score``: score one session (and journal it), or ``--all`` sessions into a table
-(and, with ``--journal``, into the journal: :mod:`evalkit.cli.score_all`).
+"""``evalkit score``: score one session (and journal it), or ``--all`` sessions into a table.
+
+With ``--all`` and ``--journal`` the records go into the journal too
+(:mod:`evalkit.cli.score_all`); with ``--all --fleet`` every metrics directory of a fleet is
+scored, serially or on Dask, and with ``--journal-each`` each into its own journal
+(:mod:`evalkit.cli.score_fleet`).
 
 One session: the record goes to stdout (a compact dimension table, or with ``--json`` one JSON
 line) and is appended to the journal unless ``--no-write``. A record that could not be
@@ -20,25 +24,26 @@ with exit 1 before anything is scored or written. They would otherwise become a 
 identity field no UTF-8 tool can show or match; refusing is reversible, storing is not.
 
 Exit codes: 0 scored; 1 user error (bad argument, no session resolvable); 2 evaluation or I/O
-failure (also: not appended).
+failure (also: not appended). ``--fleet`` has its own (:mod:`evalkit.cli.score_fleet`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from evalkit import journal
-from evalkit.cli import score_all
+from evalkit.cli import score_all, score_fleet
 from evalkit.cli.common import (
+    DEFAULT_METRICS_DIR,
     DIAGNOSTICS_SHOWN,
     add_metrics_dir,
     journal_path,
     print_diagnostics,
     require_text,
 )
+from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.journal import dumps_record
 from evalkit.ledger_files import describe_sessions_file, ledger_role
@@ -54,16 +59,50 @@ _TEXT_ARGUMENTS = (
 )
 MODEL_SOURCES = tuple(source.value for source in ModelSource)
 
+_FLEET_EPILOG = """\
+a fleet (--all --fleet):
+  evalkit score --all --fleet 'repos/*/.orchestrator/metrics' --out fleet.csv
+  evalkit score --all --fleet fleet.txt --workers 4 --journal-each
+  evalkit score --all --fleet fleet.txt --scheduler tcp://scheduler:8786
+
+  Without --workers or --scheduler the directories are scored one after the other in
+  this process (no Dask needed). --workers and --scheduler need the 'fleet' extra:
+  pip install 'evalkit[fleet]'; every run needs pyarrow (the 'parquet' extra). With
+  --scheduler every worker must see every directory at the same path and have evalkit
+  installed. On stderr: a progress bar over directories, then a summary table, one line
+  per directory (its counts, or 'failed [kind]: reason', the reason naming the file and
+  the line of a bad sessions.jsonl), then the totals. A directory that fails never stops
+  the others, and the table of those that scored is still written (a partial result is
+  kept; the exit code says it is partial).
+
+  exit codes with --fleet: 0 every directory scored; 1 a directory that cannot be scored
+  (missing, no session, a bad sessions.jsonl), a bad fleet (a glob matching no directory,
+  a directory named twice, ...) or argument, or an extra missing; 2 a directory that
+  could not be read or journaled (an append failed: the reason says which records are on
+  disk), a task lost with its worker, the table could not be written, or the scheduler
+  could not be reached.
+"""
+
 
 def register(subparsers: Any) -> None:
-    """Add the ``score`` subcommand."""
+    """Add the ``score`` subcommand.
+
+    Parameters
+    ----------
+    subparsers
+        The ``evalkit`` parser's subparsers (``add_subparsers()``).
+    """
     parser = subparsers.add_parser(
         "score",
-        help="score one session (or --all sessions) against a rubric",
+        help="score one session (or --all sessions, or a --fleet) against a rubric",
         description="Score one session of a metrics directory against a pre-registered rubric "
-        "and append the record to the journal (eval.jsonl); or score every session with --all.",
+        "and append the record to the journal (eval.jsonl); or score every session with --all; "
+        "or every metrics directory of a fleet with --all --fleet.",
+        epilog=_FLEET_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_metrics_dir(parser, "the metrics directory")
+    # default None: --fleet must know whether --metrics-dir was given; run() fills it in
+    add_metrics_dir(parser, "the metrics directory", default=None)
     parser.add_argument("--session", help="session id (default: the resolution cascade)")
     parser.add_argument(
         "--rubric", default="rubric-v2", help="rubric version: rubric-v1 or rubric-v2 (default)"
@@ -116,11 +155,43 @@ def register(subparsers: Any) -> None:
     )
     batch.add_argument("--out", type=Path, help="write the table here (default stdout)")
     batch.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_fleet_arguments(parser)
     parser.set_defaults(func=run)
 
 
-def _err(message: str) -> None:
-    print(f"evalkit score: {message}", file=sys.stderr)
+def _add_fleet_arguments(parser: Any) -> None:
+    fleet = parser.add_argument_group("fleet (--all --fleet): many metrics directories")
+    fleet.add_argument(
+        "--fleet",
+        metavar="GLOB|FILE|DIR",
+        help="score every metrics directory that a glob (quoted: 'repos/*/metrics'; ** "
+        "recurses), a file of paths (one per line, # comments) or one directory names; the "
+        "table gets a metrics_dir column. Serially in this process unless --workers or "
+        "--scheduler. Not with --metrics-dir or --session",
+    )
+    where = fleet.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="run on a local Dask cluster of N worker processes on loopback, one task per "
+        "directory (needs pip install 'evalkit[fleet]')",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on the running Dask scheduler at ADDRESS, e.g. tcp://scheduler:8786 "
+        "(needs pip install 'evalkit[fleet]')",
+    )
+    fleet.add_argument(
+        "--journal-each",
+        action="store_true",
+        help="also append each directory's records to its own <dir>/eval.jsonl, "
+        "incrementally as --all --journal does for one (--rescore: every session); the "
+        "summary table counts scored / unchanged / refused per directory, the table written "
+        "holds the rows appended "
+        "(--journal FILE is refused with --fleet: one journal per directory)",
+    )
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -146,14 +217,30 @@ def _check_arguments(args: argparse.Namespace) -> None:
     else:
         if args.rescore:
             raise EvalkitError("--rescore only applies to --all --journal")
-        for flag, value in (("--format", args.format), ("--out", args.out)):
+        for flag, value in (("--format", args.format), ("--out", args.out), *_fleet_flags(args)):
             if value is not None:
                 raise EvalkitError(f"{flag} only applies to --all")
     if args.format is not None and args.format not in FORMATS:
         raise EvalkitError(f"--format: must be one of {', '.join(FORMATS)}, got {args.format!r}")
 
 
+def _fleet_flags(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
+    """The fleet options given (value None when not)."""
+    return (
+        ("--fleet", args.fleet),
+        ("--workers", args.workers),
+        ("--scheduler", args.scheduler),
+        ("--journal-each", args.journal_each or None),
+    )
+
+
 def _check_batch_arguments(args: argparse.Namespace) -> None:
+    if args.fleet is not None:
+        _check_fleet_arguments(args)
+        return
+    for flag, value in _fleet_flags(args)[1:]:
+        if value is not None:
+            raise EvalkitError(f"{flag} only applies to --all --fleet")
     if args.session is not None:
         raise EvalkitError("--session cannot be combined with --all (it scores every session)")
     if args.journal is None:
@@ -165,8 +252,52 @@ def _check_batch_arguments(args: argparse.Namespace) -> None:
         raise EvalkitError("--no-write cannot be combined with --journal")
 
 
+def _check_fleet_arguments(args: argparse.Namespace) -> None:
+    for flag, value in (("--fleet", args.fleet), ("--scheduler", args.scheduler)):
+        if value is not None:
+            require_text(value, flag)
+    if args.metrics_dir is not None:
+        raise EvalkitError(
+            "--fleet names the metrics directories: it cannot be combined with --metrics-dir "
+            "(name one directory with --fleet DIR)"
+        )
+    if args.session is not None:
+        raise EvalkitError("--session cannot be combined with --fleet (it scores every session)")
+    if args.journal is not None:
+        raise EvalkitError(
+            "--journal names one journal file: with --fleet use --journal-each, which appends "
+            "each directory's records to its own <dir>/eval.jsonl"
+        )
+    if args.workers is not None and args.workers < 1:
+        raise EvalkitError(f"--workers must be at least 1, got {args.workers}")
+    if args.journal_each:
+        if args.no_write:
+            raise EvalkitError("--no-write cannot be combined with --journal-each")
+        return
+    # the table alone names no run: run inputs belong to records
+    for flag, value in (("--timestamp", args.timestamp), ("--rescore", args.rescore or None)):
+        if value is not None:
+            raise EvalkitError(f"{flag} only applies to --all --fleet with --journal-each")
+
+
 def run(args: argparse.Namespace) -> int:
+    """Run ``evalkit score`` with the parsed arguments.
+
+    Parameters
+    ----------
+    args
+        What :func:`register`'s parser parsed.
+
+    Returns
+    -------
+    int
+        The exit code (module docstring; ``--fleet``: :mod:`evalkit.cli.score_fleet`).
+    """
     _check_arguments(args)
+    if args.fleet is not None:
+        return score_fleet.run(args)
+    if args.metrics_dir is None:
+        args.metrics_dir = DEFAULT_METRICS_DIR
     journal_given = args.journal is not None
     if args.journal == "":  # --journal without a file: the default journal
         args.journal = None
@@ -197,7 +328,7 @@ def _check_journal_target(args: argparse.Namespace) -> None:
 
 def _resolution_error(exc: SessionResolutionError, metrics_dir: Path) -> None:
     """No session resolved: say so, with sessions.jsonl's path and state."""
-    _err(f"{exc} ({describe_sessions_file(metrics_dir)})")
+    err(f"{exc} ({describe_sessions_file(metrics_dir)})")
 
 
 # ------------------------------------------------------------------------------ one session
@@ -212,17 +343,24 @@ def _fmt_value(value: Any) -> str:
 
 
 def format_record_table(record: dict[str, Any]) -> str:
-    """A compact, human-readable view of a record: identity, dimension table, KPIs."""
+    """A compact, human-readable view of a record: identity, dimension table, KPIs.
+
+    Parameters
+    ----------
+    record
+        A record as a dict (:meth:`evalkit.eval_record.EvalRecord.to_dict`).
+
+    Returns
+    -------
+    str
+        The lines, without a final newline.
+    """
     dims = record["dimensions"]
     rows = [("DIMENSION", "METHOD", "STATUS", "SCORE")]
     for dim in dims:
         method = dim["method"] + (" (advisory)" if dim["method"] == "judge" else "")
         rows.append((dim["id"], method, dim["status"], _fmt_value(dim.get("score"))))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    table = "\n".join(
-        "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)).rstrip()
-        for row in rows
-    )
+    table = "\n".join(text_table(rows))
     kpis = " ".join(
         f"{key}={'not recorded' if value is None else _fmt_value(value)}"
         for key, value in record["kpis"].items()
@@ -254,7 +392,7 @@ def _run_one(args: argparse.Namespace) -> int:
         _resolution_error(exc, args.metrics_dir)
         return 1
     except EvalkitError as exc:  # the reference's "other evaluation error"
-        _err(f"evaluation error: {exc}")
+        err(f"evaluation error: {exc}")
         return 2
     print_diagnostics(scored.ledger_diagnostics, args.diagnostics, prog="evalkit score")
     record = scored.to_dict()
@@ -286,6 +424,6 @@ def _run_one(args: argparse.Namespace) -> int:
     if write_error is not None:
         partly = isinstance(write_error, journal.JournalWriteError) and write_error.remains
         state = "may be PARTLY on disk in" if partly else "was NOT appended to"
-        _err(f"the record {state} {target}: {write_error}")
+        err(f"the record {state} {target}: {write_error}")
         return 2
     return 0

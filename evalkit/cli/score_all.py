@@ -1,5 +1,4 @@
-"""``evalkit score --all``: every session of a ledger, as a table, and with ``--journal`` into
-the journal too.
+"""``evalkit score --all``: every session of a ledger as a table, and into the journal.
 
 Without ``--journal`` the table of every session's deterministic verdicts is written (csv,
 jsonl or parquet; :func:`evalkit.engine.score_ledger`). With ``--journal [FILE]`` the records
@@ -19,6 +18,7 @@ import argparse
 import csv
 import io
 import sys
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +31,109 @@ from evalkit.input_files import dumps
 from evalkit.journal import JournalWriteError
 from evalkit.ledger_files import describe_sessions_file
 
-__all__ = ["FORMATS", "REFUSED_SHOWN", "run_journal", "run_table", "write_rows", "write_table"]
+__all__ = [
+    "FORMATS",
+    "REFUSED_SHOWN",
+    "err",
+    "progress_bar",
+    "run_journal",
+    "run_table",
+    "table_format",
+    "text_table",
+    "write_rows",
+    "write_table",
+]
 
 FORMATS = ("csv", "jsonl", "parquet")
 #: Refused sessions listed without ``--diagnostics``.
 REFUSED_SHOWN = 5
 
 
-def _err(message: str) -> None:
+def err(message: str) -> None:
+    """Print ``message`` on stderr, after ``evalkit score:``."""
     print(f"evalkit score: {message}", file=sys.stderr)
 
 
-def _format(args: argparse.Namespace) -> str:
+def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) -> Any:
+    """A tqdm bar on stderr, ``<command> (<rubric>)``, hidden by ``--no-progress``.
+
+    Parameters
+    ----------
+    args
+        The ``evalkit score`` arguments (``rubric``, ``no_progress``).
+    total
+        How many ``unit`` make 100%.
+    command
+        What runs, e.g. ``"score --all"``.
+    unit
+        What one step is (``"session"``, ``"dir"``).
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar (close it when done).
+    """
+    return tqdm(
+        total=total,
+        desc=f"{command} ({args.rubric})",
+        unit=unit,
+        file=sys.stderr,
+        disable=args.no_progress,
+    )
+
+
+def text_table(rows: Sequence[Sequence[str]], numeric: Collection[int] = ()) -> list[str]:
+    """``rows`` (the first one the header) as aligned lines, two spaces between columns.
+
+    Columns in ``numeric`` are right-aligned, the others left-aligned; the last column is not
+    padded, so a long text there (a reason) never widens the others.
+
+    Parameters
+    ----------
+    rows
+        The header, then the rows; every row has the same number of cells.
+    numeric
+        Indices of the columns to right-align.
+
+    Returns
+    -------
+    list of str
+        One line per row, without trailing spaces.
+    """
+    last = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
+    return [
+        "  ".join(
+            [
+                *(
+                    cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+                    for i, cell in enumerate(row[:last])
+                ),
+                row[last],
+            ]
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def table_format(args: argparse.Namespace) -> str:
+    """The table format: ``--format``, else ``--out``'s suffix, else csv.
+
+    Parameters
+    ----------
+    args
+        The ``evalkit score`` arguments (``format``, ``out``).
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
+
+    Raises
+    ------
+    EvalkitError
+        Parquet to a terminal, or without pyarrow (checked before anything is scored).
+    """
     fmt: str | None = args.format
     if fmt is None:
         suffix = args.out.suffix.lstrip(".").lower() if args.out else ""
@@ -55,26 +146,30 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run_table(args: argparse.Namespace) -> int:
-    """``score --all``: the table of every session's deterministic verdicts."""
+    """``score --all``: the table of every session's deterministic verdicts.
+
+    Parameters
+    ----------
+    args
+        The ``evalkit score`` arguments, checked.
+
+    Returns
+    -------
+    int
+        The exit code: 0, or 1 when no session resolves.
+    """
     # deferred: the engine loads numpy; every command imports this module
     from evalkit.engine import score_ledger
 
-    fmt = _format(args)
+    fmt = table_format(args)
     # score_ledger offers no progress hook, so the bar advances over the phases run here.
-    phases = tqdm(
-        total=2,
-        desc=f"score --all ({args.rubric})",
-        unit="phase",
-        file=sys.stderr,
-        disable=args.no_progress,
-        leave=True,
-    )
+    phases = progress_bar(args, 2, "score --all", "phase")
     try:
         phases.set_postfix_str("scoring ledger")
         try:
             frame = score_ledger(args.metrics_dir, rubric=args.rubric)
         except SessionResolutionError as exc:
-            _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
+            err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
             return 1
         phases.update(1)
         phases.set_postfix_str(f"writing {len(frame)} rows as {fmt}")
@@ -85,18 +180,27 @@ def run_table(args: argparse.Namespace) -> int:
         phases.close()
     skipped = frame.attrs.get("skipped") or []
     if skipped:
-        _err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
+        err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
     return 0
 
 
 def run_journal(args: argparse.Namespace) -> int:
-    """``score --all --journal [FILE]``: append every new record; the table of what was
-    appended; the summary.
+    """``score --all --journal [FILE]``: append every new record, write their table, summarize.
+
+    Parameters
+    ----------
+    args
+        The ``evalkit score`` arguments, checked.
+
+    Returns
+    -------
+    int
+        The exit code: 0, 1 when no session resolves, 2 when an append failed.
     """
     # deferred: scoring loads numpy; every command imports this module
     from evalkit.journaling import deterministic_rows, journal_ledger
 
-    fmt = _format(args)
+    fmt = table_format(args)
     target = journal_path(args)
     if not target.parent.is_dir():
         raise EvalkitError(
@@ -105,13 +209,7 @@ def run_journal(args: argparse.Namespace) -> int:
         )
 
     def progress(total: int) -> Any:
-        return tqdm(
-            total=total,
-            desc=f"score --all ({args.rubric})",
-            unit="session",
-            file=sys.stderr,
-            disable=args.no_progress,
-        )
+        return progress_bar(args, total, "score --all", "session")
 
     try:
         result = journal_ledger(
@@ -127,15 +225,15 @@ def run_journal(args: argparse.Namespace) -> int:
             progress=progress,
         )
     except SessionResolutionError as exc:
-        _err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
+        err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
         return 1
     except JournalWriteError as exc:
-        _err(f"the batch was cut short: {exc} ({exc.appended} record(s) of it are in {target})")
+        err(f"the batch was cut short: {exc} ({exc.appended} record(s) of it are in {target})")
         return 2
     print_diagnostics(result.diagnostics, args.diagnostics, prog="evalkit score")
     write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
-    _err(result.summary() + hint)
+    err(result.summary() + hint)
     refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
     for item in refused:
         print(f"  refused {item}", file=sys.stderr)
@@ -147,8 +245,19 @@ def run_journal(args: argparse.Namespace) -> int:
 
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
-    """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout: csv and
-    jsonl with the standard library (the incremental run stays fast), parquet through pandas.
+    """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout.
+
+    csv and jsonl are written with the standard library (the incremental run stays fast),
+    parquet through pandas.
+
+    Parameters
+    ----------
+    rows
+        ``(session_id, dimension, status, score, evidence)`` tuples.
+    fmt
+        One of :data:`FORMATS`.
+    out
+        The file to write, or None for stdout.
     """
     from evalkit.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
 
@@ -179,7 +288,17 @@ def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
 
 
 def write_table(frame: Any, fmt: str, out: Path | None) -> None:
-    """``frame`` as csv, jsonl or parquet, to ``out`` or stdout."""
+    """``frame`` as csv, jsonl or parquet, to ``out`` or stdout.
+
+    Parameters
+    ----------
+    frame
+        The table (a ``pandas.DataFrame``).
+    fmt
+        One of :data:`FORMATS`.
+    out
+        The file to write, or None for stdout.
+    """
     if fmt == "csv":
         text = frame.to_csv(index=False)
     elif fmt == "jsonl":
