@@ -32,13 +32,17 @@ EXTRAS: Mapping[str, Mapping[str, str]] = {
     "lab": {"jupyterlab": "jupyterlab"},
     "parquet": {"pyarrow": "pyarrow"},
     "judges": {"openai": "openai", "anthropic": "anthropic"},
-    "fleet": {"dask": "dask", "distributed": "distributed"},
+    # pyarrow too: each directory's table travels as an Arrow stream (``parquet`` also has it)
+    "fleet": {"dask": "dask", "distributed": "distributed", "pyarrow": "pyarrow"},
     "fast": {"orjson": "orjson"},
 }
 
 
-class MissingExtraError(EvalkitError):
-    """An optional package is not installed; the message names the extra that provides it."""
+class MissingExtraError(EvalkitError, ImportError):
+    """An optional package is not installed; the message names the extra that provides it.
+
+    Also an ``ImportError``: code that guards an optional import catches it as one.
+    """
 
 
 def extra_of(module: str) -> str:
@@ -61,15 +65,19 @@ def install_hint(extra: str) -> str:
     return f"pip install 'evalkit[{extra}]'"
 
 
-def require(*modules: str, purpose: str) -> None:
+def require(*modules: str, purpose: str, extra: str | None = None) -> None:
     """Raise :class:`MissingExtraError` naming the extra to install unless ``modules`` are there.
 
     ``purpose`` says what needs them (``"--format parquet"``, ``"the plots"``). Call it right
     before the real, typed import. Only the top-level package is looked up (found, not
-    imported: cheap, and no side effects such as a kernel package's start-up).
+    imported: cheap, and no side effects such as a kernel package's start-up). ``extra``
+    names the extra to install where a module is in several (pyarrow: ``parquet`` and
+    ``fleet``); by default, the first that provides it.
     """
     for module in modules:
-        extra = extra_of(module)
+        name = extra or extra_of(module)
+        if module.partition(".")[0] not in EXTRAS[name]:
+            raise KeyError(f"the {name!r} extra does not provide {module!r}")
         top = module.partition(".")[0]
         try:
             found = importlib.util.find_spec(top) is not None
@@ -77,6 +85,6 @@ def require(*modules: str, purpose: str) -> None:
             found = False
         if not found:
             raise MissingExtraError(
-                f"{purpose} needs {top}, which is not installed; install the {extra!r} extra: "
-                f"{install_hint(extra)}"
+                f"{purpose} needs {top}, which is not installed; install the {name!r} extra: "
+                f"{install_hint(name)}"
             )

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import EvalkitError
+from evalkit.extras import MissingExtraError
 from evalkit.fleet_paths import resolve_fleet
 
 if TYPE_CHECKING:
@@ -57,10 +58,6 @@ __all__ = [
 FLEET_EXTRA = "pip install 'evalkit[fleet]'"
 #: The column :func:`score_fleet` adds to ``score_ledger``'s.
 METRICS_DIR_COLUMN = "metrics_dir"
-
-
-class MissingExtraError(EvalkitError, ImportError):
-    """Dask is not installed: the distributed path needs the ``fleet`` extra."""
 
 
 class FleetFailureWarning(UserWarning):
@@ -397,7 +394,9 @@ def score_fleet(
 
     rub = get_rubric(rubric)  # an unknown rubric fails here, not once per directory
     # tables travel as Arrow streams, also serially: without pyarrow every task would fail
-    require("pyarrow", purpose="score_fleet (each directory's table is an Arrow stream)")
+    require(
+        "pyarrow", purpose="score_fleet (each directory's table is an Arrow stream)", extra="fleet"
+    )
     dirs = resolve_fleet(metrics_dirs)
     collect = _Collector(len(dirs), progress, rub.version)
     task = partial(score_directory, rubric=rub.version if isinstance(rubric, str) else rub)

@@ -637,8 +637,8 @@ def test_without_pyarrow_the_fleet_names_the_extra_instead_of_failing_every_dire
         done = _without("pyarrow", "score", "--all", "--fleet", fleet[0], "--no-progress", *flag)
         assert done.returncode == 1, done.stderr
         assert done.stderr == (
-            f"evalkit score: error: {needs}, which is not installed; install the 'parquet' "
-            "extra: pip install 'evalkit[parquet]'\n"
+            f"evalkit score: error: {needs}, which is not installed; install the 'fleet' "
+            "extra: pip install 'evalkit[fleet]'\n"
         )
         assert not (Path(fleet[0]) / "eval.jsonl").exists()
     call = "import evalkit; evalkit.score_fleet(sys.argv[4])"
@@ -646,8 +646,8 @@ def test_without_pyarrow_the_fleet_names_the_extra_instead_of_failing_every_dire
     assert library.returncode == 1
     assert library.stderr.rstrip().endswith(
         "MissingExtraError: score_fleet (each directory's table is an Arrow stream) needs "
-        "pyarrow, which is not installed; install the 'parquet' extra: pip install "
-        "'evalkit[parquet]'"
+        "pyarrow, which is not installed; install the 'fleet' extra: pip install "
+        "'evalkit[fleet]'"
     )
 
 
@@ -658,8 +658,8 @@ def test_without_dask_and_pyarrow_one_message_names_both_extras(fleet: list[str]
     assert done.stderr == (
         "evalkit score: error: --workers needs dask, which is not installed; install the "
         "'fleet' extra: pip install 'evalkit[fleet]'; --fleet (each directory's table travels "
-        "as an Arrow stream) needs pyarrow, which is not installed; install the 'parquet' "
-        "extra: pip install 'evalkit[parquet]'\n"
+        "as an Arrow stream) needs pyarrow, which is not installed; install the 'fleet' "
+        "extra: pip install 'evalkit[fleet]'\n"
     )
 
 
@@ -675,7 +675,7 @@ def test_help_says_how_a_fleet_runs_and_exits(capsys: pytest.CaptureFixture[str]
         "Serially in this process unless --workers or --scheduler",
         "scored one after the other in this process (no Dask needed)",
         "pip install 'evalkit[fleet]'",
-        "every run needs pyarrow (the 'parquet' extra)",
+        "every run needs pyarrow (also in the 'fleet' extra)",
         "then a summary table, one line per directory",
         "the table of those that scored is still written (a partial result is kept",
         "exit codes with --fleet: 0 every directory scored; 1 a directory that cannot be scored",

@@ -124,6 +124,21 @@ def test_require_names_the_extra_of_a_missing_module(monkeypatch: pytest.MonkeyP
     assert "a made-up feature needs evalkit_no_such_module" in text
     assert install_hint("made-up") in text and "pip install 'evalkit[made-up]'" in text
     assert isinstance(exc.value, evalkit.EvalkitError)
+    assert isinstance(exc.value, ImportError)  # a guarded optional import catches it as one
+
+
+def test_require_names_the_extra_it_is_told_where_several_provide_a_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(EXTRAS, "made-up", {"evalkit_no_such_module": "no-such-dist"})
+    monkeypatch.setitem(EXTRAS, "made-up-too", {"evalkit_no_such_module": "no-such-dist"})
+    with pytest.raises(MissingExtraError, match=r"evalkit\[made-up\]"):
+        require("evalkit_no_such_module", purpose="x")  # the first that provides it
+    with pytest.raises(MissingExtraError, match=r"evalkit\[made-up-too\]"):
+        require("evalkit_no_such_module", purpose="x", extra="made-up-too")
+    with pytest.raises(KeyError, match="does not provide"):
+        require("matplotlib", purpose="x", extra="fleet")  # a wrong pairing is a bug, loud
+    assert "pyarrow" in EXTRAS["fleet"] and "pyarrow" in EXTRAS["parquet"]
 
 
 # ---------------------------------------------------------------------- only the core

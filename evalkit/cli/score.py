@@ -67,7 +67,7 @@ a fleet (--all --fleet):
 
   Without --workers or --scheduler the directories are scored one after the other in
   this process (no Dask needed). --workers and --scheduler need the 'fleet' extra:
-  pip install 'evalkit[fleet]'; every run needs pyarrow (the 'parquet' extra). With
+  pip install 'evalkit[fleet]'; every run needs pyarrow (also in the 'fleet' extra). With
   --scheduler every worker must see every directory at the same path and have evalkit
   installed. On stderr: a progress bar over directories, then a summary table, one line
   per directory (its counts, or 'failed [kind]: reason', the reason naming the file and

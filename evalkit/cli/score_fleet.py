@@ -93,7 +93,7 @@ def _require_extras(args: argparse.Namespace) -> None:
     missing: dict[str, str] = {}
     for modules, purpose in checks:
         try:
-            require(*modules, purpose=purpose)
+            require(*modules, purpose=purpose, extra="fleet")
         except MissingExtraError as exc:
             missing[modules[0]] = str(exc)
     if missing:
