@@ -353,14 +353,15 @@ def score_ledger(
     ``score_session(metrics_dir, session_id=that_id, rubric=rubric)`` scores it (``score`` is
     ``None`` for dimensions without one). Sessions are the canonical reading's, in ledger
     order; ids that ``score_session`` refuses (only whitespace) have no rows and are listed in
-    ``df.attrs["skipped"]``.
+    ``df.attrs["skipped"]``; what the ledger reading skipped or doubted (``file:line: why``)
+    in ``df.attrs["diagnostics"]``.
     """
     import pandas as pd  # deferred: pandas is heavy and only the table needs it
 
     # the collector paused for the whole run; the ledger is freed (by reference counting) when
     # _verdict_rows returns, before the collector would walk it
     with gc_paused():
-        rows, skipped, version = _verdict_rows(metrics_dir, rubric)
+        rows, skipped, version, diagnostics = _verdict_rows(metrics_dir, rubric)
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     # object dtype keeps a null score None (not NaN) and an integral score an int
     frame = pd.DataFrame(
@@ -371,12 +372,13 @@ def score_ledger(
     )
     frame.attrs["skipped"] = skipped
     frame.attrs["rubric_version"] = version
+    frame.attrs["diagnostics"] = diagnostics
     return frame
 
 
 def _verdict_rows(
     metrics_dir: str | os.PathLike[str], rubric: str | Rubric
-) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str]:
+) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str]]:
     scorer = Scorer(read_ledger(metrics_dir), rubric)
     rub = scorer.rubric
     rows: list[tuple[str, str, str, Any, str]] = []
@@ -389,4 +391,5 @@ def _verdict_rows(
         for dim in rub.score(measured.context):
             score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
             rows.append((sid, dim.id, str(dim.status), score, dim.evidence))
-    return rows, skipped, rub.version
+    # as text: a frame's attrs travel into parquet metadata, as JSON
+    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics]

@@ -92,7 +92,8 @@ class DirectoryOutcome:
 
     ``sessions`` and ``rows`` scored; ``skipped``: the session ids not scored (only
     whitespace) and ``notes`` where they are (``file:line: session_id: ...``);
-    ``payload_bytes``: the size of the Arrow stream sent back.
+    ``payload_bytes``: the size of the Arrow stream sent back; ``diagnostics``: the first
+    lines or files the ledger reading skipped or doubted, of ``n_diagnostics``.
     """
 
     metrics_dir: str
@@ -103,6 +104,8 @@ class DirectoryOutcome:
     payload_bytes: int = 0
     failure: FleetFailure | None = None
     notes: tuple[str, ...] = ()
+    diagnostics: tuple[str, ...] = ()
+    n_diagnostics: int = 0
 
     @property
     def ok(self) -> bool:
@@ -432,6 +435,8 @@ class _Collector:
                 value.skipped,
                 len(value.payload),
                 notes=value.notes,
+                diagnostics=value.diagnostics,
+                n_diagnostics=value.n_diagnostics,
             )
             self.payloads[i] = value.payload
         self.outcomes[i] = outcome

@@ -31,6 +31,8 @@ __all__ = [
 
 #: Lines of ``sessions.jsonl`` named in a no-session message (the rest are counted).
 PROBLEMS_SHOWN = 3
+#: Ledger diagnostics a scored directory sends back (the rest are counted).
+DIAGNOSTICS_KEPT = 100
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ class Scored:
 
     ``sessions`` and ``rows`` count what it holds; ``skipped`` are the session ids
     ``score_ledger`` did not score (only whitespace) and ``notes`` say where they are
-    (``file:line: session_id: ...``).
+    (``file:line: session_id: ...``); ``diagnostics``: the first :data:`DIAGNOSTICS_KEPT`
+    lines or files the ledger reading skipped or doubted, of ``n_diagnostics``.
     """
 
     payload: bytes
@@ -47,6 +50,8 @@ class Scored:
     rows: int
     skipped: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    diagnostics: tuple[str, ...] = ()
+    n_diagnostics: int = 0
 
 
 def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
@@ -64,8 +69,17 @@ def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
         also = f"{len(skipped)} session id(s) skipped (only whitespace)" if skipped else ""
         raise EvalkitError(_no_session(metrics_dir, also))
     notes = _blank_id_lines(metrics_dir, skipped) if skipped else ()
+    diagnostics = list(frame.attrs.get("diagnostics") or ())
     sessions = int(frame["session_id"].nunique())
-    return Scored(encode_ledger_table(frame), sessions, len(frame), skipped, notes)
+    return Scored(
+        encode_ledger_table(frame),
+        sessions,
+        len(frame),
+        skipped,
+        notes,
+        tuple(diagnostics[:DIAGNOSTICS_KEPT]),
+        len(diagnostics),
+    )
 
 
 # -- naming what is wrong in sessions.jsonl --------------------------------------------------

@@ -28,7 +28,7 @@ from conftest import IN_CI, REPO_ROOT
 from fleet_support import bad_directories, make_fleet
 
 from evalkit.cli.main import main
-from evalkit.engine import LEDGER_COLUMNS
+from evalkit.engine import LEDGER_COLUMNS, score_ledger
 from evalkit.fleet import FleetFailureWarning, score_fleet
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
@@ -448,6 +448,32 @@ def test_bad_ledgers_are_named_by_file_line_and_field_and_the_others_kept(
     for d in good:
         assert (Path(d) / "eval.jsonl").read_bytes() == _journal_alone(d, tmp_path)
     assert "2 journaled, 2 failed" in err
+
+
+def test_the_ledger_lines_a_scored_directory_skipped_are_named_in_table_mode(
+    fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: only --journal-each listed them; the table modes (fleet and one directory) were
+    # silent about a line of a directory that still scored
+    noisy = _copy(fleet[:1], tmp_path / "noisy")[0]
+    before = len(score_ledger(noisy).attrs["diagnostics"])  # the generator's own bad lines
+    sessions = Path(noisy) / "sessions.jsonl"
+    n = len(sessions.read_text(encoding="utf-8").splitlines())
+    with sessions.open("a", encoding="utf-8") as fh:
+        fh.write("{bad json\n")
+    where = f"{sessions}:{n + 1}"
+    out = tmp_path / "t.jsonl"
+    fleet_argv = ["score", "--all", "--fleet", noisy, "--no-progress", "--out", str(out)]
+    assert main(fleet_argv) == 0
+    err = capsys.readouterr().err
+    said = f"ledger: {before + 1} line(s) or file(s) skipped or doubted while reading:"
+    assert f"{noisy}: {said}" in err
+    assert where in err and "invalid JSON" in err.split(where, 1)[1].splitlines()[0]
+    assert _jsonl_rows(out) == _frame_rows(score_fleet([noisy]))  # the rows are all there
+    one_argv = ["score", "--all", "--metrics-dir", noisy, "--no-progress", "--out", str(out)]
+    assert main(one_argv) == 0
+    err = capsys.readouterr().err
+    assert f"evalkit score: {said}" in err and where in err
 
 
 _FSIZE = textwrap.dedent(

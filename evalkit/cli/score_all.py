@@ -178,6 +178,7 @@ def run_table(args: argparse.Namespace) -> int:
         phases.set_postfix_str(f"{frame['session_id'].nunique()} sessions, {len(frame)} rows")
     finally:
         phases.close()
+    print_diagnostics(frame.attrs.get("diagnostics") or [], args.diagnostics, prog="evalkit score")
     skipped = frame.attrs.get("skipped") or []
     if skipped:
         err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")

@@ -210,6 +210,10 @@ def _score_table(
     rows = [("METRICS_DIR", "SESSIONS", "ROWS", "RESULT")]
     rows += [_table_row(outcome, shown) for outcome in summary.outcomes]
     _print_lines(text_table(rows, numeric=(1, 2)))
+    # a task sends back its first DIAGNOSTICS_KEPT; score --all on the directory lists all
+    hint = "--diagnostics lists more" if shown else "score --all on that directory lists all"
+    for o in summary.outcomes:
+        _print_lines(_ledger_lines(o.metrics_dir, o.diagnostics[:shown], o.n_diagnostics, hint))
     failures = summary.failures
     err(
         f"fleet of {_directories(len(dirs))} ({summary.rubric_version}, {where}): "
@@ -318,13 +322,17 @@ def _directory_details(
     if len(refused) < len(value.refused):
         more = len(value.refused) - len(refused)
         lines.append(f"{metrics_dir}: ... and {more} more refused (-v lists all)")
-    if value.n_diagnostics:
-        lines.append(
-            f"{metrics_dir}: ledger: {value.n_diagnostics} line(s) or file(s) skipped or "
-            "doubted while reading:"
-        )
-        lines += [f"  {diag}" for diag in value.diagnostics]
-        if len(value.diagnostics) < value.n_diagnostics:
-            more = value.n_diagnostics - len(value.diagnostics)
-            lines.append(f"  ... and {more} more (--diagnostics lists all)")
+    return lines + _ledger_lines(metrics_dir, value.diagnostics, value.n_diagnostics)
+
+
+def _ledger_lines(
+    metrics_dir: str, diagnostics: Sequence[str], n: int, hint: str = "--diagnostics lists all"
+) -> list[str]:
+    """A directory's ledger lines or files skipped or doubted: those given, of ``n``."""
+    if not n:
+        return []
+    lines = [f"{metrics_dir}: ledger: {n} line(s) or file(s) skipped or doubted while reading:"]
+    lines += [f"  {diag}" for diag in diagnostics]
+    if len(diagnostics) < n:
+        lines.append(f"  ... and {n - len(diagnostics)} more ({hint})")
     return lines
