@@ -31,6 +31,7 @@ from evalkit.errors import EvalkitError
 from evalkit.input_files import (
     JsonInputError,
     open_regular,
+    own_cap,
     parse_json,
     read_bytes,
     split_lines,
@@ -206,7 +207,7 @@ def _read_manifest(vdir: Path) -> dict[str, Any]:
     if not mpath.exists() and not mpath.is_symlink():
         raise EvalkitError(f"{mpath}: manifest missing; a gold set without one cannot be verified")
     _refuse_symlink(mpath)
-    raw = read_bytes(mpath, "gold set manifest", max_bytes=_MAX_MANIFEST_BYTES)
+    raw = read_bytes(mpath, "gold set manifest", max_bytes=own_cap(_MAX_MANIFEST_BYTES))
     try:
         obj = parse_json(raw)
     except JsonInputError as exc:

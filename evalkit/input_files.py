@@ -60,6 +60,7 @@ __all__ = [
     "max_file_bytes",
     "max_line_bytes",
     "open_regular",
+    "own_cap",
     "parse_json",
     "read_bytes",
     "read_stream",
@@ -119,6 +120,15 @@ def max_file_bytes(override: int | None = None) -> int:
         if override is not None
         else _cap_from_env(MAX_FILE_BYTES_ENV, DEFAULT_MAX_FILE_BYTES)
     )
+
+
+def own_cap(limit: int) -> int:
+    """A reader's own byte cap (a lock, a parameters file), tightened by the file cap in effect.
+
+    Those readers cap what they read below the general cap; a user who lowers
+    ``$EVALKIT_MAX_FILE_BYTES`` lowers theirs too.
+    """
+    return min(limit, max_file_bytes())
 
 
 def max_line_bytes(override: int | None = None) -> int:

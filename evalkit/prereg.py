@@ -44,7 +44,7 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.gitinfo import head_commit
 from evalkit.gold import MANIFEST_NAME, set_sha256, sha256_hex
-from evalkit.input_files import dumps, escape_surrogates, read_bytes, read_text
+from evalkit.input_files import dumps, escape_surrogates, own_cap, read_bytes, read_text
 from evalkit.study_params import (
     canonical_json,
     design_of,
@@ -267,7 +267,10 @@ def read_lock(path: str | os.PathLike[str] | None = None) -> dict[str, Any] | No
     p = Path(path) if path is not None else default_lock_path()
     if not os.path.lexists(p):
         return None
-    return parse_lock(read_text(p, "pre-registration lock", max_bytes=_LOCK_MAX_BYTES), str(p))
+    return parse_lock(
+        read_text(p, "pre-registration lock", max_bytes=own_cap(_LOCK_MAX_BYTES), line_cap=True),
+        str(p),
+    )
 
 
 def entry_version(entry: Mapping[str, Any]) -> int:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.input_files import escape_surrogates, parse_json, read_text
+from evalkit.input_files import escape_surrogates, own_cap, parse_json, read_text
 
 __all__ = [
     "EXECUTION_PARAMETERS",
@@ -485,7 +485,9 @@ def load_parameters_file(path: str | Path) -> dict[str, Any]:
     import yaml  # deferred: as in _yaml_loader
 
     shown = escape_surrogates(str(path))
-    text = read_text(path, "parameters file", max_bytes=PARAMETERS_FILE_MAX_BYTES)
+    text = read_text(
+        path, "parameters file", max_bytes=own_cap(PARAMETERS_FILE_MAX_BYTES), line_cap=True
+    )
     try:
         data = yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass
     except EvalkitError as exc:

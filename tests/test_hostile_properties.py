@@ -120,7 +120,63 @@ def _main(argv: list[str]) -> int:
         return main(argv)
 
 
+def _calibrate_labels(path: str) -> Any:
+    from evalkit.calibration import read_labels
+
+    return read_labels(path)
+
+
+def _gold_file(path: str) -> Any:
+    from evalkit.gold import read_jsonl_objects
+
+    return len(read_jsonl_objects(Path(path)))
+
+
+def _lock(path: str) -> Any:
+    from evalkit.prereg import read_lock
+
+    return read_lock(path)
+
+
+def _parameters_file(path: str) -> Any:
+    from evalkit.study_params import load_parameters_file
+
+    return load_parameters_file(path)
+
+
+def _notebook(path: str) -> Any:
+    from evalkit.study_params import read_notebook
+
+    return len(read_notebook(path))
+
+
+def _certificate(path: str) -> Any:
+    from evalkit.calibration.certificate import verify_certificate
+
+    return verify_certificate(path)
+
+
+def _run_log(path: str) -> Any:
+    from evalkit.judge.runlog import read_runlog
+
+    return len(read_runlog(path).entries)
+
+
+def _item_labels(path: str) -> Any:
+    from evalkit.label_files import read_item_labels
+
+    return read_item_labels(path)
+
+
 READERS: dict[str, Callable[[str], Any]] = {
+    "calibrate --labels": _calibrate_labels,
+    "gold file": _gold_file,
+    "prereg.read_lock": _lock,
+    "study -f params": _parameters_file,
+    "study notebook": _notebook,
+    "calibration certificate": _certificate,
+    "judge run log": _run_log,
+    "stats prevalence labels": _item_labels,
     "input_files.read_bytes": lambda p: len(input_files.read_bytes(p, "file")),
     "input_files.read_text": lambda p: len(input_files.read_text(p, "file")),
     "input_files.parse_json": lambda p: _parse_json(p),
@@ -139,7 +195,12 @@ READERS: dict[str, Callable[[str], Any]] = {
     "cli facts --record": lambda p: _main(["facts", "--record", p]),
     "cli stats kappa": lambda p: _main(["stats", "kappa", "--labels", p]),
 }
-SUFFIX = {"agreement.load_labels": ".csv"}
+SUFFIX = {
+    "agreement.load_labels": ".csv",
+    "study -f params": ".yaml",
+    "stats prevalence labels": ".csv",
+    "study notebook": ".ipynb",
+}
 
 
 def _run(name: str, path: str) -> Any:

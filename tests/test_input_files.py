@@ -111,6 +111,26 @@ def test_caps_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
         read_bytes(path, "f")
 
 
+def test_a_readers_own_cap_is_tightened_by_a_lower_file_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: a lock, parameters file, certificate, decision rule or gold manifest kept its own
+    # fixed cap (16-64 MiB) whatever $EVALKIT_MAX_FILE_BYTES said
+    from evalkit.prereg import read_lock
+    from evalkit.study_params import load_parameters_file
+
+    assert input_files.own_cap(64 << 20) == 64 << 20  # the 1 GiB default is higher
+    monkeypatch.setenv(input_files.MAX_FILE_BYTES_ENV, "99")
+    assert input_files.own_cap(64 << 20) == 99 and input_files.own_cap(10) == 10
+    lock = tmp_path / "preregistration.lock.json"
+    lock.write_text("{}" + " " * 100, encoding="utf-8")
+    params = tmp_path / "p.yaml"
+    params.write_text("a: 1\n" + "#" * 100 + "\n", encoding="utf-8")
+    for read, path in ((read_lock, lock), (load_parameters_file, params)):
+        with pytest.raises(InputTooLargeError, match="exceeds the 99-byte cap"):
+            read(path)
+
+
 def test_dumps_and_clip_escape_lone_surrogates() -> None:
     text = dumps({"s": "a\ud800b"})
     assert text == '{"s": "a\\ud800b"}'

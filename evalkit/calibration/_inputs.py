@@ -19,7 +19,7 @@ from evalkit import compute_facts
 from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
-from evalkit.input_files import JsonInputError, parse_json, read_bytes, read_text
+from evalkit.input_files import JsonInputError, own_cap, parse_json, read_bytes, read_text
 from evalkit.judge import apply_rules
 
 __all__ = [
@@ -89,7 +89,7 @@ def load_decision_rule(
         raise EvalkitError(
             f"{p}: no pre-registered decision rule; a judge cannot graduate without one"
         )
-    raw = read_bytes(p, "decision rule", max_bytes=_MAX_RULE_BYTES)
+    raw = read_bytes(p, "decision rule", max_bytes=own_cap(_MAX_RULE_BYTES))
     digest = sha256_hex(raw)
     bound = (gold.manifest.get("decision_rules") or {}).get(p.name)
     if bound is not None and digest != bound:

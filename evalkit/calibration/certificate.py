@@ -46,7 +46,7 @@ from evalkit.errors import EvalkitError
 from evalkit.file_errors import input_file_error
 from evalkit.gold import load as load_gold
 from evalkit.gold import sha256_file
-from evalkit.input_files import JsonInputError, parse_json, read_bytes
+from evalkit.input_files import JsonInputError, own_cap, parse_json, read_bytes
 
 if TYPE_CHECKING:
     from evalkit.calibration._result import CalibrationResult
@@ -389,7 +389,9 @@ def _read(source: str | os.PathLike[str] | bytes) -> tuple[bytes, str | None]:
     if isinstance(source, bytes):
         return source, None
     path = Path(source)
-    return read_bytes(path, "calibration certificate", max_bytes=_MAX_CERTIFICATE_BYTES), path.name
+    return read_bytes(
+        path, "calibration certificate", max_bytes=own_cap(_MAX_CERTIFICATE_BYTES)
+    ), path.name
 
 
 def verify_certificate(
