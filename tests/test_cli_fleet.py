@@ -11,6 +11,7 @@ for that directory alone.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shutil
@@ -166,9 +167,15 @@ def test_serial_table_equals_score_fleet_in_every_format(
     )
     # the summary table: one line per directory, its sessions and rows as score_fleet counts them
     assert "  METRICS_DIR" in err and err.index("  METRICS_DIR") > err.index("100%")
-    header, *lines = [x for x in err.splitlines() if x.startswith("  ")]
+    below = err.splitlines()[
+        [x.startswith("  METRICS_DIR") for x in err.splitlines()].index(True) :
+    ]
+    header, *rest = below
+    # the table's rows, then each directory's ledger lines skipped (the generator writes some)
+    lines = list(itertools.takewhile(lambda x: x.startswith("  ") and ": ledger: " not in x, rest))
     assert header.split() == ["METRICS_DIR", "SESSIONS", "ROWS", "RESULT"]
     assert len(lines) == len(fleet)
+    assert rest[len(fleet)].startswith(f"  {fleet[0]}: ledger: ")
     for at in (header.index("SESSIONS") + len("SESSIONS"), header.index("ROWS") + len("ROWS")):
         assert all(x[at - 1] != " " and x[at : at + 2] == "  " for x in lines)  # right-aligned
     assert {x.index(" ok") + 1 for x in lines} == {header.index("RESULT")}
