@@ -99,21 +99,22 @@ def test_a_key_reaches_no_file_and_no_output_whatever_the_server_does(
         assert not any(w in text for w in _windows(key)), where
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_sigkill_mid_run_then_rerun_logs_every_item_and_repeat_exactly_once(
-    tmp_path: Path,
+    protocol: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "run.jsonl"
     concurrency = 4
     with ScriptedServer(delay=0.05) as server:
         command = run_args(
-            "openai:m",
+            f"{protocol}:m",
             out,
             "--repeats",
             "2",
             "--concurrency",
             str(concurrency),
             "--quiet",
-            url=server.base_url(),
+            url=server.base_url(protocol),
         )
         args = [sys.executable, "-m", "evalkit", *command]
         proc = subprocess.Popen(

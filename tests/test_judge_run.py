@@ -159,7 +159,10 @@ def test_rerun_skips_answered_calls_and_retries_only_the_errors(
     assert Counter(e.outcome for e in log.final().values()) == {"ok": 2 * N_GOLD}
 
 
-def test_replay_answers_from_the_run_log_with_the_server_down(tmp_path: Path) -> None:
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_replay_answers_from_the_run_log_with_the_server_down(
+    protocol: str, tmp_path: Path
+) -> None:
     source = tmp_path / "source.jsonl"
     replayed = tmp_path / "replayed.jsonl"
 
@@ -172,9 +175,9 @@ def test_replay_answers_from_the_run_log_with_the_server_down(tmp_path: Path) ->
         return rules_reply(request)
 
     with ScriptedServer(script) as server:
-        url = server.base_url()
+        url = server.base_url(protocol)
         args = run_args(
-            "openai:m", source, "--repeats", "2", "--max-retries", "0", "--quiet", url=url
+            f"{protocol}:m", source, "--repeats", "2", "--max-retries", "0", "--quiet", url=url
         )
         assert main(args) == 0
     # the server is gone: any network call would fail
@@ -187,7 +190,7 @@ def test_replay_answers_from_the_run_log_with_the_server_down(tmp_path: Path) ->
     by_key = {(d["item_id"], d["repeat"]): d for d in lines(source)}
     for line in lines(replayed):
         first = by_key[(line["item_id"], line["repeat"])]
-        assert line["judge"] == "openai:m" and line["params"] == first["params"]
+        assert line["judge"] == f"{protocol}:m" and line["params"] == first["params"]
         assert line["reply"] == first["reply"] and line["model"] == first["model"]
         assert line["prompt_sha256"] == first["prompt_sha256"]  # the very same prompt
         assert line["replay"]["path"] == str(source) and line["replay"]["line"] >= 1
