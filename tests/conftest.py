@@ -8,7 +8,10 @@ fails the run, because a conformance suite that silently did not run proves noth
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
+import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,46 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("EVALKIT_SHARED", REPO_ROOT.parent / "shared"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+# ----------------------------------------------------------------------- loopback only
+# No test reaches beyond this machine: every connect() of the test process (the SDKs, Dask's
+# clients, the browser driver) is checked by an audit hook, and one to any address but
+# loopback is refused before a packet leaves and recorded, and the session fails on it.
+OUTSIDE_LOOPBACK: list[str] = []
+
+
+def _is_loopback(address: Any) -> bool:
+    if not isinstance(address, tuple):
+        return True  # a Unix socket path: local by definition
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False  # a name: connect() would resolve it elsewhere
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+    if event != "socket.connect":
+        return
+    sock, address = args
+    if getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(
+        address
+    ):
+        OUTSIDE_LOOPBACK.append(repr(address))
+        raise ConnectionRefusedError(f"tests may only connect to loopback, not {address!r}")
+
+
+sys.addaudithook(_loopback_only)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when any test tried to connect beyond loopback."""
+    if OUTSIDE_LOOPBACK:
+        print(f"\nconnections attempted beyond loopback: {OUTSIDE_LOOPBACK}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def require_shared(*parts: str) -> Path:
