@@ -22,10 +22,12 @@ if TYPE_CHECKING:
     from evalkit.rubrics import Rubric
 
 __all__ = [
+    "DIAGNOSTICS_KEPT",
     "PROBLEMS_SHOWN",
     "JournaledDirectory",
     "Scored",
     "journal_directory",
+    "no_session_message",
     "score_directory",
 ]
 
@@ -67,7 +69,7 @@ def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
     skipped = tuple(frame.attrs.get("skipped") or ())
     if frame.empty:
         also = f"{len(skipped)} session id(s) skipped (only whitespace)" if skipped else ""
-        raise EvalkitError(_no_session(metrics_dir, also))
+        raise EvalkitError(no_session_message(metrics_dir, also))
     notes = _blank_id_lines(metrics_dir, skipped) if skipped else ()
     diagnostics = list(frame.attrs.get("diagnostics") or ())
     sessions = int(frame["session_id"].nunique())
@@ -139,8 +141,8 @@ def _sessions_problems(metrics_dir: str) -> list[str]:
     return [text for _, text in sorted(found, key=lambda item: item[0])]
 
 
-def _no_session(metrics_dir: str, also: str = "") -> str:
-    """The message for a directory with no session to score: the file's state, then its lines."""
+def no_session_message(metrics_dir: str, also: str = "") -> str:
+    """Why a directory has no session to score: the file's state, then its first bad lines."""
     from evalkit.ledger_files import describe_sessions_file
 
     problems = _sessions_problems(metrics_dir) if os.path.isdir(metrics_dir) else []
@@ -227,7 +229,7 @@ def journal_directory(
 
     target = os.path.join(metrics_dir, JOURNAL_NAME)
     if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):
-        raise EvalkitError(_no_session(metrics_dir))
+        raise EvalkitError(no_session_message(metrics_dir))
     role = ledger_role(metrics_dir, target)
     if role is not None:
         raise EvalkitError(

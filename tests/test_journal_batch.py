@@ -239,3 +239,23 @@ def test_round_trip_on_conformance_ledgers(tmp_path: Path, case: str) -> None:
     for rubric in ("rubric-v1", "rubric-v2"):
         assert _score_all(metrics, "--rubric", rubric) == 0
     assert main(["verify", "--all", "--metrics-dir", str(metrics), "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize("journaled", [False, True], ids=["table", "journal"])
+def test_a_batch_with_nothing_to_score_says_why_on_stderr(
+    tmp_path: Path, journaled: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: an empty table (and an empty journal) with exit 0 and not a word on stderr
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    (metrics / "sessions.jsonl").write_text(
+        '{"started_at": "2026-01-01T00:00:00Z"}\n{"session_id": 7}\n', encoding="utf-8"
+    )
+    argv = ["score", "--all", "--metrics-dir", str(metrics), "--no-progress"]
+    assert main([*argv, "--journal"] if journaled else argv) == 0  # an empty batch, not an error
+    out, err = capsys.readouterr()
+    assert out == "session_id,dimension,status,score,evidence\n"
+    sessions = metrics / "sessions.jsonl"
+    assert f"evalkit score: warning: no session to score: sessions.jsonl {str(sessions)!r}" in err
+    assert f"{sessions}:1: session_id: missing" in err
+    assert f"{sessions}:2: session_id: not a string (got 7)" in err

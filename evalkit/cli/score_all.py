@@ -179,6 +179,8 @@ def run_table(args: argparse.Namespace) -> int:
     finally:
         phases.close()
     print_diagnostics(frame.attrs.get("diagnostics") or [], args.diagnostics, prog="evalkit score")
+    if frame.empty:
+        _warn_nothing_to_score(args.metrics_dir)
     skipped = frame.attrs.get("skipped") or []
     if skipped:
         err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
@@ -235,6 +237,8 @@ def run_journal(args: argparse.Namespace) -> int:
     write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
     err(result.summary() + hint)
+    if not (result.scored or result.unchanged or result.refused):
+        _warn_nothing_to_score(args.metrics_dir)
     refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
     for item in refused:
         print(f"  refused {item}", file=sys.stderr)
@@ -243,6 +247,13 @@ def run_journal(args: argparse.Namespace) -> int:
             f"  ... and {len(result.refused) - len(refused)} more (-v lists all)", file=sys.stderr
         )
     return 0
+
+
+def _warn_nothing_to_score(metrics_dir: str) -> None:
+    """An empty batch is not an error (exit 0), but the user hears why it is empty."""
+    from evalkit.fleet_tasks import no_session_message  # deferred: it reads the file again
+
+    err(f"warning: {no_session_message(str(metrics_dir))}")
 
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
