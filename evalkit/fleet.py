@@ -277,16 +277,23 @@ def _on_dask(client: Any, fn: Callable[[str], Any], dirs: Sequence[str]) -> Iter
 
 
 def _as_client(client: Any) -> tuple[Any, bool]:
-    """A ``Client`` from a client or a scheduler address; True when made here (to close)."""
+    """A ``Client`` from a client, a cluster or a scheduler address; True when made here.
+
+    A client made here is closed after the run; a cluster given is never closed (its owner
+    closes it).
+    """
     dd = _distributed()
     if isinstance(client, str):
         return dd.Client(client), True
-    if not isinstance(client, dd.Client):
-        raise EvalkitError(
-            "client must be None (serial), a dask.distributed.Client or a scheduler address, "
-            f"got {type(client).__name__}"
-        )
-    return client, False
+    if isinstance(client, dd.Client):
+        return client, False
+    if isinstance(getattr(client, "scheduler_address", None), str):
+        # a cluster object (LocalCluster, dask-jobqueue, Kubernetes, gateway): connect to it
+        return dd.Client(client), True
+    raise EvalkitError(
+        "client must be None (serial), a dask.distributed.Client, a cluster (LocalCluster, "
+        f"...) or a scheduler address, got {type(client).__name__}"
+    )
 
 
 def run_fleet(
@@ -359,8 +366,10 @@ def score_fleet(
     listing one directory per line, or one directory (:func:`resolve_fleet`).
 
     ``client``: ``None`` scores serially in this process and needs no Dask. A
-    ``dask.distributed.Client`` (or a scheduler address string, connected and closed here)
-    runs one task per directory on its workers; this needs ``pip install 'evalkit[fleet]'``.
+    ``dask.distributed.Client`` (or a cluster object such as a ``LocalCluster``, or a scheduler
+    address string: either is connected to with a client closed here, a cluster is never
+    closed) runs one task per directory on its workers; this needs
+    ``pip install 'evalkit[fleet]'``.
     Any Dask deployment works, because the code only talks to a ``Client``:
 
     * one machine: ``Client(LocalCluster(n_workers=4, threads_per_worker=1))`` (processes:

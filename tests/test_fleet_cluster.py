@@ -149,6 +149,16 @@ def test_a_scheduler_address_connects_and_closes_its_own_client(
     assert len(client.scheduler_info()["workers"]) == before
 
 
+def test_a_cluster_object_is_connected_to_and_left_running(client: Any, fleet: list[str]) -> None:
+    # before: a LocalCluster (or any cluster object) given as client= was refused
+    cluster = client.cluster
+    assert isinstance(cluster, dd.LocalCluster)
+    frame = score_fleet(fleet[:3], client=cluster)
+    _same(frame, score_fleet(fleet[:3]))
+    assert cluster.status.name == "running"  # the caller's cluster is never closed here
+    assert len(client.scheduler_info()["workers"]) == 2
+
+
 def test_glob_and_list_file_on_a_cluster(client: Any, fleet: list[str]) -> None:
     root = Path(fleet[0]).parents[1]
     listing = root / "cluster-fleet.txt"
