@@ -13,6 +13,7 @@ Needs the fleet extra: ``pip install 'evalkit[fleet]'``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import pickle
@@ -85,15 +86,15 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 
 def main() -> None:
-    try:
-        import dask.distributed as dd
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
         print("skipped: dask is not installed (pip install 'evalkit[fleet]')")
         return
     import pandas as pd
 
     from evalkit.engine import score_ledger
-    from evalkit.fleet import fleet_summary, score_fleet
+    from evalkit.fleet import fleet_client, fleet_summary, score_fleet
 
     dirs = fleet_ledgers()
     score_fleet(dirs[:1])  # warm: imports and caches, as the workers get below
@@ -105,23 +106,17 @@ def main() -> None:
         f"{serial_s:.2f} s (best of {REPEATS}: {_runs(serial_runs)})"
     )
 
-    start_s, cluster = _timed(
-        lambda: dd.LocalCluster(
-            n_workers=WORKERS,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
-    )
-    with cluster, dd.Client(cluster) as client:
+    # the local cluster `score --all --fleet --workers 2` starts (LOCAL_WORKER_CONFIG applied)
+    with contextlib.ExitStack() as stack:
+        start_s, client = _timed(lambda: stack.enter_context(fleet_client(workers=WORKERS)))
         score_fleet(dirs[:WORKERS], client=client)  # warm every worker
         before = client.run(_peak_rss_mib)
         cluster_runs = [_timed(lambda: score_fleet(dirs, client=client)) for _ in range(REPEATS)]
         cluster_s, distributed = min(t for t, _ in cluster_runs), cluster_runs[-1][1]
         after = client.run(_peak_rss_mib)
     print(
-        f"cluster: {WORKERS} worker processes x 1 thread (start-up {start_s:.1f} s, not counted): "
+        f"cluster: fleet_client(workers={WORKERS}), {WORKERS} worker processes x 1 thread "
+        f"(start-up {start_s:.1f} s, not counted): "
         f"{cluster_s:.2f} s (best of {REPEATS}: {_runs(cluster_runs)})"
     )
     print(

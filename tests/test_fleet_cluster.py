@@ -189,3 +189,30 @@ def test_a_lost_worker_is_a_failure_and_the_others_finish(tmp_path: Path) -> Non
     failure = out[1][1]
     assert failure is not None and failure.kind == "lost" and "KilledWorker" in failure.reason
     assert _gone(pids) == []
+
+
+def _worker_settings() -> tuple[Any, ...]:
+    import dask
+
+    return (
+        dask.config.get("distributed.worker.profile.enabled"),
+        os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+        dask.config.get("distributed.admin.tick.interval"),
+        dask.config.get("distributed.worker.memory.monitor-interval"),
+    )
+
+
+def test_the_local_cluster_of_fleet_client_runs_with_the_scoring_settings(
+    fleet: list[str],
+) -> None:
+    from evalkit.fleet import LOCAL_WORKER_CONFIG, fleet_client
+
+    with fleet_client(workers=1) as local:
+        (settings,) = local.run(_worker_settings).values()
+        _same(score_fleet(fleet[:2], client=local), score_fleet(fleet[:2]))
+    assert settings == (False, None, "1s", "1s")
+    assert LOCAL_WORKER_CONFIG["distributed.worker.profile.enabled"] is False
+    # the settings were scoped to starting that cluster: this process's config is untouched
+    import dask
+
+    assert dask.config.get("distributed.worker.profile.enabled") is True
