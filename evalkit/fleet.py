@@ -65,7 +65,9 @@ METRICS_DIR_COLUMN = "metrics_dir"
 #: free) and the event loop's 20 ms tick and 100 ms memory poll (each wakes a thread that takes
 #: the GIL from the task) made a task about a quarter slower than the same call in a plain
 #: process (measured on the bench's 40 ledgers). The memory limit is still enforced, once a
-#: second. A cluster you bring keeps its own configuration.
+#: second. A cluster you bring keeps its own configuration. (Dask's nannies also write their
+#: spawn environment into the process that starts them: after a default cluster in the same
+#: process, its workers, and so these, inherit the 64 KiB threshold.)
 LOCAL_WORKER_CONFIG: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,  # None: not set

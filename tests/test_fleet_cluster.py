@@ -8,7 +8,10 @@ then. Every warning is an error here: a clean run emits none.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -191,28 +194,40 @@ def test_a_lost_worker_is_a_failure_and_the_others_finish(tmp_path: Path) -> Non
     assert _gone(pids) == []
 
 
-def _worker_settings() -> tuple[Any, ...]:
-    import dask
+_SETTINGS_IN_A_FRESH_PROCESS = """
+import json, os
+import dask
+from evalkit.fleet import fleet_client
 
-    return (
+def settings():
+    import dask, os
+    return [
         dask.config.get("distributed.worker.profile.enabled"),
         os.environ.get("MALLOC_TRIM_THRESHOLD_"),
         dask.config.get("distributed.admin.tick.interval"),
         dask.config.get("distributed.worker.memory.monitor-interval"),
+    ]
+
+with fleet_client(workers=1) as local:
+    (worker,) = local.run(settings).values()
+print(json.dumps({"worker": worker, "here": dask.config.get("distributed.worker.profile.enabled")}))
+"""
+
+
+def test_the_local_cluster_of_fleet_client_runs_with_the_scoring_settings() -> None:
+    # in a fresh interpreter, as `score --all --fleet --workers N` runs: Dask's nannies also
+    # write their spawn environment into the process that starts them, so a process that
+    # started a default cluster before (this one) passes MALLOC_TRIM_THRESHOLD_ on
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    done = subprocess.run(
+        [sys.executable, "-c", _SETTINGS_IN_A_FRESH_PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
     )
-
-
-def test_the_local_cluster_of_fleet_client_runs_with_the_scoring_settings(
-    fleet: list[str],
-) -> None:
-    from evalkit.fleet import LOCAL_WORKER_CONFIG, fleet_client
-
-    with fleet_client(workers=1) as local:
-        (settings,) = local.run(_worker_settings).values()
-        _same(score_fleet(fleet[:2], client=local), score_fleet(fleet[:2]))
-    assert settings == (False, None, "1s", "1s")
-    assert LOCAL_WORKER_CONFIG["distributed.worker.profile.enabled"] is False
-    # the settings were scoped to starting that cluster: this process's config is untouched
-    import dask
-
-    assert dask.config.get("distributed.worker.profile.enabled") is True
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["worker"] == [False, None, "1s", "1s"]
+    assert out["here"] is True  # scoped to starting that cluster: the caller's config is untouched
