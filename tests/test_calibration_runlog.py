@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from tests.judge_helpers import (
     run_cli,
 )
 
-SECRET = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+# made per run, as test_judge_processes makes its key: no key-shaped literal in the repository
+SECRET = f"sk-evalkit-test-{secrets.token_hex(20)}"
 
 
 @pytest.fixture(autouse=True)
