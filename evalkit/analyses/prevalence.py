@@ -340,9 +340,10 @@ def read_calibration(
     from evalkit import gold as gold_sets
     from evalkit.calibration import verify_certificate
     from evalkit.calibration._repo import repo_root
-    from evalkit.input_files import escape_surrogates, own_cap, parse_json, read_bytes
+    from evalkit.calibration.certificate import read_certificate_bytes
+    from evalkit.input_files import escape_surrogates, parse_json
 
-    raw = read_bytes(certificate, "calibration certificate", max_bytes=own_cap(64 << 20))
+    raw = read_certificate_bytes(certificate)
     verify_certificate(raw, root=root)
     obj = parse_json(raw)
     gold = gold_sets.load(repo_root(root) / obj["gold"]["path"])

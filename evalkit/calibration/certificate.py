@@ -385,13 +385,15 @@ def _first_difference(a: Any, b: Any, where: str) -> str | None:
     return None if same else f"{where.rstrip('.')}: stored {a!r}, re-scored {b!r}"
 
 
+def read_certificate_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A certificate file's bytes: a regular file only, at most its cap (module constant)."""
+    return read_bytes(path, "calibration certificate", max_bytes=own_cap(_MAX_CERTIFICATE_BYTES))
+
+
 def _read(source: str | os.PathLike[str] | bytes) -> tuple[bytes, str | None]:
     if isinstance(source, bytes):
         return source, None
-    path = Path(source)
-    return read_bytes(
-        path, "calibration certificate", max_bytes=own_cap(_MAX_CERTIFICATE_BYTES)
-    ), path.name
+    return read_certificate_bytes(source), Path(source).name
 
 
 def verify_certificate(
