@@ -55,6 +55,7 @@ __all__ = [
     "JsonInputError",
     "RawLine",
     "clip",
+    "decode_text",
     "dumps",
     "escape_surrogates",
     "max_file_bytes",
@@ -201,11 +202,20 @@ def open_regular(path: str | os.PathLike[str], what: str) -> int:
     return fd
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, *, max_bytes: int | None = None) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes_: int | None = None,
+    line_cap: bool = False,
+) -> bytes:
     """The whole content of the regular file ``path``, refusing more than ``max_bytes``.
 
     Never holds more than ``max_bytes + 1`` bytes: a file that grows while it is read, or
-    that lies about its size, is still cut off at the cap and refused.
+    that lies about its size, is still cut off at the cap and refused. With ``line_cap`` a
+    line longer than the line cap is refused too (naming it): for line-oriented text handed
+    whole to a parser, where one line must not cost more than the cap says.
     """
     cap = max_file_bytes(max_bytes)
     fd = open_regular(path, what)
@@ -229,7 +239,10 @@ def read_bytes(path: str | os.PathLike[str], what: str, *, max_bytes: int | None
         raise input_file_error(exc, what, _shown(path)) from exc
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    if line_cap:
+        _check_line_lengths(data, path, what, max_line_bytes(max_line_bytes_))
+    return data
 
 
 def read_stream(stream: Any, what: str, *, max_bytes: int | None = None) -> bytes:
@@ -294,14 +307,21 @@ def read_text(
 ) -> str:
     """:func:`read_bytes` decoded as strict UTF-8 (a leading BOM is dropped).
 
-    Invalid UTF-8 raises an ``EvalkitError`` naming the file, the line and the byte column.
-    With ``line_cap`` a line longer than the line cap is refused too (naming it): for
-    line-oriented text handed whole to a parser (CSV), where one row must not cost more than
-    the cap says.
+    Invalid UTF-8 raises an ``EvalkitError`` naming the file, the line and the byte column;
+    ``line_cap`` as for :func:`read_bytes`.
     """
-    data = read_bytes(path, what, max_bytes=max_bytes)
-    if line_cap:
-        _check_line_lengths(data, path, what, max_line_bytes(max_line_bytes_))
+    data = read_bytes(
+        path, what, max_bytes=max_bytes, max_line_bytes_=max_line_bytes_, line_cap=line_cap
+    )
+    return decode_text(data, path, what)
+
+
+def decode_text(data: bytes, path: str | os.PathLike[str], what: str) -> str:
+    """``data``, read from ``path``, as strict UTF-8 text (a leading BOM dropped).
+
+    For a caller that needs the bytes too (to hash them); invalid UTF-8 raises an
+    ``EvalkitError`` naming the file, the line and the byte column.
+    """
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:

@@ -44,7 +44,7 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.gitinfo import head_commit
 from evalkit.gold import MANIFEST_NAME, set_sha256, sha256_hex
-from evalkit.input_files import dumps, escape_surrogates, own_cap, read_bytes, read_text
+from evalkit.input_files import decode_text, dumps, escape_surrogates, own_cap, read_bytes
 from evalkit.study_params import (
     canonical_json,
     design_of,
@@ -69,6 +69,7 @@ __all__ = [
     "latest_entries",
     "parse_lock",
     "read_lock",
+    "read_lock_bytes",
     "require_unchanged",
     "write_lock",
 ]
@@ -267,9 +268,13 @@ def read_lock(path: str | os.PathLike[str] | None = None) -> dict[str, Any] | No
     p = Path(path) if path is not None else default_lock_path()
     if not os.path.lexists(p):
         return None
-    return parse_lock(
-        read_text(p, "pre-registration lock", max_bytes=own_cap(_LOCK_MAX_BYTES), line_cap=True),
-        str(p),
+    return parse_lock(decode_text(read_lock_bytes(p), p, "pre-registration lock"), str(p))
+
+
+def read_lock_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The lock file's bytes, of which its sha256 is taken: a regular file, capped, lines too."""
+    return read_bytes(
+        path, "pre-registration lock", max_bytes=own_cap(_LOCK_MAX_BYTES), line_cap=True
     )
 
 

@@ -31,8 +31,15 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.gold import set_sha256, sha256_hex
-from evalkit.input_files import escape_surrogates, open_regular, own_cap, read_bytes
-from evalkit.prereg import FROZEN_KINDS, check_lock, default_lock_path, latest_entries, parse_lock
+from evalkit.input_files import decode_text, escape_surrogates, open_regular
+from evalkit.prereg import (
+    FROZEN_KINDS,
+    check_lock,
+    default_lock_path,
+    latest_entries,
+    parse_lock,
+    read_lock_bytes,
+)
 from evalkit.prereg_history import first_committed, lock_history, rewritten_entries
 from evalkit.study_params import (
     Parameter,
@@ -283,9 +290,9 @@ def _read_checked_lock(name: str, path: Path, root: str | os.PathLike[str] | Non
             "(`evalkit preregister`), or run it explicitly as not pre-registered (--no-lock), "
             "which the page and results.json then state"
         )
-    raw = read_bytes(path, "pre-registration lock", max_bytes=own_cap(64 << 20))
+    raw = read_lock_bytes(path)
     shown = _lock_shown(path)
-    data = parse_lock(raw, str(path))
+    data = parse_lock(decode_text(raw, path, "pre-registration lock"), str(path))
     _refuse_changed(data, name, Path(root) if root is not None else None, shown)
     history = lock_history(path)
     rewritten = rewritten_entries(data, history)

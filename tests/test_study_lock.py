@@ -371,3 +371,17 @@ def test_the_committed_lock_holds_the_fleet_notebooks_unamended() -> None:
         assert {"metrics_dirs", "scheduler"} <= set(declared)
         defaults = {p.name: p.default for p in declared.values()}
         assert entries[("study", name)]["design"] == design_of(defaults, declared)
+
+
+def test_a_lock_with_a_byte_order_mark_reads_the_same_for_studies_and_preregister(
+    tmp_path: Path,
+) -> None:
+    # before: the study runner parsed the lock's raw bytes and refused a BOM that read_lock
+    # (strict UTF-8 text, BOM dropped) accepted; both now decode the same bytes one way
+    from evalkit.prereg import read_lock
+    from evalkit.study_lock import _read_checked_lock
+
+    with_bom = tmp_path / "preregistration.lock.json"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + REPO_LOCK.read_bytes())
+    assert read_lock(with_bom) == read_lock(REPO_LOCK)
+    assert _read_checked_lock("rubric-replay", with_bom, REPO).data == read_lock(REPO_LOCK)
