@@ -18,7 +18,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --require-hashes -r $(LOCK)
-	$(PY) -m evalkit.lockfile pyproject.toml $(LOCK)
+	$(PY) -m evalkit.provenance.lockfile pyproject.toml $(LOCK)
 	rm -rf evalkit.egg-info  # stale metadata of an older checkout would shadow pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)

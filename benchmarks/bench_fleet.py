@@ -93,8 +93,8 @@ def main() -> None:
         return
     import pandas as pd
 
-    from evalkit.engine import score_ledger
-    from evalkit.fleet import fleet_client, fleet_summary, score_fleet
+    from evalkit.fleet.score import fleet_client, fleet_summary, score_fleet
+    from evalkit.scoring.engine import score_ledger
 
     dirs = fleet_ledgers()
     score_fleet(dirs[:1])  # warm: imports and caches, as the workers get below

@@ -27,12 +27,12 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit import journal
-from evalkit.engine import score_ledger, score_session
 from evalkit.errors import EvalkitError
-from evalkit.ledger import read_metrics_dir
-from evalkit.ledger_parse import gc_paused
-from evalkit.verify import verify_record
+from evalkit.journal import reader as journal
+from evalkit.ledger.parse import gc_paused
+from evalkit.ledger.reader import read_metrics_dir
+from evalkit.scoring.engine import score_ledger, score_session
+from evalkit.verify.rescore import verify_record
 
 N_SESSIONS = 5_000
 N_EVENTS = 500_000

@@ -19,14 +19,14 @@ from evalkit.errors import (
 )
 
 if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
-    from evalkit.engine import score_ledger, score_records, score_session
-    from evalkit.eval_record import EvalRecord
-    from evalkit.facts import compute_facts
-    from evalkit.fleet import score_fleet
-    from evalkit.journaling import journal_ledger
-    from evalkit.record import normalize_record, validate_record
+    from evalkit.fleet.score import score_fleet
+    from evalkit.journal.batch import journal_ledger
+    from evalkit.judge.facts import compute_facts
+    from evalkit.record.contract import normalize_record, validate_record
     from evalkit.resolve import Resolution, resolve_session
-    from evalkit.verify import verify_journal, verify_record
+    from evalkit.scoring.engine import score_ledger, score_records, score_session
+    from evalkit.scoring.eval_record import EvalRecord
+    from evalkit.verify.rescore import verify_journal, verify_record
 
 # The one version source: pyproject.toml reads it (setuptools dynamic version), as do records,
 # calibration certificates and `evalkit --version`.
@@ -36,17 +36,17 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "Resolution": "evalkit.resolve",
     "resolve_session": "evalkit.resolve",
-    "EvalRecord": "evalkit.eval_record",
-    "score_session": "evalkit.engine",
-    "score_records": "evalkit.engine",
-    "score_ledger": "evalkit.engine",
-    "validate_record": "evalkit.record",
-    "normalize_record": "evalkit.record",
-    "compute_facts": "evalkit.facts",
-    "score_fleet": "evalkit.fleet",
-    "journal_ledger": "evalkit.journaling",
-    "verify_journal": "evalkit.verify",
-    "verify_record": "evalkit.verify",
+    "EvalRecord": "evalkit.scoring.eval_record",
+    "score_session": "evalkit.scoring.engine",
+    "score_records": "evalkit.scoring.engine",
+    "score_ledger": "evalkit.scoring.engine",
+    "validate_record": "evalkit.record.contract",
+    "normalize_record": "evalkit.record.contract",
+    "compute_facts": "evalkit.judge.facts",
+    "score_fleet": "evalkit.fleet.score",
+    "journal_ledger": "evalkit.journal.batch",
+    "verify_journal": "evalkit.verify.rescore",
+    "verify_record": "evalkit.verify.rescore",
 }
 
 __all__ = [

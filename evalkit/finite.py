@@ -3,7 +3,7 @@
 JSON has no NaN and no Infinity, and a figure that is undefined is ``null``, never a guessed
 number. Every summary, results file, CLI payload and prompt that writes numbers uses these
 helpers; the JavaScript semantics a record needs (``JSON.stringify``'s integers, ``String(x)``)
-are :mod:`evalkit.jsnum`'s.
+are :mod:`evalkit.js.numbers`'s.
 
 No third-party import: the judge, CLI and record layers import this without loading numpy.
 """

@@ -14,7 +14,7 @@ Three steps, each a pure function of already-parsed ledger values:
    for one record).
 
 :func:`resolve_session` runs them over a metrics directory. What falls into a window (events,
-guard attribution by raw id) is measured by :mod:`evalkit.measure`.
+guard attribution by raw id) is measured by :mod:`evalkit.scoring.measure`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from os import PathLike
 from typing import Any, Literal
 
 from evalkit.errors import SessionResolutionError
-from evalkit.jsvalues import (
+from evalkit.js.timestamps import timestamp_ms
+from evalkit.js.values import (
     UNDEFINED,
     get,
     is_non_empty_string,
@@ -36,9 +37,8 @@ from evalkit.jsvalues import (
     js_sort_key,
     js_truthy,
 )
-from evalkit.ledger import read_session_values
-from evalkit.scoring_context import PeerOverlap, Window
-from evalkit.timestamps import timestamp_ms
+from evalkit.ledger.reader import read_session_values
+from evalkit.record.scoring_context import PeerOverlap, Window
 
 __all__ = [
     "CanonicalSessions",

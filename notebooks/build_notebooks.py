@@ -3,7 +3,7 @@
 Run: ``python notebooks/build_notebooks.py``. Every code cell is tagged ``hide-input`` so the
 rendered HTML shows results, not code; the one cell tagged ``parameters`` holds JSON-simple
 defaults (the runner injects the values of a run after it). All logic lives in
-``evalkit.analyses``; text from the data reaches Markdown only through ``evalkit.text_escape``.
+``evalkit.analyses``; text from the data reaches Markdown only through ``evalkit.files.escape``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import warnings
 from IPython.display import Markdown, display
 
 from evalkit import analyses
-from evalkit.text_escape import markdown_code
+from evalkit.files.escape import markdown_code
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 analyses.configure_display()

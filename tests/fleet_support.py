@@ -101,8 +101,8 @@ def rows(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
 def assert_matches_score_ledger(frame: pd.DataFrame, dirs: list[str], rubric: str) -> set[str]:
     """Each directory's rows of a fleet frame are ``score_ledger``'s, row for row; returns the
     directories ``score_ledger`` refuses or finds no session in (the fleet's failures)."""
-    from evalkit.engine import LEDGER_COLUMNS, score_ledger
-    from evalkit.fleet import fleet_summary
+    from evalkit.fleet.score import fleet_summary
+    from evalkit.scoring.engine import LEDGER_COLUMNS, score_ledger
 
     assert list(frame.columns) == [*LEDGER_COLUMNS, "metrics_dir"]
     for name in LEDGER_COLUMNS:

@@ -49,7 +49,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def gold_rule_labels() -> dict[str, str]:
     """What the scripted server's default (rule-judge) replies say, per gold item."""
     from evalkit.calibration import rule_judge_labels
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     table = rule_judge_labels(load(GOLD_V2))
     return dict(zip(table["item_id"], table["label"], strict=True))

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, Method, Status
-from evalkit.jsvalues import js_string
+from evalkit.js.values import js_string
+from evalkit.record.dimension import Dimension, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import Misses, Number, Reading, RecordView, first_number
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 ID: Final = "agent-budget"
 #: rubric-v3's (made-up) threshold: pass iff total_agents <= 8.

@@ -17,7 +17,7 @@ SESSION_ID = "main-2026-09-19-session-1"
 
 
 def run_id_for(session_id: str, timestamp: str) -> str:
-    # Written out independently of evalkit.record.make_run_id on purpose.
+    # Written out independently of evalkit.record.contract.make_run_id on purpose.
     stamp = timestamp.replace("-", "").replace(":", "").replace(".", "")
     return f"{session_id}-eval-{stamp}"
 

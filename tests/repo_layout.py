@@ -28,7 +28,7 @@ GOLD_SET = REPO_ROOT / "gold" / SET
 
 def gold_entries(root: Path) -> list[dict[str, Any]]:
     """Lock entries (gold versions and decision rules) for the gold sets under ``root/gold``."""
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     entries = []
     for set_dir in sorted(p for p in (root / "gold").iterdir() if p.is_dir()):
@@ -78,7 +78,7 @@ def mint_rule_judge(repo: Path, n_resamples: int) -> tuple[Any, Any]:
     import pytest
 
     from evalkit.calibration import calibrate, register, rule_judge_labels
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     with pytest.MonkeyPatch.context() as env:
         env.delenv("EVALKIT_PREREG_LOCK", raising=False)
@@ -94,7 +94,7 @@ def relabelled_freeze(vdir: Path, work: Path, root: Path) -> Path:
     a recomputed manifest into ``root/instruction-adherence``: it verifies as a gold set on its
     own, and the rule judge agrees with it perfectly. Returns the new version folder."""
     from evalkit.calibration import rule_judge_labels
-    from evalkit.gold import freeze, load
+    from evalkit.gold.sets import freeze, load
 
     shutil.copytree(vdir, work)
     (work / "MANIFEST.json").unlink()

@@ -15,14 +15,14 @@ import pytest
 from conftest import REPO_ROOT
 from repo_layout import SET, make_repo
 
-from evalkit import studies
 from evalkit.analyses import calibration as cal
 from evalkit.analyses import judge_consistency as jcv
 from evalkit.calibration import NO_LOCK, rule_judge_labels
 from evalkit.calibration import register as register_calibration
 from evalkit.calibration._inputs import RULE_JUDGE_NAME
-from evalkit.gold import load
-from evalkit.text_escape import markdown_code
+from evalkit.files.escape import markdown_code
+from evalkit.gold.sets import load
+from evalkit.studies import run as studies
 
 GOLD = REPO_ROOT / "gold" / SET / "v2"
 N_RES = 200

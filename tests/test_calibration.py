@@ -29,10 +29,10 @@ from evalkit.calibration import (
     register,
     rule_judge_labels,
 )
-from evalkit.calibration_status import ALLOWED_UNCALIBRATED, is_accepted, mint_status
 from evalkit.cli.main import main
 from evalkit.errors import DegenerateDataWarning, EvalkitError, ValidationError
-from evalkit.gold import LABELS, load
+from evalkit.gold.sets import LABELS, load
+from evalkit.record.calibration_status import ALLOWED_UNCALIBRATED, is_accepted, mint_status
 from tests.conftest import REPO_ROOT
 
 N_RES = 400  # enough for the assertions below; the pre-registered run uses the rule's 2000
@@ -447,7 +447,7 @@ def test_pabak_carries_per_class_indices_and_the_judge_is_named(gold) -> None:
 def test_a_lone_version_copy_uses_the_repository_decision_rule(tmp_path: Path) -> None:
     import shutil
 
-    from evalkit.gold import resolve
+    from evalkit.gold.sets import resolve
 
     newest = resolve(GOLD_DIR.parent)
     lone = tmp_path / "lone" / newest.name

@@ -30,8 +30,7 @@ from repo_layout import labels_sha256 as _labels_sha
 from repo_layout import only_certificate as _cert_path
 from repo_layout import plant_certificate as _plant
 
-from evalkit import gold as gold_module
-from evalkit import journal, validate_record
+from evalkit import validate_record
 from evalkit.calibration import (
     CertificateError,
     accepted_calibrations,
@@ -43,9 +42,11 @@ from evalkit.calibration import (
     verify_certificate,
 )
 from evalkit.calibration import certificate as certificate_module
-from evalkit.calibration_status import AcceptedCalibrations
 from evalkit.errors import EvalkitError, ValidationError
-from evalkit.gold import LABELS, load
+from evalkit.gold import sets as gold_module
+from evalkit.gold.sets import LABELS, load
+from evalkit.journal import reader as journal
+from evalkit.record.calibration_status import AcceptedCalibrations
 
 N_RES = 300  # the displayed interval; graduation is judged on the rule's 2000 resamples anyway
 JUDGE = RULE_JUDGE
@@ -355,7 +356,7 @@ def test_a_hand_written_registry_line_and_the_environment_have_no_effect(
 _CHILD = """
 import json, sys
 from pathlib import Path
-from evalkit import journal
+from evalkit.journal import reader as journal
 from evalkit.calibration import accepted_calibrations
 path, root = Path(sys.argv[1]), Path(sys.argv[2])
 print(len(journal.read(path, accepted=accepted_calibrations(root)).records))
@@ -415,7 +416,7 @@ def test_no_lock_refuses_unless_asked_and_then_never_mints(
 
 
 def test_is_accepted_without_accepted_asks_the_repository(minted: dict[str, Any]) -> None:
-    from evalkit.calibration_status import is_accepted
+    from evalkit.record.calibration_status import is_accepted
 
     cert = minted["cert"]
     assert is_accepted(cert.dimension_id, "uncalibrated", None)
@@ -595,7 +596,7 @@ def test_a_claimed_certificate_is_re_checked_once_per_reader(
 _COST = """
 import json, sys
 from pathlib import Path
-from evalkit import journal
+from evalkit.journal import reader as journal
 from evalkit.calibration import RepositoryCalibrations
 read = journal.read(Path(sys.argv[1]), accepted=RepositoryCalibrations(Path(sys.argv[2])))
 print(json.dumps([len(read.records), "scipy" in sys.modules]))

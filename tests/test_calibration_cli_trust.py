@@ -23,7 +23,7 @@ from repo_layout import SET, clean_env, make_repo, relabelled_copy_outside, run_
 
 import evalkit
 from evalkit.cli.main import main
-from evalkit.record_seal import seal_record
+from evalkit.record.seal import seal_record
 
 V2 = f"gold/{SET}/v2"
 
@@ -186,7 +186,7 @@ def test_a_journal_line_is_equally_valid_in_every_process(
     """A graduating calibrate() in this process, or a registry variable in another, once
     made the same line valid in one process and invalid in the next."""
     from evalkit.calibration import calibrate
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     gold = load(REPO_ROOT / V2)
     res = calibrate(gold.items[["item_id", "label"]], gold, n_resamples=200)

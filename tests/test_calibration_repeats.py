@@ -36,7 +36,7 @@ from evalkit.calibration import (
     verify_certificate,
 )
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, load
+from evalkit.gold.sets import LABELS, load
 from evalkit.judge.consistency import (
     flip_rate,
     kappa_vs_gold,

@@ -44,7 +44,7 @@ def _no_caller_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def rule_kappa() -> dict[str, Any]:
     """The rule judge's calibration on gold v2 (what the scripted server's replies say)."""
     from evalkit.calibration import calibrate, rule_judge_labels
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     gold = load(REPO_ROOT / GOLD_ARG)
     return calibrate(rule_judge_labels(gold), gold).to_dict()
@@ -256,7 +256,7 @@ def test_the_rule_flag_takes_only_a_locked_rule(v2_log: Path, tmp_path: Path) ->
 def test_an_unknown_condition_in_a_rule_is_refused_never_ignored(tmp_path: Path) -> None:
     from evalkit.calibration import load_decision_rule
     from evalkit.errors import EvalkitError
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     rule = REPO_ROOT / "gold" / "instruction-adherence" / "DECISION_RULE-model-judge.json"
     body = json.loads(rule.read_text(encoding="utf-8"))

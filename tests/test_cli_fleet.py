@@ -29,8 +29,8 @@ from conftest import IN_CI, REPO_ROOT
 from fleet_support import bad_directories, make_fleet
 
 from evalkit.cli.main import main
-from evalkit.engine import LEDGER_COLUMNS, score_ledger
-from evalkit.fleet import FleetFailureWarning, score_fleet
+from evalkit.fleet.score import FleetFailureWarning, score_fleet
+from evalkit.scoring.engine import LEDGER_COLUMNS, score_ledger
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
 COLUMNS = [*LEDGER_COLUMNS, "metrics_dir"]

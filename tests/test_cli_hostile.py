@@ -22,8 +22,8 @@ from conftest import require_shared
 from hostile import fifo, main_in_child
 from record_factory import TIMESTAMP, make_record
 
-from evalkit import journal
 from evalkit.cli.main import main
+from evalkit.journal import reader as journal
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE = "events-20260917T000000Z_20260917T230000Z.jsonl"

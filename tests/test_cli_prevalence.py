@@ -13,7 +13,7 @@ from repo_layout import SET, make_repo
 
 from evalkit.analyses import prevalence as prev
 from evalkit.cli.main import main
-from evalkit.label_files import read_item_labels
+from evalkit.files.labels import read_item_labels
 from evalkit.simulate import SimulatedModelJudge, simulate_target
 from evalkit.stats import plan_prevalence
 from tests.conftest import REPO_ROOT
@@ -106,7 +106,7 @@ def test_plan_prevalence_bad_input_exits_1(
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A judge's calls on the gold set and on a target (3 repeats), humans on 60 target items."""
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     tmp = tmp_path_factory.mktemp("prev-cli")
     gold = load(GOLD)
@@ -122,7 +122,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _library(files: dict[str, Path], human: bool, **kw: Any) -> dict[str, Any]:
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     gold = load(GOLD)
     data = prev.PrevalenceData(
@@ -196,7 +196,7 @@ def test_prevalence_from_a_calibration_certificate(
     """The rule judge's registered calibration (in a repository copy): its labels on gold are
     read from the certificate after it re-checks; a tampered certificate is refused, exit 1."""
     from evalkit.calibration import calibrate, register, rule_judge_labels
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     repo = make_repo(tmp_path / "repo")
     gold = load(repo / "gold" / SET / "v2")

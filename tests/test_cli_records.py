@@ -16,7 +16,7 @@ from record_factory import TIMESTAMP
 
 import evalkit
 from evalkit.cli.main import main
-from evalkit.record_seal import seal_record
+from evalkit.record.seal import seal_record
 
 CASE = "random-20260919-002"
 
@@ -75,7 +75,7 @@ def test_score_writes_the_journal_and_prints_a_table(
     code = main(_score(metrics, "--model-id", "m-1", "--model-source", "config", "--handle", "me"))
     out, err = capsys.readouterr()
     assert code == 0, err
-    from evalkit import journal
+    from evalkit.journal import reader as journal
 
     stored = journal.read(metrics / "eval.jsonl").records
     assert len(stored) == 1

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from conftest import SHARED_DIR, require_shared
 
-from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.resolve import resolve_session
+from evalkit.scoring.engine import score_session
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
 CORPORA = ("public", "real")
@@ -112,7 +112,7 @@ def test_evidence_is_byte_exact(case: Path, version: str) -> None:
 
 def test_facts_of_our_dimensions_match_reference(case: Path) -> None:
     """rubric-v2 judge facts read from our evidence equal the reference's."""
-    from evalkit.facts import compute_facts
+    from evalkit.judge.facts import compute_facts
 
     expected = json.loads((case / "expected-v2.json").read_text(encoding="utf-8"))
     got = _run(case, "rubric-v2")

@@ -12,10 +12,16 @@ import pytest
 from test_rubric_v1_rows import noise, session, write_ledger
 
 import evalkit
-from evalkit.dimension import NO_SCORE, Dimension, Method, Status
-from evalkit.engine import SAMPLE_METRICS_DIR, EvalRecord, build_run_id, score_ledger, score_session
 from evalkit.errors import ValidationError, VersionMismatchError
+from evalkit.record.dimension import NO_SCORE, Dimension, Method, Status
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
+from evalkit.scoring.engine import (
+    SAMPLE_METRICS_DIR,
+    EvalRecord,
+    build_run_id,
+    score_ledger,
+    score_session,
+)
 
 TS = "2026-10-01T00:00:00.000Z"
 
@@ -63,7 +69,7 @@ def test_record_has_every_top_level_field_in_order(ledger: Path) -> None:
 
 
 def test_record_passes_the_record_validator(ledger: Path) -> None:
-    from evalkit.record import validate_record
+    from evalkit.record.contract import validate_record
 
     for version in RUBRIC_VERSIONS:
         validate_record(score_session(ledger, rubric=version, timestamp=TS).to_dict())

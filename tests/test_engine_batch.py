@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from conftest import bench_scoring, conformance_cases, require_shared
 
-from evalkit.engine import LEDGER_COLUMNS, score_ledger, score_session
 from evalkit.errors import ValidationError
+from evalkit.js.timestamps import parse_timestamps, timestamp_ms
 from evalkit.resolve import canonical_sessions
-from evalkit.timestamps import parse_timestamps, timestamp_ms
+from evalkit.scoring.engine import LEDGER_COLUMNS, score_ledger, score_session
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
@@ -41,7 +41,7 @@ def _one_at_a_time(metrics: Path, rubric: str, session_id: str) -> list[tuple[An
 def _assert_batch_equals_single(metrics: Path, rubric: str) -> int:
     frame = score_ledger(metrics, rubric)
     assert list(frame.columns) == list(LEDGER_COLUMNS)
-    from evalkit.ledger import read_metrics_dir
+    from evalkit.ledger.reader import read_metrics_dir
 
     ids = [
         r["session_id"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.engine import SAMPLE_METRICS_DIR
+from evalkit.scoring.engine import SAMPLE_METRICS_DIR
 
 
 @pytest.mark.parametrize("bad", [None, 42, 3.5, ["a"], {"dir": "x"}])

@@ -1,6 +1,6 @@
 """The event index, built column-wise in bulk, equals the plain reading, one event at a time.
 
-``evalkit.measure.EventIndex`` collects the events in one tight pass, parses the timestamps in
+``evalkit.scoring.measure.EventIndex`` collects the events in one tight pass, parses the timestamps in
 bulk and sorts with numpy. ``_reference`` below reads the same events the obvious way (every
 event on its own, ``timestamp_ms`` per event, Python's ``sorted`` by (time, ledger position)):
 both must give the same index, value for value and type for type, on generated ledgers, on
@@ -20,9 +20,10 @@ from conftest import bench_scoring, conformance_cases, require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.jsvalues import UNDEFINED, is_non_empty_trimmed, is_number, strict_equals_zero
-from evalkit.ledger import read_metrics_dir
-from evalkit.measure import (
+from evalkit.js.timestamps import timestamp_ms
+from evalkit.js.values import UNDEFINED, is_non_empty_trimmed, is_number, strict_equals_zero
+from evalkit.ledger.reader import read_metrics_dir
+from evalkit.scoring.measure import (
     BLOCKED,
     LOOP_WARNING,
     QUALITY_GATE_EVENTS,
@@ -30,7 +31,6 @@ from evalkit.measure import (
     WARNED,
     EventIndex,
 )
-from evalkit.timestamps import timestamp_ms
 
 GUARDS = (BLOCKED, WARNED, LOOP_WARNING)
 

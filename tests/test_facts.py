@@ -15,7 +15,7 @@ import pytest
 from conftest import SHARED_DIR, require_shared
 
 import evalkit
-from evalkit.facts import FACT_KEYS, compute_facts
+from evalkit.judge.facts import FACT_KEYS, compute_facts
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
 from evalkit.rubrics.dimensions import guard_friction as gf
@@ -279,9 +279,9 @@ TIMESTAMP = "2026-10-01T00:00:00.000Z"
 @pytest.mark.parametrize("case", _expected_params())
 def test_facts_of_records_evalkit_writes_equal_the_reference(case: Path | None, tmp_path) -> None:
     """Score the case with evalkit, append the record to a journal, read it back: same facts."""
-    from evalkit import journal
-    from evalkit.engine import score_session
     from evalkit.errors import EvalkitError
+    from evalkit.journal import reader as journal
+    from evalkit.scoring.engine import score_session
 
     require_shared("conformance")
     assert case is not None

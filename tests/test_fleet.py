@@ -26,9 +26,9 @@ from fleet_support import (
 )
 
 import evalkit
-from evalkit.engine import SAMPLE_METRICS_DIR, score_ledger
 from evalkit.errors import EvalkitError, VersionMismatchError
-from evalkit.fleet import (
+from evalkit.fleet.arrow import decode_ledger_tables, encode_ledger_table
+from evalkit.fleet.score import (
     DirectoryOutcome,
     FleetFailureWarning,
     MissingExtraError,
@@ -37,7 +37,7 @@ from evalkit.fleet import (
     run_fleet,
     score_fleet,
 )
-from evalkit.fleet_arrow import decode_ledger_tables, encode_ledger_table
+from evalkit.scoring.engine import SAMPLE_METRICS_DIR, score_ledger
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +286,7 @@ _WITHOUT_DASK = textwrap.dedent(
     except ImportError:
         pass
     import evalkit
-    from evalkit.fleet import MissingExtraError, fleet_client
+    from evalkit.fleet.score import MissingExtraError, fleet_client
     modules = [m.name for m in pkgutil.walk_packages(evalkit.__path__, "evalkit.")
                if not m.name.endswith("__main__")]  # importing __main__ runs the CLI
     for name in modules:

@@ -26,7 +26,7 @@ from evalkit.analyses import fleet as af
 from evalkit.analyses.replay import status_rates
 from evalkit.analyses.threshold import counterfactual
 from evalkit.errors import DegenerateDataWarning, EvalkitError
-from evalkit.fleet import score_fleet
+from evalkit.fleet.score import score_fleet
 from evalkit.simulate import simulate_metrics_dir
 from evalkit.stats.bootstrap import bootstrap_sums
 

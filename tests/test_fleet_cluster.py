@@ -31,7 +31,13 @@ from fleet_support import (
     peak_rss_kib,
 )
 
-from evalkit.fleet import FleetFailureWarning, fleet_client, fleet_summary, run_fleet, score_fleet
+from evalkit.fleet.score import (
+    FleetFailureWarning,
+    fleet_client,
+    fleet_summary,
+    run_fleet,
+    score_fleet,
+)
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -197,7 +203,7 @@ def test_a_lost_worker_is_a_failure_and_the_others_finish(tmp_path: Path) -> Non
 _SETTINGS_IN_A_FRESH_PROCESS = """
 import json, os
 import dask
-from evalkit.fleet import fleet_client
+from evalkit.fleet.score import fleet_client
 
 def settings():
     import dask, os

@@ -20,9 +20,9 @@ from evalkit.analyses import replay_fleet as rf
 from evalkit.analyses import threshold as th
 from evalkit.analyses import threshold_fleet as tf
 from evalkit.errors import EvalkitError
-from evalkit.fleet import MissingExtraError, score_fleet
+from evalkit.files.escape import markdown_text
+from evalkit.fleet.score import MissingExtraError, score_fleet
 from evalkit.stats import wilson_interval
-from evalkit.text_escape import markdown_text
 
 
 @pytest.fixture(scope="module")

@@ -21,12 +21,12 @@ import pytest
 from conftest import IN_CI
 from fleet_support import journaled_fleet
 
-from evalkit import studies
 from evalkit.analyses import fleet as af
 from evalkit.analyses import threshold_fleet as tf
-from evalkit.fleet import score_fleet
-from evalkit.study_lock import input_hashes
-from evalkit.study_params import notebook_parameters
+from evalkit.fleet.score import score_fleet
+from evalkit.prereg.study_params import notebook_parameters
+from evalkit.studies import run as studies
+from evalkit.studies.lock import input_hashes
 from tests.browser import DevTools, assert_inert, chromium, open_page
 
 # the direct calls below meet signals that never fire: their point interval warns, as it should

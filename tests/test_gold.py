@@ -15,7 +15,8 @@ import pytest
 
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, MANIFEST_NAME, freeze, load, resolve, verify_all
+from evalkit.gold.sets import LABELS, MANIFEST_NAME, freeze, load, resolve
+from evalkit.prereg.gold_verify import verify_all
 from tests.conftest import REPO_ROOT, require_shared
 
 SET_DIR = REPO_ROOT / "gold" / "instruction-adherence"
@@ -445,7 +446,7 @@ def test_a_version_re_frozen_in_place_differs_from_the_lock(
     shutil.copytree(new, set_dir / "v2")
     manifest = json.loads((set_dir / "v2" / MANIFEST_NAME).read_text(encoding="utf-8"))
     assert manifest["version"] == 1  # re-number it as v2, recomputing the manifest's self-hash
-    from evalkit.gold import _canonical_manifest, _manifest_self_hash
+    from evalkit.gold.sets import _canonical_manifest, _manifest_self_hash
 
     manifest["version"] = 2
     manifest["manifest_sha256"] = _manifest_self_hash(manifest)

@@ -27,8 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_factory import make_record
 
-from evalkit import input_files, journal, ledger
 from evalkit.errors import EvalkitError
+from evalkit.files import input as input_files
+from evalkit.journal import reader as journal
+from evalkit.ledger import reader as ledger
 
 FILE_CAP = 64 * 1024
 LINE_CAP = 4 * 1024
@@ -93,7 +95,7 @@ def _journal(path: str) -> Any:
 
 
 def _verify(path: str) -> Any:
-    from evalkit.verify import verify_record
+    from evalkit.verify.rescore import verify_record
 
     return verify_record(
         "main-2026-09-19-session-1-eval-20261001T000000000Z", os.path.dirname(path), path
@@ -101,8 +103,8 @@ def _verify(path: str) -> Any:
 
 
 def _report(path: str) -> Any:
-    from evalkit.report import render_report
-    from evalkit.verify import find_record
+    from evalkit.verify.rescore import find_record
+    from evalkit.views.report import render_report
 
     record, _ = find_record("main-2026-09-19-session-1-eval-20261001T000000000Z", path)
     return len(input_files.escape_surrogates(render_report(record)).encode("utf-8"))
@@ -127,25 +129,25 @@ def _calibrate_labels(path: str) -> Any:
 
 
 def _gold_file(path: str) -> Any:
-    from evalkit.gold import read_jsonl_objects
+    from evalkit.gold.sets import read_jsonl_objects
 
     return len(read_jsonl_objects(Path(path)))
 
 
 def _lock(path: str) -> Any:
-    from evalkit.prereg import read_lock
+    from evalkit.prereg.lock import read_lock
 
     return read_lock(path)
 
 
 def _parameters_file(path: str) -> Any:
-    from evalkit.study_params import load_parameters_file
+    from evalkit.prereg.study_params import load_parameters_file
 
     return load_parameters_file(path)
 
 
 def _notebook(path: str) -> Any:
-    from evalkit.study_params import read_notebook
+    from evalkit.prereg.study_params import read_notebook
 
     return len(read_notebook(path))
 
@@ -163,7 +165,7 @@ def _run_log(path: str) -> Any:
 
 
 def _item_labels(path: str) -> Any:
-    from evalkit.label_files import read_item_labels
+    from evalkit.files.labels import read_item_labels
 
     return read_item_labels(path)
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hostile import fifo, in_child
 
-from evalkit import input_files
 from evalkit.errors import EvalkitError
-from evalkit.input_files import (
+from evalkit.files import input as input_files
+from evalkit.files.input import (
     InputNotRegularError,
     InputTooLargeError,
     JsonInputError,
@@ -116,8 +116,8 @@ def test_a_readers_own_cap_is_tightened_by_a_lower_file_cap(
 ) -> None:
     # before: a lock, parameters file, certificate, decision rule or gold manifest kept its own
     # fixed cap (16-64 MiB) whatever $EVALKIT_MAX_FILE_BYTES said
-    from evalkit.prereg import read_lock
-    from evalkit.study_params import load_parameters_file
+    from evalkit.prereg.lock import read_lock
+    from evalkit.prereg.study_params import load_parameters_file
 
     assert input_files.own_cap(64 << 20) == 64 << 20  # the 1 GiB default is higher
     monkeypatch.setenv(input_files.MAX_FILE_BYTES_ENV, "99")

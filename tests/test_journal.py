@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_factory import make_record, reference_record, run_id_for
 
-from evalkit import journal
 from evalkit.errors import ValidationError
-from evalkit.journal import DiagnosticKind
-from evalkit.record_seal import seal_record, without_seal
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import DiagnosticKind
+from evalkit.record.seal import seal_record, without_seal
 
 
 def _ts(i: int) -> str:

@@ -20,12 +20,12 @@ from conftest import require_shared
 from faults import only_for
 from record_factory import make_record
 
-from evalkit import journal
 from evalkit.cli.main import main
-from evalkit.engine import score_session
-from evalkit.journal import JournalWriteError
-from evalkit.journaling import journal_ledger
-from evalkit.record_seal import seal_record
+from evalkit.journal import reader as journal
+from evalkit.journal.batch import journal_ledger
+from evalkit.journal.reader import JournalWriteError
+from evalkit.record.seal import seal_record
+from evalkit.scoring.engine import score_session
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
 

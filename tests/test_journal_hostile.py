@@ -24,9 +24,9 @@ from faults import only_for
 from hostile import fifo, in_child, main_in_child
 from record_factory import TIMESTAMP, make_record
 
-from evalkit import journal
 from evalkit.errors import EvalkitError
-from evalkit.journal import DiagnosticKind, JournalWriteError
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import DiagnosticKind, JournalWriteError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

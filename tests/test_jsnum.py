@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.jsnum import (
+from evalkit.js.numbers import (
     MAX_SAFE_INTEGER,
     JSONLineError,
     format_js_number,

@@ -1,4 +1,4 @@
-"""The one line appender (``evalkit.jsonl_append``) under failure, as the run log meets it.
+"""The one line appender (``evalkit.files.append``) under failure, as the run log meets it.
 
 The journal's own failure cases are pinned in ``test_journal_hostile.py`` and
 ``test_journal_batch.py``; these pin what the run log gained by sharing the journal's
@@ -20,9 +20,9 @@ from faults import only_for
 from hostile import fifo, in_child
 from record_factory import make_record
 
-from evalkit import journal
 from evalkit.errors import EvalkitError
-from evalkit.jsonl_append import AppendError, AppendHold, LineAppender, append_lines, encode_line
+from evalkit.files.append import AppendError, AppendHold, LineAppender, append_lines, encode_line
+from evalkit.journal import reader as journal
 
 
 def _half_then(exc: BaseException) -> Any:

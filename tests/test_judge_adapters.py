@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import require_shared
 
-from evalkit import journal
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
+from evalkit.journal import reader as journal
 from evalkit.judge import (
     CallableJudge,
     Judge,
@@ -24,6 +23,7 @@ from evalkit.judge import (
     judge_record,
     merge_judge,
 )
+from evalkit.judge.facts import compute_facts
 from evalkit.rubrics import evidence as ev
 
 RUN_A = "s-a-eval-20261001T000000000Z"
@@ -184,7 +184,7 @@ def test_merge_judge_never_adds_an_id_twice(record_b: dict) -> None:
 
 
 def test_merged_record_still_validates(record_b: dict) -> None:
-    from evalkit.record import validate_record
+    from evalkit.record.contract import validate_record
 
     merged = merge_judge(record_b, judge_record(record_b, RulesJudge()))
     assert validate_record(merged)["dimensions"][-1]["id"] == "instruction-adherence"

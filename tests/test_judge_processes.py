@@ -161,7 +161,7 @@ sys.exit(main(sys.argv[1:]))
 def test_evalkit_works_without_the_judges_extra_and_names_it_when_needed(
     tmp_path: Path,
 ) -> None:
-    from evalkit import journal
+    from evalkit.journal import reader as journal
     from tests.record_factory import make_record
 
     path = tmp_path / "eval.jsonl"

@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from evalkit.facts import compute_facts
 from evalkit.judge import (
     CallableJudge,
     RulesJudge,
@@ -15,6 +14,7 @@ from evalkit.judge import (
     build_prompt,
     judge_record,
 )
+from evalkit.judge.facts import compute_facts
 from evalkit.judge.prompt import check_budget, estimate_tokens
 from evalkit.judge.rules import RUBRIC_V2_RULES
 from evalkit.rubrics import evidence as ev

@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO_ROOT
 from record_factory import make_record
 
-from evalkit import journal
+from evalkit.journal import reader as journal
 
 
 def _evalkit(*argv: str, encoding: str) -> subprocess.CompletedProcess[bytes]:

@@ -246,7 +246,7 @@ def test_several_judges_are_label_families_of_one_log(tmp_path: Path) -> None:
 
 
 def test_journal_records_are_judged_by_run_id(tmp_path: Path) -> None:
-    from evalkit import journal
+    from evalkit.journal import reader as journal
     from tests.record_factory import make_record
 
     path = tmp_path / "eval.jsonl"
@@ -310,7 +310,7 @@ def test_user_errors_exit_1_naming_the_problem_and_write_nothing(
 def test_the_journal_itself_is_never_the_run_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit import journal
+    from evalkit.journal import reader as journal
     from tests.record_factory import make_record
 
     path = tmp_path / "eval.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import EvalkitError
-from evalkit.jsonl_append import LineAppender, append_lines, encode_line
+from evalkit.files.append import LineAppender, append_lines, encode_line
 from evalkit.judge.reply import read_reply
 from evalkit.judge.runlog import SCHEMA, read_runlog, runlog_labels
 from tests.judge_helpers import REPO_ROOT
@@ -35,7 +35,7 @@ def test_lines_are_appended_whole_and_a_torn_tail_never_swallows_them(tmp_path: 
 
 _FULL_DISK = """
 import os, resource, signal, sys
-from evalkit.jsonl_append import LineAppender
+from evalkit.files.append import LineAppender
 path = sys.argv[1]
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 size = os.path.getsize(path)
@@ -65,7 +65,7 @@ def test_an_append_that_does_not_fit_leaves_the_file_as_it_was(tmp_path: Path) -
 
 _WRITER = """
 import sys
-from evalkit.jsonl_append import LineAppender, encode_line
+from evalkit.files.append import LineAppender, encode_line
 with LineAppender(sys.argv[1]) as log:
     for i in range(200):
         log.append([encode_line({"w": sys.argv[2], "i": i, "pad": "p" * 300})] * 2)

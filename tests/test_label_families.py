@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from evalkit import studies
 from evalkit.analyses import label_families as lf
 from evalkit.analyses.agreement import per_target
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.gold import load
+from evalkit.gold.sets import load
 from evalkit.judge.consistency import kappa_vs_gold
 from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.judge.scripted_server import Reply, ScriptedServer, rules_reply
+from evalkit.studies import run as studies
 from tests.judge_helpers import GOLD_V2, KEY_VARS, N_GOLD, lines, run_args
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import EvalkitError
-from evalkit.label_files import (
+from evalkit.files.labels import (
     MAJORITY_RULE,
     long_labels,
     majority_label,

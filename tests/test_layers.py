@@ -52,17 +52,17 @@ def test_the_package_keeps_its_layers(tmp_path: Path) -> None:
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    ledger = root / "evalkit" / "ledger.py"
+    ledger = root / "evalkit" / "ledger" / "reader.py"
     source = ledger.read_text(encoding="utf-8")
     anchor = "from evalkit.errors import EvalkitError, SessionResolutionError\n"
     assert anchor in source
     # the ledger (a low layer) reaching up into the engine
     ledger.write_text(
-        source.replace(anchor, anchor + "from evalkit import engine  # noqa: F401\n"),
+        source.replace(anchor, anchor + "from evalkit.scoring import engine  # noqa: F401\n"),
         encoding="utf-8",
     )
     out = _lint_imports(root)
     assert out.returncode != 0
     assert "evalkit layers: a lower layer never imports a higher one BROKEN" in out.stdout
-    assert "evalkit.ledger -> evalkit.engine" in out.stdout
+    assert "evalkit.ledger.reader -> evalkit.scoring.engine" in out.stdout
     assert "Contracts: 0 kept, 1 broken." in out.stdout

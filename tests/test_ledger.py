@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import EvalkitError
-from evalkit.ledger import (
+from evalkit.js.timestamps import parse_timestamp
+from evalkit.ledger.reader import (
     Diagnostic,
     get_number,
     get_path,
@@ -21,7 +22,6 @@ from evalkit.ledger import (
     read_jsonl,
     read_metrics_dir,
 )
-from evalkit.timestamps import parse_timestamp
 
 EV = '{"timestamp":"%s","event":"orchestrator.quality_gate.passed","exit_code":0}'
 
@@ -416,15 +416,15 @@ _STRICTISH = st.builds(
 def test_earliest_timestamp_shortcut_equals_brute_force(stamps: list[object]) -> None:
     # The reader skips strings that sort after the best so far; a brute-force minimum over
     # every parse must give the same instant, overflowing days and 24:00 included.
-    from evalkit.ledger import _earliest_iso_z
-    from evalkit.timestamps import parse_iso_z
+    from evalkit.js.timestamps import parse_iso_z
+    from evalkit.ledger.reader import _earliest_iso_z
 
     parsed = [ms for ms in (parse_iso_z(s) for s in stamps) if ms is not None]
     assert _earliest_iso_z(stamps) == (min(parsed) if parsed else None)
 
 
 def test_earliest_timestamp_after_year_10000() -> None:
-    from evalkit.ledger import _earliest_iso_z
+    from evalkit.ledger.reader import _earliest_iso_z
 
     # 9999-12-31T24:00 is year 10000, whose ISO form is "+010000-...": no shortcut from it
     stamps = ["9999-12-31T24:00:00Z", "2026-09-19T08:00:00Z", "2026-09-19T07:00:00Z"]
@@ -436,7 +436,7 @@ def test_earliest_timestamp_after_year_10000() -> None:
 
 
 def test_parse_iso_z_is_date_parse_on_the_strict_form() -> None:
-    from evalkit.timestamps import parse_iso_z, parse_timestamp
+    from evalkit.js.timestamps import parse_iso_z, parse_timestamp
 
     assert parse_iso_z("2026-09-19T08:00:00.123Z") == parse_timestamp("2026-09-19T08:00:00.123Z")
     assert parse_iso_z("2026-09-19T24:00:00Z") == parse_timestamp("2026-09-20T00:00:00Z")

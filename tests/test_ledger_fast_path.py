@@ -1,7 +1,7 @@
 """The fast JSON path reads every line exactly as the exact reader does (issue 13 item 4).
 
-``evalkit.ledger_parse.decode_line`` parses with orjson and keeps its value only where it
-cannot differ from ``evalkit.jsnum.decode_json_value`` (the exact reader, JavaScript's
+``evalkit.ledger.parse.decode_line`` parses with orjson and keeps its value only where it
+cannot differ from ``evalkit.js.numbers.decode_json_value`` (the exact reader, JavaScript's
 ``JSON.parse`` semantics). Checked here value for value, types and key order included, and
 refusal for refusal (same message): on a corpus of the known deviations, on generated lines
 (hypothesis), and on every conformance ledger, whose verdicts must not change. The bulk
@@ -24,12 +24,12 @@ from conftest import REPO_ROOT, conformance_cases, require_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit import ledger_parse
-from evalkit.engine import score_ledger
-from evalkit.jsnum import JSONLineError, decode_json_value
-from evalkit.jsvalues import JS_WHITESPACE
-from evalkit.ledger import JsonlFile, read_jsonl, read_metrics_dir
-from evalkit.timestamps import parse_timestamps, timestamp_ms
+from evalkit.js.numbers import JSONLineError, decode_json_value
+from evalkit.js.timestamps import parse_timestamps, timestamp_ms
+from evalkit.js.values import JS_WHITESPACE
+from evalkit.ledger import parse as ledger_parse
+from evalkit.ledger.reader import JsonlFile, read_jsonl, read_metrics_dir
+from evalkit.scoring.engine import score_ledger
 
 if ledger_parse.fast_loads is None:
     pytest.fail("orjson is not installed: the fast path cannot be checked (install evalkit[fast])")
@@ -266,7 +266,7 @@ _NO_ORJSON = """
 import sys
 sys.modules["orjson"] = None  # as if the fast extra were not installed
 import evalkit
-from evalkit import ledger_parse
+from evalkit.ledger import parse as ledger_parse
 assert ledger_parse.fast_loads is None
 record = evalkit.score_session(sys.argv[1], timestamp="2026-10-01T00:00:00.000Z")
 print(record.to_dict()["provenance"]["record_sha256"])

@@ -14,8 +14,8 @@ import pytest
 from hostile import fifo, in_child
 
 import evalkit
-from evalkit.ledger import read_jsonl, read_metrics_dir
-from evalkit.ledger_files import describe_sessions_file, ledger_role
+from evalkit.ledger.files import describe_sessions_file, ledger_role
+from evalkit.ledger.reader import read_jsonl, read_metrics_dir
 
 SESSION = (
     '{"session_id":"s1","status":"completed","started_at":"2026-09-19T08:00:00.000Z",'

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from toy_notebooks import toy_notebook
 
-from evalkit import lockfile, studies
+from evalkit.provenance import lockfile as lockfile
+from evalkit.studies import run as studies
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / lockfile.LOCK_NAME

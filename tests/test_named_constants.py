@@ -1,4 +1,4 @@
-"""Named constants with one home: the dimension ids (evalkit.dimension.DimensionId) and the ~10%
+"""Named constants with one home: the dimension ids (evalkit.record.dimension.DimensionId) and the ~10%
 fire-rate ceiling of rule HR-101 (evalkit.stats.FIRE_RATE_CEILING)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.engine import SAMPLE_METRICS_DIR
 from evalkit.judge.parse import JUDGE_DIMENSION_IDS
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
 from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
+from evalkit.scoring.engine import SAMPLE_METRICS_DIR
 from evalkit.stats import FIRE_RATE_CEILING, threshold_study
-from evalkit.studies import declared_parameters
+from evalkit.studies.run import declared_parameters
 
 DIMENSION_MODULES = (
     "verification_evidence",
@@ -61,13 +61,13 @@ def test_records_and_facts_carry_plain_strings() -> None:
 
 
 def test_no_module_spells_a_dimension_id_but_the_enum() -> None:
-    # one home: every id, judge ids included, is spelled in evalkit/dimension.py only
+    # one home: every id, judge ids included, is spelled in evalkit/record/dimension.py only
     ids = {m.value for m in DimensionId}
     root = Path(evalkit.__file__).parent
     spelled = [
         f"{path.relative_to(root)}:{node.lineno}: {node.value}"
         for path in sorted(root.rglob("*.py"))
-        if path != root / "dimension.py"
+        if path != root / "record" / "dimension.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Constant) and node.value in ids
     ]

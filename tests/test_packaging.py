@@ -85,7 +85,7 @@ def test_krippendorff_is_a_test_dependency_only() -> None:
 def test_results_record_the_versions_of_what_evalkit_runs_on() -> None:
     # results.json's "versions": evalkit, its core and the studies' kernel stack; never a
     # package evalkit does not import (krippendorff is a test tool: a second implementation)
-    from evalkit.studies import _versions
+    from evalkit.studies.run import _versions
 
     core = {_norm(Requirement(r).name) for r in PYPROJECT["project"]["dependencies"]}
     studies = {_norm(r.name) for r in _extra_requirements("studies")}
@@ -219,7 +219,7 @@ CORE_WORK = r"""
 out = {"already": already}
 import evalkit
 import evalkit.stats
-from evalkit.engine import SAMPLE_METRICS_DIR
+from evalkit.scoring.engine import SAMPLE_METRICS_DIR
 record = evalkit.score_session(SAMPLE_METRICS_DIR, rubric="rubric-v2", timestamp="2026-01-01T00:00:00Z")
 out["dimensions"] = [d["id"] for d in record.to_dict()["dimensions"]]
 out["ledger_rows"] = len(evalkit.score_ledger(SAMPLE_METRICS_DIR, rubric="rubric-v1"))
@@ -292,9 +292,9 @@ def refused(fn):
 import evalkit.stats as st
 study = st.threshold_study([0, 1, 2, 3, 5, 0, 1], n_resamples=100, rng=2)
 out["plot_threshold_study"] = refused(lambda: st.plot_threshold_study(study))
-from evalkit import studies
+from evalkit.studies import run as studies
 out["run_study"] = refused(lambda: studies.run_study("threshold-study", {}, no_lock=True))
-from evalkit.study_params import load_parameters_file
+from evalkit.prereg.study_params import load_parameters_file
 open("p.yaml", "w").write("seed: 1\n")
 out["parameters_file"] = refused(lambda: load_parameters_file("p.yaml"))
 from evalkit.analyses import agreement, replay, threshold
@@ -305,7 +305,7 @@ out["plot_rates"] = refused(lambda: replay.plot_rates(pd.DataFrame()))
 out["plot_distribution"] = refused(lambda: threshold.plot_distribution(pd.DataFrame({"value": []}), "x"))
 import contextlib, io
 from evalkit.cli.main import main
-from evalkit.engine import SAMPLE_METRICS_DIR
+from evalkit.scoring.engine import SAMPLE_METRICS_DIR
 err = io.StringIO()
 with contextlib.redirect_stderr(err):
     code = main(["score", "--metrics-dir", str(SAMPLE_METRICS_DIR), "--all", "--out", "v.parquet"])

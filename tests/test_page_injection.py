@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from evalkit import studies
 from evalkit.analyses.landing import render_index
-from evalkit.record_seal import seal_record
-from evalkit.report import write_report
+from evalkit.record.seal import seal_record
+from evalkit.studies import run as studies
+from evalkit.views.report import write_report
 from tests.browser import DevTools, assert_inert, chromium, open_page
 from tests.record_factory import make_record
 from tests.toy_notebooks import toy_notebook
@@ -42,7 +42,7 @@ WHY = f"deviation {EVERY}"
 
 def _hostile_gold(root: Path) -> Path:
     """A verified copy of the committed gold set whose manifest name (and folder) are hostile."""
-    from evalkit.gold import MANIFEST_NAME, _canonical_manifest, _manifest_self_hash
+    from evalkit.gold.sets import MANIFEST_NAME, _canonical_manifest, _manifest_self_hash
 
     set_dir = root / f"gold {IMG}"  # a folder name cannot hold "/", the img payload has none
     shutil.copytree(REPO / "gold" / "instruction-adherence" / "v2", set_dir / "v2")
@@ -78,7 +78,7 @@ def _hostile_judge(root: Path) -> Path:
     """Labels of a model judge (two repeats per gold item) whose name is hostile."""
     import pandas as pd
 
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     items = load(REPO / "gold" / "instruction-adherence" / "v2").items
     rows = [{"item_id": i, "repeat": r, "label": lab, "outcome": "ok", "judge": f"judge {EVERY}"}
@@ -110,7 +110,7 @@ def _hostile_ledger(root: Path) -> tuple[Path, str]:
 def _adhoc_notebook(root: Path) -> Path:
     show = (
         "from IPython.display import Markdown, display\n"
-        "from evalkit.text_escape import markdown_code, markdown_text\n"
+        "from evalkit.files.escape import markdown_code, markdown_text\n"
         "display(Markdown('Label: ' + markdown_text(label) + ' / ' + markdown_code(label)))"
     )
     return toy_notebook(root / f"study {IMG}.ipynb", 'label: str = ""', show, "# ad hoc")

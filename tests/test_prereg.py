@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import prereg
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.gold import freeze
-from evalkit.prereg import check_lock, collect_inputs, read_lock, require_unchanged, write_lock
+from evalkit.gold.sets import freeze
+from evalkit.prereg import lock as prereg
+from evalkit.prereg.lock import check_lock, collect_inputs, read_lock, require_unchanged, write_lock
 from tests.conftest import REPO_ROOT
 
 GOLD_V1 = REPO_ROOT / "gold" / "instruction-adherence" / "v1"
@@ -163,7 +163,7 @@ def test_a_changed_design_is_amended_as_a_new_version_keeping_the_old(
 def test_an_entry_written_before_designs_gets_its_design_recorded_only_while_unchanged(
     root: Path,
 ) -> None:
-    from evalkit.study_params import notebook_parameters, parameters_cell, read_notebook
+    from evalkit.prereg.study_params import notebook_parameters, parameters_cell, read_notebook
 
     def legacy_lock() -> dict:
         entries = []

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from evalkit.dimension import Status
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.record.dimension import Status
 from evalkit.stats import CorrectedPrevalence, corrected_prevalence
 from evalkit.stats.planning import corrected_variance
 

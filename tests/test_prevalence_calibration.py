@@ -20,7 +20,7 @@ import evalkit.calibration as calibration
 import evalkit.stats as stats
 from evalkit.calibration import calibrate, certificate_bytes
 from evalkit.errors import EvalkitError
-from evalkit.gold import load
+from evalkit.gold.sets import load
 from evalkit.simulate import SimulatedModelJudge, simulate_target
 
 N_RES = 300

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalkit import studies
 from evalkit.analyses import prevalence as prev
 from evalkit.analyses import prevalence_page as page
 from evalkit.errors import EvalkitError
-from evalkit.gold import load
-from evalkit.label_files import ItemLabels
+from evalkit.files.labels import ItemLabels
+from evalkit.gold.sets import load
 from evalkit.simulate import SimulatedModelJudge, simulate_target
 from evalkit.stats import corrected_prevalence, ppi_prevalence
+from evalkit.studies import run as studies
 from tests.conftest import REPO_ROOT
 
 DESIGN = {p.name: p.default for p in studies.declared_parameters("prevalence-study").values()}

@@ -21,10 +21,10 @@ import warnings
 import numpy as np
 import pytest
 
-from evalkit import studies
 from evalkit.analyses import prevalence as prev
-from evalkit.gold import load
+from evalkit.gold.sets import load
 from evalkit.stats import corrected_prevalence
+from evalkit.studies import run as studies
 from tests.conftest import REPO_ROOT
 
 DESIGN = {p.name: p.default for p in studies.declared_parameters("prevalence-study").values()}

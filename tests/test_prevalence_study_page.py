@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from evalkit import studies
 from evalkit.analyses import prevalence as prev
 from evalkit.analyses.landing import render_index
 from evalkit.simulate import SimulatedModelJudge, simulate_target
+from evalkit.studies import run as studies
 from tests.browser import DevTools, assert_inert, chromium, open_page
 from tests.conftest import REPO_ROOT
 
@@ -42,7 +42,7 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> studies.StudyRun:
 def _hostile_files(root: Path) -> dict[str, str]:
     """The simulated judge's calls, renamed: a hostile judge and hostile target item ids; ten
     target items get a hostile label the judge never gave on gold."""
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     gold = load(REPO_ROOT / "gold" / "instruction-adherence" / "v2")
     judge = SimulatedModelJudge(name=f"judge {EVERY}")

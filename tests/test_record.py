@@ -14,7 +14,7 @@ from record_factory import TIMESTAMP, make_record, reference_record
 
 import evalkit
 from evalkit.errors import ValidationError
-from evalkit.record import (
+from evalkit.record.contract import (
     FORBIDDEN_TOP_LEVEL_KEYS,
     KPI_KEYS,
     REQUIRED_TOP_LEVEL_KEYS,
@@ -474,7 +474,7 @@ MINTED = f"calibrated:gold-ia-v1:{REFERENCE[:8]}"
 def test_a_minted_status_is_accepted_only_with_its_verified_reference() -> None:
     """validate_record is pure: a minted status needs exactly (dimension, status, reference)
     among the verified certificates passed in; the default accepts 'uncalibrated' only."""
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.record.calibration_status import AcceptedCalibrations
 
     accepted = AcceptedCalibrations(frozenset({("instruction-adherence", MINTED, REFERENCE)}))
     rec = make_record()
@@ -496,7 +496,7 @@ def test_a_minted_status_is_accepted_only_with_its_verified_reference() -> None:
 
 
 def test_a_refused_certificate_is_named_with_its_reason() -> None:
-    from evalkit.calibration_status import AcceptedCalibrations
+    from evalkit.record.calibration_status import AcceptedCalibrations
 
     reason = "calibration certificate x.json: refused: its labels do not graduate"
     accepted = AcceptedCalibrations(refused=((f"{REFERENCE}.json", reason),))
@@ -512,8 +512,8 @@ def test_a_refused_certificate_is_named_with_its_reason() -> None:
      ("instruction-adherence", MINTED, "f" * 64), ("instruction-adherence", MINTED)],
 )  # fmt: skip
 def test_accepted_calibrations_hold_only_well_formed_entries(entry: tuple) -> None:
-    from evalkit.calibration_status import AcceptedCalibrations
     from evalkit.errors import EvalkitError
+    from evalkit.record.calibration_status import AcceptedCalibrations
 
     with pytest.raises(EvalkitError, match="accepted calibration"):
         AcceptedCalibrations(frozenset({entry}))

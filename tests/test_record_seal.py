@@ -20,15 +20,15 @@ from conftest import require_shared
 from record_factory import TIMESTAMP, make_record
 
 import evalkit
-from evalkit import journal
 from evalkit.errors import ValidationError
-from evalkit.journal import DiagnosticKind
-from evalkit.record import project_submission, validate_record
-from evalkit.record_seal import SealMismatchError, record_sha256, seal_record, without_seal
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import DiagnosticKind
+from evalkit.record.contract import project_submission, validate_record
+from evalkit.record.seal import SealMismatchError, record_sha256, seal_record, without_seal
 
 
 def _offline_seal(rec: dict[str, Any]) -> str:
-    """The recipe of evalkit.record_seal's docstring, written out independently."""
+    """The recipe of evalkit.record.seal's docstring, written out independently."""
     body = copy.deepcopy(rec)
     del body["provenance"]["record_sha256"]
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -96,7 +96,7 @@ def test_lone_surrogates_are_sealed_as_escapes() -> None:
     sealed = seal_record(rec)
     body = without_seal(sealed)
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    escaped = text.replace("\ud800", "\\ud800")  # what evalkit.input_files.dumps writes
+    escaped = text.replace("\ud800", "\\ud800")  # what evalkit.files.input.dumps writes
     assert sealed["provenance"]["record_sha256"] == hashlib.sha256(escaped.encode()).hexdigest()
     validate_record(sealed)
 

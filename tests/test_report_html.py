@@ -20,7 +20,7 @@ from matplotlib import image as mpimg
 from record_factory import make_record, reference_record
 
 from evalkit.errors import ValidationError
-from evalkit.report import render_report, write_report
+from evalkit.views.report import render_report, write_report
 from tests.browser import DevTools, assert_inert, chromium, open_page
 
 HOSTILE = "<script>alert(1)</script>"
@@ -183,8 +183,8 @@ def test_browser_screenshot_is_not_blank(browser_page: dict[str, Any]) -> None:
 def test_calibrated_judge_is_still_advisory_and_not_called_uncalibrated() -> None:
     """A judge shows as calibrated only for a status validated against verified certificates
     (passed in); the page names the certificate. Without them the record is refused."""
-    from evalkit.calibration_status import AcceptedCalibrations
     from evalkit.errors import ValidationError
+    from evalkit.record.calibration_status import AcceptedCalibrations
 
     reference = "ab" * 32
     status = f"calibrated:gold-ia-v1:{reference[:8]}"

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from evalkit import Resolution, resolve_session
-from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.measure import raw_session_ids
 from evalkit.resolve import (
     canonical_sessions,
     compute_window,
@@ -20,6 +18,8 @@ from evalkit.resolve import (
     is_backfill_stub,
     resolve_record,
 )
+from evalkit.scoring.engine import score_session
+from evalkit.scoring.measure import raw_session_ids
 
 START = "2026-09-19T08:00:00.000Z"
 END = "2026-09-19T10:00:00.000Z"

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import EvalkitError
-from evalkit.jsnum import JSONLineError, format_js_number, is_js_number, loads_json_line
-from evalkit.ledger import read_jsonl, read_metrics_dir
-from evalkit.timestamps import MAX_TIME_MS, format_iso, parse_timestamp
+from evalkit.js.numbers import JSONLineError, format_js_number, is_js_number, loads_json_line
+from evalkit.js.timestamps import MAX_TIME_MS, format_iso, parse_timestamp
+from evalkit.ledger.reader import read_jsonl, read_metrics_dir
 
 STATUSES = {"pass", "fail", "not-applicable", "cannot-determine"}
 KPI_KEYS = (

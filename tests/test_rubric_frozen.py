@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from conftest import REPO_ROOT
 
-from evalkit.jsvalues import UNDEFINED
+from evalkit.js.values import UNDEFINED
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh

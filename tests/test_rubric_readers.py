@@ -25,9 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit.facts import compute_facts
-from evalkit.jsnum import format_js_number
-from evalkit.jsvalues import UNDEFINED, js_nullish, js_string
+from evalkit.js.numbers import format_js_number
+from evalkit.js.values import UNDEFINED, js_nullish, js_string
+from evalkit.judge.facts import compute_facts
+from evalkit.record.scoring_context import KPI_KEYS
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.rubrics.dimensions import efficiency_kpis as ek
 from evalkit.rubrics.dimensions import gate_health as gh
@@ -38,7 +39,6 @@ from evalkit.rubrics.dimensions import process_safety as ps
 from evalkit.rubrics.dimensions import verification_evidence as ve
 from evalkit.rubrics.dimensions.reading import js_number
 from evalkit.rubrics.dimensions.shared import contamination_note
-from evalkit.scoring_context import KPI_KEYS
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalkit.engine import score_session
+from evalkit.scoring.engine import score_session
 
 TS = "2026-10-01T00:00:00.000Z"
 GUARD_NOTE = (

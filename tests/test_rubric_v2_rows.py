@@ -24,7 +24,7 @@ from test_rubric_v1_rows import (
     write_ledger,
 )
 
-from evalkit.engine import score_session
+from evalkit.scoring.engine import score_session
 
 RAW = "1f0c2a7e-raw"
 OTHER_RAW = "3b8e4c9a-raw"

@@ -18,12 +18,12 @@ import made_up_dimension
 import pytest
 from test_rubric_v1_rows import TS, gate, noise, session, write_ledger
 
-from evalkit import journal
-from evalkit.engine import score_session
 from evalkit.errors import EvalkitError, VersionMismatchError
-from evalkit.facts import FACT_KEYS, compute_facts
+from evalkit.journal import reader as journal
+from evalkit.judge.facts import FACT_KEYS, compute_facts
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric, v1, v2
 from evalkit.rubrics.registry import Rubric, registered
+from evalkit.scoring.engine import score_session
 
 #: The whole of rubric-v3's table: rubric-v2's, plus one line.
 V3_TABLE = (*v2.DIMENSIONS, made_up_dimension.V3)

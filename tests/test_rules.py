@@ -10,8 +10,8 @@ from conftest import require_shared
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalkit.facts import FACT_KEYS, compute_facts
 from evalkit.judge import RuleVerdict, apply_rules
+from evalkit.judge.facts import FACT_KEYS, compute_facts
 from evalkit.judge.rules import RUBRIC_V2_RULES, VerdictStatus
 
 CLEAN = {key: None for key in FACT_KEYS} | {
@@ -195,7 +195,7 @@ def test_events_absent_record_abstains_instead_of_failing() -> None:
 
 
 def test_accepts_a_facts_object() -> None:
-    from evalkit.facts import compute_facts_object
+    from evalkit.judge.facts import compute_facts_object
 
     obj = compute_facts_object([])
     assert apply_rules(obj) == apply_rules(obj.to_dict())

@@ -14,10 +14,10 @@ import pytest
 from conftest import bench_scoring, conformance_cases, require_shared
 
 import evalkit
-from evalkit.engine import score_records, score_session
 from evalkit.errors import EvalkitError
-from evalkit.ledger import read_metrics_dir
+from evalkit.ledger.reader import read_metrics_dir
 from evalkit.resolve import canonical_sessions
+from evalkit.scoring.engine import score_records, score_session
 from evalkit.simulate import simulate_metrics_dir
 
 RUBRICS = ("rubric-v1", "rubric-v2")

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit import journal as journal_mod
 from evalkit.errors import EvalkitError
+from evalkit.journal import reader as journal_mod
 from evalkit.simulate import (
     PRESET_RUBRIC_V2,
     build_preset,

@@ -16,10 +16,10 @@ from typing import Any
 import nbformat
 import pytest
 
-from evalkit import studies
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.study_params import type_ok
+from evalkit.prereg.study_params import type_ok
+from evalkit.studies import run as studies
 from tests.browser import DevTools, assert_inert, chromium, open_page
 from tests.toy_notebooks import toy_notebook
 
@@ -340,7 +340,7 @@ def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRu
     rule = res["rule_judge"]  # the deterministic rater beside it, on the same gold items
     assert rule["kind"] == "rule" and rule["n"] == 199 and "repeats" not in rule
     # advisory until graduated AND registered (the registry is read, never written, here)
-    from evalkit.calibration_status import is_accepted
+    from evalkit.record.calibration_status import is_accepted
 
     ref = res["calibration"]["calibration_ref"]
     registered = res["graduates"] and is_accepted(
@@ -452,7 +452,7 @@ def test_demo_writes_an_index_linking_every_study(
         nb.cells = [p, nbformat.v4.new_code_cell(body)]
         nbformat.write(nb, str(nbdir / f"{name}.ipynb"))
     monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(nbdir))
-    from evalkit.prereg import LOCK_ENV, write_lock
+    from evalkit.prereg.lock import LOCK_ENV, write_lock
 
     write_lock(tmp_path / "lock.json", tmp_path, kinds=["study"])  # the toy studies' lock
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "lock.json"))

@@ -25,13 +25,13 @@ import pytest
 from record_factory import SESSION_ID, make_record
 from repo_layout import SET, make_repo, mint_rule_judge
 
-from evalkit import journal
 from evalkit.analyses import replay, threshold
 from evalkit.calibration import RepositoryCalibrations
 from evalkit.calibration import _repo as repo_module
-from evalkit.calibration_status import AcceptedCalibrations
-from evalkit.jsonl_append import append_lines, encode_line
-from evalkit.record_seal import seal_record
+from evalkit.files.append import append_lines, encode_line
+from evalkit.journal import reader as journal
+from evalkit.record.calibration_status import AcceptedCalibrations
+from evalkit.record.seal import seal_record
 
 pytestmark = pytest.mark.usefixtures("no_lock_or_registry_env")
 

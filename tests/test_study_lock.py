@@ -21,13 +21,13 @@ from typing import Any
 import nbformat
 import pytest
 
-from evalkit import studies
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.gold import set_sha256, sha256_hex
-from evalkit.prereg import LOCK_ENV, write_lock
-from evalkit.study_lock import input_hashes
-from evalkit.study_params import notebook_parameters
+from evalkit.gold.sets import set_sha256, sha256_hex
+from evalkit.prereg.lock import LOCK_ENV, write_lock
+from evalkit.prereg.study_params import notebook_parameters
+from evalkit.studies import run as studies
+from evalkit.studies.lock import input_hashes
 from tests.toy_notebooks import toy_notebook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -336,7 +336,7 @@ def test_a_fleet_input_hashes_each_directory_as_one_metrics_dir_is(tmp_path: Pat
 
 
 def test_a_fleet_and_a_scheduler_are_no_deviation(tmp_path: Path) -> None:
-    from evalkit.study_lock import check_study
+    from evalkit.studies.lock import check_study
 
     declared = notebook_parameters(REPO / "notebooks" / "threshold-study.ipynb")
     merged = {p.name: p.default for p in declared.values()}
@@ -361,8 +361,8 @@ def test_a_fleet_and_a_scheduler_are_no_deviation(tmp_path: Path) -> None:
 def test_the_committed_lock_holds_the_fleet_notebooks_unamended() -> None:
     """The two notebooks gained metrics_dirs and scheduler (issue 15): a data input and an
     execution setting, so their locked designs still match and the lock needs no amendment."""
-    from evalkit.prereg import check_lock, latest_entries
-    from evalkit.study_params import design_of
+    from evalkit.prereg.lock import check_lock, latest_entries
+    from evalkit.prereg.study_params import design_of
 
     assert check_lock(REPO_LOCK, REPO) == []
     entries = latest_entries(json.loads(REPO_LOCK.read_text(encoding="utf-8"))["entries"])
@@ -378,8 +378,8 @@ def test_a_lock_with_a_byte_order_mark_reads_the_same_for_studies_and_preregiste
 ) -> None:
     # before: the study runner parsed the lock's raw bytes and refused a BOM that read_lock
     # (strict UTF-8 text, BOM dropped) accepted; both now decode the same bytes one way
-    from evalkit.prereg import read_lock
-    from evalkit.study_lock import _read_checked_lock
+    from evalkit.prereg.lock import read_lock
+    from evalkit.studies.lock import _read_checked_lock
 
     with_bom = tmp_path / "preregistration.lock.json"
     with_bom.write_bytes(b"\xef\xbb\xbf" + REPO_LOCK.read_bytes())

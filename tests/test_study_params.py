@@ -25,17 +25,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit import studies
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.prereg import LOCK_ENV, write_lock
-from evalkit.study_params import (
+from evalkit.prereg.lock import LOCK_ENV, write_lock
+from evalkit.prereg.study_params import (
     MAX_VALUES,
     injected_source,
     json_value,
     load_parameters_file,
     python_literal,
 )
+from evalkit.studies import run as studies
 from tests.toy_notebooks import toy_notebook
 
 
@@ -200,7 +200,7 @@ def test_a_parameters_file_that_is_no_regular_file_is_refused_never_a_hang(
         path.write_bytes(b"a: \xff\n")
     # in a child process with a deadline: a reader that blocked would fail here, not hang
     code = (
-        "import sys\nfrom evalkit.study_params import load_parameters_file\n"
+        "import sys\nfrom evalkit.prereg.study_params import load_parameters_file\n"
         "try:\n    load_parameters_file(sys.argv[1])\nexcept ValueError as e:\n"
         "    print(e)\n    sys.exit(3)\n"
     )
@@ -337,7 +337,7 @@ def test_command_line_json_is_strict() -> None:
     ],
 )
 def test_every_parameter_has_one_role_by_name(name: str, role: str) -> None:
-    from evalkit.study_params import Parameter, design_of, parameter_role
+    from evalkit.prereg.study_params import Parameter, design_of, parameter_role
 
     assert parameter_role(name) == role
     assert Parameter(name, "str", "").role == role

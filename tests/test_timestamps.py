@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit import timestamps
-from evalkit._v8_dateparser import parse_fields
-from evalkit.timestamps import MAX_TIME_MS, format_iso, parse_timestamp
+from evalkit.js import timestamps as timestamps
+from evalkit.js._v8_dateparser import parse_fields
+from evalkit.js.timestamps import MAX_TIME_MS, format_iso, parse_timestamp
 
 
 def ms(*args: int, offset_minutes: int = 0) -> float:

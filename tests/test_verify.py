@@ -12,11 +12,11 @@ from conftest import require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
-from evalkit import journal
 from evalkit.errors import EvalkitError
-from evalkit.record_seal import seal_record
+from evalkit.journal import reader as journal
+from evalkit.record.seal import seal_record
 from evalkit.rubrics import registry
-from evalkit.verify import DriftKind, VerifyOutcome, evidence_tokens, verify_record
+from evalkit.verify.rescore import DriftKind, VerifyOutcome, evidence_tokens, verify_record
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 

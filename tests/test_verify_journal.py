@@ -20,9 +20,9 @@ from conftest import bench_scoring
 
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.record_seal import seal_record
-from evalkit.verify import verify_journal, verify_record
-from evalkit.verify_result import EntryOutcome
+from evalkit.record.seal import seal_record
+from evalkit.verify.rescore import verify_journal, verify_record
+from evalkit.verify.result import EntryOutcome
 
 Record = dict[str, Any]
 

@@ -8,7 +8,7 @@ reseals by default), so they show what re-scoring alone catches.
 
 The walks at the end change or delete every field of a stored record: without a recomputed
 seal every single change exits 1 (the seal binds the run inputs too); with the seal recomputed,
-exactly the run inputs verify documents it cannot re-derive (``evalkit.verify.CLAIMS``) and the
+exactly the run inputs verify documents it cannot re-derive (``evalkit.verify.rescore.CLAIMS``) and the
 keys SPEC section 2 gives a default pass: the seal is not a signature.
 """
 
@@ -25,11 +25,11 @@ from conftest import require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
-from evalkit import journal
 from evalkit.cli.main import main
-from evalkit.record_diff import DEFAULTED_KEYS
-from evalkit.record_seal import seal_record
-from evalkit.verify import CLAIMS, DriftKind, verify_record
+from evalkit.journal import reader as journal
+from evalkit.record.seal import seal_record
+from evalkit.verify.diff import DEFAULTED_KEYS
+from evalkit.verify.rescore import CLAIMS, DriftKind, verify_record
 
 Record = dict[str, Any]
 

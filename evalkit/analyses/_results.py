@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalkit.studies import RESULTS_ENV  # set by run_study; names the figures file
+from evalkit.studies.run import RESULTS_ENV  # set by run_study; names the figures file
 
 __all__ = ["fmt_estimate", "jsonable", "write_results"]
 

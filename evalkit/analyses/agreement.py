@@ -20,7 +20,7 @@ from evalkit.analyses.agreement_labels import REQUIRED_COLUMNS, full_counts, loa
 from evalkit.analyses.agreement_plots import UNDEFINED, plot_forest
 from evalkit.analyses.agreement_plots import missing as _missing
 from evalkit.errors import DegenerateDataWarning, EvalkitError
-from evalkit.text_escape import markdown_code
+from evalkit.files.escape import markdown_code
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -25,7 +25,7 @@ _LABEL_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 def load_labels(labels_path: str = "", *, n_items: int = 40, seed: int = 0) -> pd.DataFrame:
     """Read a long label table (CSV, JSONL or parquet), or simulate one when the path is "".
 
-    The file is read through :mod:`evalkit.input_files` (a regular file only, bounded; CSV and
+    The file is read through :mod:`evalkit.files.input` (a regular file only, bounded; CSV and
     JSONL as strict UTF-8 naming the line of a bad byte); anything pandas cannot parse is an
     ``EvalkitError`` naming the file, never a traceback.
     """
@@ -48,7 +48,7 @@ def _parse_labels(path: Path) -> pd.DataFrame:
 
     import pandas as pd
 
-    from evalkit.input_files import clip, read_bytes, read_text
+    from evalkit.files.input import clip, read_bytes, read_text
 
     what = "labels file"
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit.extras import require
-from evalkit.text_escape import plot_text
+from evalkit.files.escape import plot_text
 
 if TYPE_CHECKING:
     import pandas as pd

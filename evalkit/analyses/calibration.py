@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
-from evalkit.text_escape import markdown_code, markdown_text, plot_text
+from evalkit.files.escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,8 +80,8 @@ def default_gold_path() -> Path:
 
 
 def load_gold(gold_path: str = "") -> Any:
-    """``evalkit.gold.load`` of ``gold_path``, or of the committed instruction-adherence set."""
-    from evalkit import gold
+    """``evalkit.gold.sets.load`` of ``gold_path``, or of the committed instruction-adherence set."""
+    from evalkit.gold import sets as gold
 
     path = Path(gold_path) if gold_path else default_gold_path()
     if not path.exists():
@@ -131,7 +131,7 @@ class CalibrationStudy:
 def study_no_lock() -> bool:
     """True when ``evalkit study run --no-lock`` runs this notebook: its calibrations then run
     without a lock too (stated in each result, never mintable), as the page says."""
-    from evalkit.studies import NO_LOCK_ENV
+    from evalkit.studies.run import NO_LOCK_ENV
 
     return os.environ.get(NO_LOCK_ENV) == "1"
 
@@ -191,7 +191,7 @@ class ModelJudgeData:
 
     def describe(self) -> str:
         """One sentence for the page: synthetic or which file, the judges and their K."""
-        from evalkit.text_escape import markdown_code, markdown_text
+        from evalkit.files.escape import markdown_code, markdown_text
 
         named = ", ".join(f"{markdown_code(j.judge)} (K = {j.repeats})" for j in self.judges)
         if self.synthetic:

@@ -109,13 +109,13 @@ def fleet_fact_table(
     of the fleet (its journal ``eval.jsonl``), stacked with a ``metrics_dir`` column;
     ``attrs["diagnostics"]`` holds every journal's skipped lines, each prefixed by its
     directory. A directory without a journal is an error naming it: a study's input is all or
-    nothing. ``client``: as :func:`evalkit.fleet.run_fleet` (``None`` reads them here)."""
+    nothing. ``client``: as :func:`evalkit.fleet.score.run_fleet` (``None`` reads them here)."""
     from functools import partial
 
     import pandas as pd
 
     from evalkit.analyses.threshold import NUMERIC_FACTS, fact_table
-    from evalkit.fleet import resolve_fleet, run_fleet
+    from evalkit.fleet.score import resolve_fleet, run_fleet
 
     if fact not in NUMERIC_FACTS:  # before any directory is read
         raise EvalkitError(f"fact {fact!r} is not a numeric fact; choose one of {NUMERIC_FACTS}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.text_escape import markdown_code, markdown_text
+from evalkit.files.escape import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,10 +67,10 @@ class FleetSignal:
 
 
 def resolve(metrics_dir: str, metrics_dirs: Any, scheduler: str) -> list[str] | None:
-    """The fleet's directories (:func:`evalkit.fleet.resolve_fleet`), or ``None`` for one
+    """The fleet's directories (:func:`evalkit.fleet.score.resolve_fleet`), or ``None`` for one
     ``metrics_dir`` (empty ``metrics_dirs``). Both given, or a scheduler without a fleet, is
     an error: neither is silently ignored."""
-    from evalkit.fleet import resolve_fleet
+    from evalkit.fleet.score import resolve_fleet
 
     if not isinstance(scheduler, str):
         raise EvalkitError(f"scheduler must be a string (an address or ''), got {scheduler!r}")
@@ -89,12 +89,12 @@ def resolve(metrics_dir: str, metrics_dirs: Any, scheduler: str) -> list[str] | 
 @contextlib.contextmanager
 def client(scheduler: str) -> Iterator[Any]:
     """``None`` (serial, in this kernel) for an empty ``scheduler``, else a Dask client of
-    that scheduler, closed on exit. Without Dask: :class:`~evalkit.fleet.MissingExtraError`
+    that scheduler, closed on exit. Without Dask: :class:`~evalkit.fleet.score.MissingExtraError`
     naming the extra to install."""
     if not scheduler:
         yield None
         return
-    from evalkit.fleet import MissingExtraError, fleet_client
+    from evalkit.fleet.score import MissingExtraError, fleet_client
 
     with contextlib.ExitStack() as stack:
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._results import fmt_estimate
-from evalkit.text_escape import markdown_code, plot_text
+from evalkit.files.escape import markdown_code, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd

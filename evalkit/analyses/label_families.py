@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
-from evalkit.text_escape import markdown_code, markdown_text
+from evalkit.files.escape import markdown_code, markdown_text
+from evalkit.record.dimension import DimensionId
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,7 +94,7 @@ def _find_gold(paths: list[Path], gold_path: str) -> tuple[Any, str]:
     from evalkit.analyses.calibration import default_gold_path
     from evalkit.calibration import labels_from_runlog
     from evalkit.calibration._labels import check_against_gold
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
     from evalkit.judge.runlog import read_runlog
 
     sources = _sources(paths)

@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import quote
 
 from evalkit.analyses._results import fmt_estimate
+from evalkit.files.escape import html_text
 from evalkit.finite import finite_float
-from evalkit.text_escape import html_text
 
 __all__ = ["Headline", "headline", "render_index"]
 
@@ -386,7 +386,7 @@ def _value_text(key: str, value: Any, out_dir: Path | None) -> str:
 
 def _declared_help(study: str) -> dict[str, str]:
     try:
-        from evalkit.studies import declared_parameters
+        from evalkit.studies.run import declared_parameters
 
         return {p.name: p.help for p in declared_parameters(study).values()}
     except Exception:  # a missing notebook only costs the help column

@@ -13,7 +13,7 @@ random subsample of the target. Three estimates of each class share, side by sid
   (classical) share.
 
 **An item the judge left without a label** (an empty label; with repeated calls, a tie for the
-most calls or no readable call: :data:`evalkit.label_files.MAJORITY_RULE`) is the judge's
+most calls or no readable call: :data:`evalkit.files.labels.MAJORITY_RULE`) is the judge's
 outcome :data:`NO_LABEL`, on the target and on the gold set alike. It is never guessed as a
 class and never dropped: its rate per true class is measured on the gold set like any other
 label, so the correction accounts for a judge that abstains more on one class than another
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
+from evalkit.files.labels import ItemLabels, long_labels, read_item_labels
 from evalkit.finite import finite_or_none
-from evalkit.label_files import ItemLabels, long_labels, read_item_labels
 
 __all__ = [
     "DEFAULT_GOLD_VERSION",
@@ -208,7 +208,7 @@ def default_gold_path() -> Path:
 
 
 def _load_gold(gold_path: str | Path) -> Any:
-    from evalkit import gold
+    from evalkit.gold import sets as gold
 
     path = Path(gold_path) if gold_path else default_gold_path()
     if not path.exists():
@@ -337,11 +337,11 @@ def read_calibration(
     verify is refused with the reason); its embedded labels and the gold set it names are
     then used. A gold item the certificate gives no label is missing.
     """
-    from evalkit import gold as gold_sets
     from evalkit.calibration import verify_certificate
     from evalkit.calibration._repo import repo_root
     from evalkit.calibration.certificate import read_certificate_bytes
-    from evalkit.input_files import escape_surrogates, parse_json
+    from evalkit.files.input import escape_surrogates, parse_json
+    from evalkit.gold import sets as gold_sets
 
     raw = read_certificate_bytes(certificate)
     verify_certificate(raw, root=root)

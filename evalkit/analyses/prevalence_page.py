@@ -1,7 +1,7 @@
 """The prevalence study's page: sentences, tables and the figure made from its estimates.
 
 Everything from the data (labels, classes, judge names, item ids) is untrusted: it reaches
-Markdown only through :mod:`evalkit.text_escape`, a figure only through ``plot_text``, and
+Markdown only through :mod:`evalkit.files.escape`, a figure only through ``plot_text``, and
 tables as pandas frames (which escape HTML when rendered).
 """
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._results import fmt_estimate
 from evalkit.analyses.prevalence import NO_LABEL, PrevalenceData, PrevalenceEstimates
-from evalkit.text_escape import markdown_code, markdown_text, plot_text
+from evalkit.files.escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._journal import read_journal
-from evalkit.dimension import DimensionId
 from evalkit.extras import require
-from evalkit.journal import JOURNAL_NAME
+from evalkit.journal.reader import JOURNAL_NAME
+from evalkit.record.dimension import DimensionId
 from evalkit.rubrics.dimensions.gates import reports_contaminated_window, reports_zero_gate_events
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from evalkit.calibration_status import CalibrationAcceptance
+    from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "NEW_DIMENSION",

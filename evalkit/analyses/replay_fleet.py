@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
-from evalkit.journal import JOURNAL_NAME
+from evalkit.journal.reader import JOURNAL_NAME
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,7 @@ def score_both(
     import pandas as pd
 
     from evalkit.analyses.fleet_page import client, keyed
-    from evalkit.fleet import FleetFailureWarning, fleet_summary, score_fleet
+    from evalkit.fleet.score import FleetFailureWarning, fleet_summary, score_fleet
 
     frames = []
     with client(scheduler) as dask_client:

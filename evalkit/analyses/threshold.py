@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._journal import read_journal
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
-from evalkit.journal import JOURNAL_NAME
+from evalkit.files.escape import markdown_code, markdown_text, plot_text
+from evalkit.journal.reader import JOURNAL_NAME
+from evalkit.record.dimension import DimensionId
 from evalkit.rubrics.dimensions.process_safety import read_v1_prose_blocked as _v1_prose_blocked
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
-from evalkit.text_escape import markdown_code, markdown_text, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from evalkit.calibration_status import CalibrationAcceptance
+    from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = [
     "LEVEL",

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import DegenerateDataWarning
-from evalkit.text_escape import plot_text
+from evalkit.files.escape import plot_text
 
 if TYPE_CHECKING:
     import pandas as pd

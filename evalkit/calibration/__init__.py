@@ -4,7 +4,7 @@ Agreement with CIs, graduation by a pre-registered rule, and calibration certifi
 bind a ``calibrated:`` status to content.
 
 ``calibrate(judge_labels, gold)`` compares a judge's labels (``pass`` / ``fail`` /
-``cannot-determine`` per gold item) with a frozen gold set (:mod:`evalkit.gold`) and returns a
+``cannot-determine`` per gold item) with a frozen gold set (:mod:`evalkit.gold.sets`) and returns a
 :class:`CalibrationResult`: Cohen's kappa with its BCa bootstrap interval, Gwet's AC1 and PABAK
 (each with its BCa interval), per-class prevalence and bias indices, the confusion matrix,
 per-class sensitivity and specificity, agreement per deciding gold rule (Wilson intervals), the

@@ -31,11 +31,11 @@ from evalkit.calibration._lock import check_preregistration
 from evalkit.calibration._repo import repo_root
 from evalkit.calibration._result import CalibrationResult, Estimate
 from evalkit.calibration.certificate import certificate_bytes
-from evalkit.calibration_status import mint_status
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, GoldSet, sha256_hex
-from evalkit.gold import load as load_gold
+from evalkit.gold.sets import LABELS, GoldSet, sha256_hex
+from evalkit.gold.sets import load as load_gold
+from evalkit.record.calibration_status import mint_status
+from evalkit.record.dimension import DimensionId
 from evalkit.stats import cohen_kappa, gwet_ac1, pabak
 from evalkit.stats.bootstrap import resample_weights
 
@@ -392,7 +392,7 @@ def calibrate(
     repeats are calibrated with their consistency under the model-judge decision rule
     (``DECISION_RULE-model-judge.json``); one label per item under ``DECISION_RULE.json``.
     ``decision_rule`` names another rule file. ``gold``: a loaded
-    :class:`~evalkit.gold.GoldSet` or a path for :func:`evalkit.gold.load`. ``level`` and
+    :class:`~evalkit.gold.sets.GoldSet` or a path for :func:`evalkit.gold.sets.load`. ``level`` and
     ``n_resamples`` default to the pre-registered decision rule's; graduation is always judged
     on the rule's own level, resamples and seed. ``judge`` names the rater (it enters the
     result and its certificate, so a minted status says whom it calibrated); for labels that

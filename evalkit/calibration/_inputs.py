@@ -1,6 +1,6 @@
 """What a calibration reads: the decision rule, a judge's labels, the rule judge's labels.
 
-Every file is read through :mod:`evalkit.input_files`: regular files only (a FIFO or a device is
+Every file is read through :mod:`evalkit.files.input`: regular files only (a FIFO or a device is
 refused, never waited on), bounded, strict UTF-8 and JSON, each problem an ``EvalkitError``
 naming the file and the line.
 """
@@ -18,8 +18,8 @@ import pandas as pd
 from evalkit import compute_facts
 from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, GoldSet, read_jsonl_objects, sha256_hex
-from evalkit.input_files import JsonInputError, own_cap, parse_json, read_bytes, read_text
+from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes, read_text
+from evalkit.gold.sets import LABELS, GoldSet, read_jsonl_objects, sha256_hex
 from evalkit.judge import apply_rules
 
 __all__ = [

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.input_files import JsonInputError, clip, parse_json, read_bytes, split_lines
+from evalkit.files.input import JsonInputError, clip, parse_json, read_bytes, split_lines
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.gold import GoldSet
+    from evalkit.gold.sets import GoldSet
 
 __all__ = [
     "CALL_COLUMNS",
@@ -281,7 +281,7 @@ def read_labels_table(path: Path) -> pd.DataFrame:
         return read_judge_labels(path)
     import pandas as pd
 
-    from evalkit.input_files import read_text
+    from evalkit.files.input import read_text
 
     text = read_text(path, "judge labels file")
     try:  # every column as text: a repeat or outcome is checked row by row, naming the row

@@ -3,7 +3,7 @@
 Two questions, kept apart:
 
 * **May it run?** Only under a lock (``prereg.default_lock_path(root)``) whose gold set and
-  decision rule are unchanged (:func:`evalkit.prereg.require_unchanged`), or with
+  decision rule are unchanged (:func:`evalkit.prereg.lock.require_unchanged`), or with
   ``no_lock=True`` (``--no-lock``), which the result then states.
 * **May it be minted?** Only when a certificate of it would verify: the gold version folder and
   the decision rule lie inside the repository ``root`` and the repository's own lock
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit import prereg
 from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
-from evalkit.gold import GoldSet
+from evalkit.gold.sets import GoldSet
+from evalkit.prereg import lock as prereg
 
 __all__ = [
     "NO_LOCK",
@@ -163,8 +163,8 @@ def unlocked_rule(path: str | os.PathLike[str], root: str | os.PathLike[str] | N
     It lies outside its ``gold/``, there is no lock, the lock does not hold it, or holds other
     bytes; None when it is locked exactly as it is.
     """
-    from evalkit import prereg
-    from evalkit.gold import sha256_file
+    from evalkit.gold.sets import sha256_file
+    from evalkit.prereg import lock as prereg
 
     base = repo_root(root)
     rel = inside(Path(path), base)

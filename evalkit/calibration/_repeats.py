@@ -32,7 +32,7 @@ import numpy as np
 from evalkit.calibration._calibrate import estimate
 from evalkit.calibration._result import Estimate
 from evalkit.errors import EvalkitError
-from evalkit.gold import LABELS, GoldSet
+from evalkit.gold.sets import LABELS, GoldSet
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import EvalkitError
+from evalkit.files.input import dumps
 from evalkit.finite import json_figure
-from evalkit.input_files import dumps
 
 __all__ = ["DEFAULT_WIDTHS", "CalibrationResult", "Estimate"]
 

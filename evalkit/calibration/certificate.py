@@ -21,7 +21,7 @@ decision rule in the repository hash to what it names and to what the lock holds
 hash to their sha256, and re-scoring the labels against the gold set under the rule (same level,
 resamples and seed) graduates and reproduces every figure. Anything else is refused with the
 reason. :func:`accepted_calibrations` verifies every certificate of a repository and returns the
-:class:`~evalkit.calibration_status.AcceptedCalibrations` record validation takes. A verified
+:class:`~evalkit.record.calibration_status.AcceptedCalibrations` record validation takes. A verified
 outcome is cached per process under the sha256 of everything it was computed from, so repeated
 reads are cheap and an edited input is re-checked.
 """
@@ -39,14 +39,19 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalkit import __version__, prereg
+from evalkit import __version__
 from evalkit.calibration._repo import repo_root
-from evalkit.calibration_status import ALLOWED_UNCALIBRATED, AcceptedCalibrations, mint_status
 from evalkit.errors import EvalkitError
-from evalkit.file_errors import input_file_error
-from evalkit.gold import load as load_gold
-from evalkit.gold import sha256_file
-from evalkit.input_files import JsonInputError, own_cap, parse_json, read_bytes
+from evalkit.files.errors import input_file_error
+from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes
+from evalkit.gold.sets import load as load_gold
+from evalkit.gold.sets import sha256_file
+from evalkit.prereg import lock as prereg
+from evalkit.record.calibration_status import (
+    ALLOWED_UNCALIBRATED,
+    AcceptedCalibrations,
+    mint_status,
+)
 
 if TYPE_CHECKING:
     from evalkit.calibration._result import CalibrationResult

@@ -42,8 +42,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
+from evalkit.record.dimension import DimensionId
 
 
 def register(subparsers: Any) -> None:
@@ -149,7 +149,7 @@ def _check_rule(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> int:
     from evalkit.calibration import calibrate
     from evalkit.calibration import register as register_calibration
-    from evalkit.gold import load
+    from evalkit.gold.sets import load
 
     gold = load(_gold_path(args.gold))
     _check_rule(args)
@@ -252,7 +252,7 @@ def describe_kappa(result: Any) -> str:
 
 
 def _write_out(path: Path, text: str) -> None:
-    from evalkit.file_errors import input_file_error
+    from evalkit.files.errors import input_file_error
 
     try:
         path.write_text(text, encoding="utf-8")

@@ -11,16 +11,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit import journal
 from evalkit.calibration._repo import repo_root
 from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.errors import EvalkitError
-from evalkit.input_files import escape_surrogates
-from evalkit.journal import JOURNAL_NAME
+from evalkit.files.input import escape_surrogates
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import JOURNAL_NAME
 
 if TYPE_CHECKING:
-    from evalkit.calibration_status import CalibrationAcceptance
-    from evalkit.journal import JournalRead
+    from evalkit.journal.reader import JournalRead
+    from evalkit.record.calibration_status import CalibrationAcceptance
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 #: Ledger diagnostics printed without ``--diagnostics``.

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalkit import studies
 from evalkit.analyses.landing import render_index
 from evalkit.errors import EvalkitError
+from evalkit.studies import run as studies
 
 # Parameters the demo passes per study: only data inputs. Every design parameter keeps its
 # pre-registered value (the notebook default the lock froze), so each study page shows the run

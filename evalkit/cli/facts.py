@@ -14,9 +14,9 @@ from typing import Any
 
 from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, read_journal
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
-from evalkit.input_files import JsonInputError, dumps, parse_json, read_bytes, read_stream
-from evalkit.journal import MAX_RECORD_DEPTH, JournalRead
+from evalkit.files.input import JsonInputError, dumps, parse_json, read_bytes, read_stream
+from evalkit.journal.reader import MAX_RECORD_DEPTH, JournalRead
+from evalkit.judge.facts import compute_facts
 
 
 def register(subparsers: Any) -> None:

@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from evalkit.gold import freeze, verify_all
+from evalkit.gold.sets import freeze
+from evalkit.prereg.gold_verify import verify_all
 
 
 def register(subparsers: Any) -> None:

@@ -26,8 +26,8 @@ from typing import Any
 
 from evalkit.cli.common import add_journal_source, journal_path, read_journal
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
-from evalkit.input_files import escape_surrogates
+from evalkit.files.input import escape_surrogates
+from evalkit.judge.facts import compute_facts
 from evalkit.judge.rules import apply_rules
 
 RATER = "rule-judge"

@@ -184,7 +184,7 @@ def _source(args: argparse.Namespace) -> Any:
 
 def run_judges(args: argparse.Namespace) -> int:
     """``evalkit judge run``: plan, call, record, summarize."""
-    from evalkit.jsonl_append import LineAppender
+    from evalkit.files.append import LineAppender
     from evalkit.judge.model_judge import build_judges
     from evalkit.judge.runlog import read_runlog
     from evalkit.judge.runner import RunSummary, plan_calls, run_calls

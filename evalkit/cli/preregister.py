@@ -13,8 +13,8 @@ import argparse
 import sys
 from typing import Any
 
-from evalkit.input_files import escape_surrogates
-from evalkit.prereg import (
+from evalkit.files.input import escape_surrogates
+from evalkit.prereg.lock import (
     check_lock,
     default_lock_path,
     entry_key,

@@ -1,6 +1,6 @@
 """``evalkit report RUN_ID``: render one journal record as a self-contained HTML file.
 
-The journal is read through :func:`evalkit.journal.read` (regular files only, bounded, every
+The journal is read through :func:`evalkit.journal.reader.read` (regular files only, bounded, every
 bad line a diagnostic); text a UTF-8 page cannot hold (a lone surrogate) is written escaped.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
-from evalkit.input_files import escape_surrogates
-from evalkit.report import render_report
+from evalkit.files.input import escape_surrogates
+from evalkit.views.report import render_report
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report of one record; exit 1 on a user error (unknown run id, bad journal)."""
-    from evalkit.verify import find_record  # deferred: verify loads the engine (numpy)
+    from evalkit.verify.rescore import find_record  # deferred: verify loads the engine (numpy)
 
     accepted = accepted_calibrations()
     record, notes = find_record(args.run_id, journal_path(args), accepted=accepted)

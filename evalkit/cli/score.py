@@ -9,7 +9,7 @@ One session: the record goes to stdout (a compact dimension table, or with ``--j
 line) and is appended to the journal unless ``--no-write``. A record that could not be
 appended is still printed; the exit code (2) says so, e.g. when the journal's directory does
 not exist (it is never created: a mistyped ``--journal`` must not start a second journal).
-An append is all-or-nothing (:func:`evalkit.journal.append`); the message says what is on
+An append is all-or-nothing (:func:`evalkit.journal.reader.append`); the message says what is on
 disk. ``--journal`` may not name a file of the ledger (``sessions.jsonl``, ``events.jsonl``,
 its archives and ring), compared by resolved path and inode.
 
@@ -33,7 +33,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evalkit import journal
 from evalkit.cli import score_all, score_fleet
 from evalkit.cli.common import (
     DEFAULT_METRICS_DIR,
@@ -45,9 +44,10 @@ from evalkit.cli.common import (
 )
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.journal import dumps_record
-from evalkit.ledger_files import describe_sessions_file, ledger_role
-from evalkit.record import ModelSource, validate_timestamp
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import dumps_record
+from evalkit.ledger.files import describe_sessions_file, ledger_role
+from evalkit.record.contract import ModelSource, validate_timestamp
 from evalkit.rubrics import RUBRIC_VERSIONS
 
 FORMATS = score_all.FORMATS
@@ -348,7 +348,7 @@ def format_record_table(record: dict[str, Any]) -> str:
     Parameters
     ----------
     record
-        A record as a dict (:meth:`evalkit.eval_record.EvalRecord.to_dict`).
+        A record as a dict (:meth:`evalkit.scoring.eval_record.EvalRecord.to_dict`).
 
     Returns
     -------
@@ -376,7 +376,7 @@ def format_record_table(record: dict[str, Any]) -> str:
 
 def _run_one(args: argparse.Namespace) -> int:
     # deferred: the engine loads numpy; every command imports this module
-    from evalkit.engine import score_session
+    from evalkit.scoring.engine import score_session
 
     try:
         scored = score_session(

@@ -1,8 +1,8 @@
 """``evalkit score --all``: every session of a ledger as a table, and into the journal.
 
 Without ``--journal`` the table of every session's deterministic verdicts is written (csv,
-jsonl or parquet; :func:`evalkit.engine.score_ledger`). With ``--journal [FILE]`` the records
-are appended to the journal (:func:`evalkit.journaling.journal_ledger`: one lock for the batch,
+jsonl or parquet; :func:`evalkit.scoring.engine.score_ledger`). With ``--journal [FILE]`` the records
+are appended to the journal (:func:`evalkit.journal.batch.journal_ledger`: one lock for the batch,
 one write per line, one fsync at the end, each record all-or-nothing), incrementally unless
 ``--rescore``, and the table holds the rows of the records appended. A progress bar (tqdm) and
 a summary (scored / skipped / refused) go to stderr; the table to ``--out`` or stdout.
@@ -27,9 +27,9 @@ from tqdm import tqdm
 from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.extras import require
-from evalkit.input_files import dumps
-from evalkit.journal import JournalWriteError
-from evalkit.ledger_files import describe_sessions_file
+from evalkit.files.input import dumps
+from evalkit.journal.reader import JournalWriteError
+from evalkit.ledger.files import describe_sessions_file
 
 __all__ = [
     "FORMATS",
@@ -159,7 +159,7 @@ def run_table(args: argparse.Namespace) -> int:
         The exit code: 0, or 1 when no session resolves.
     """
     # deferred: the engine loads numpy; every command imports this module
-    from evalkit.engine import score_ledger
+    from evalkit.scoring.engine import score_ledger
 
     fmt = table_format(args)
     # score_ledger offers no progress hook, so the bar advances over the phases run here.
@@ -201,7 +201,7 @@ def run_journal(args: argparse.Namespace) -> int:
         The exit code: 0, 1 when no session resolves, 2 when an append failed.
     """
     # deferred: scoring loads numpy; every command imports this module
-    from evalkit.journaling import deterministic_rows, journal_ledger
+    from evalkit.journal.batch import deterministic_rows, journal_ledger
 
     fmt = table_format(args)
     target = journal_path(args)
@@ -251,13 +251,13 @@ def run_journal(args: argparse.Namespace) -> int:
 
 def _warn_nothing_to_score(metrics_dir: str) -> None:
     """An empty batch is not an error (exit 0), but the user hears why it is empty."""
-    from evalkit.fleet_tasks import no_session_message  # deferred: it reads the file again
+    from evalkit.fleet.tasks import no_session_message  # deferred: it reads the file again
 
     err(f"warning: {no_session_message(str(metrics_dir))}")
 
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
-    """Rows of :data:`evalkit.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout.
+    """Rows of :data:`evalkit.scoring.engine.LEDGER_COLUMNS` in ``fmt``, to ``out`` or stdout.
 
     csv and jsonl are written with the standard library (the incremental run stays fast),
     parquet through pandas.
@@ -271,7 +271,7 @@ def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
     out
         The file to write, or None for stdout.
     """
-    from evalkit.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
+    from evalkit.scoring.engine import LEDGER_COLUMNS  # deferred: the engine loads numpy
 
     if fmt == "parquet":
         import pandas as pd  # deferred: heavy, and only parquet needs it

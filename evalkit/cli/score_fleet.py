@@ -1,14 +1,14 @@
 """``evalkit score --all --fleet``: every metrics directory of a fleet, serially or on Dask.
 
 ``--fleet`` names the directories (a glob, a file of paths, or one directory:
-:func:`evalkit.fleet.resolve_fleet`). Without ``--workers``/``--scheduler`` they are scored one
+:func:`evalkit.fleet.score.resolve_fleet`). Without ``--workers``/``--scheduler`` they are scored one
 after the other in this process (no Dask needed); ``--workers N`` starts a local Dask cluster
 of ``N`` worker processes (loopback only), ``--scheduler ADDRESS`` uses a running one. Either
 way it is one task per directory and the same rows.
 
 The table is :func:`evalkit.score_fleet`'s (the ``score_ledger`` columns plus
 ``metrics_dir``); with ``--journal-each`` every directory's new records are appended to its own
-``<dir>/eval.jsonl`` (:func:`evalkit.fleet_tasks.journal_directory`, incremental unless
+``<dir>/eval.jsonl`` (:func:`evalkit.fleet.tasks.journal_directory`, incremental unless
 ``--rescore``) and the table holds the rows of the records appended. A directory that fails
 never stops the others. On stderr: a progress bar over directories, then a summary table (one
 line per directory: what it gave, or ``failed [kind]: reason``, the reason naming the file and
@@ -44,7 +44,7 @@ from evalkit.cli.score_all import (
 )
 from evalkit.errors import EvalkitError
 from evalkit.extras import MissingExtraError, require
-from evalkit.fleet import (
+from evalkit.fleet.score import (
     METRICS_DIR_COLUMN,
     DirectoryOutcome,
     FleetFailure,
@@ -55,7 +55,7 @@ from evalkit.fleet import (
     run_fleet,
     score_fleet,
 )
-from evalkit.fleet_tasks import JournaledDirectory, journal_directory
+from evalkit.fleet.tasks import JournaledDirectory, journal_directory
 
 __all__ = ["run"]
 
@@ -243,7 +243,7 @@ def _table_row(outcome: DirectoryOutcome, shown: int | None) -> tuple[str, str, 
 def _journal_each(
     args: argparse.Namespace, dirs: Sequence[str], client: Any, fmt: str, where: str
 ) -> int:
-    from evalkit.fleet_arrow import decode_ledger_tables
+    from evalkit.fleet.arrow import decode_ledger_tables
 
     task = partial(
         journal_directory,

@@ -27,8 +27,8 @@ from typing import Any
 
 from evalkit.cli.stats_prevalence import register_prevalence
 from evalkit.errors import EvalkitError
+from evalkit.files.input import read_text
 from evalkit.finite import finite_float
-from evalkit.input_files import read_text
 
 _ITEM_COLUMNS = ("item_id", "item")
 
@@ -64,7 +64,7 @@ def _emit(payload: dict[str, Any], compact: bool) -> int:
 def _csv_rows(path: Path) -> Iterator[csv.DictReader[str]]:
     """A ``csv.DictReader`` over the UTF-8 CSV file at ``path``.
 
-    Read through :func:`evalkit.input_files.read_text`: a regular file only (a FIFO or device
+    Read through :func:`evalkit.files.input.read_text`: a regular file only (a FIFO or device
     is refused, never waited on), bounded by the byte and line caps, strict UTF-8 (a bad byte
     is named by line and column). A row the csv module refuses (a field over its size limit, a bad quote) is an
     ``EvalkitError`` naming the file and line, never a traceback.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.input_files import dumps, parse_json, read_text
+from evalkit.files.input import dumps, parse_json, read_text
 
 __all__ = ["register_prevalence", "run_plan_prevalence", "run_prevalence"]
 
@@ -108,9 +108,9 @@ def _register_prevalence(sub: Any) -> None:
 
 
 def _data(args: argparse.Namespace) -> Any:
-    from evalkit import gold as gold_sets
     from evalkit.analyses.prevalence import PrevalenceData, read_calibration
-    from evalkit.label_files import read_item_labels
+    from evalkit.files.labels import read_item_labels
+    from evalkit.gold import sets as gold_sets
 
     if args.calibration is not None:
         if args.gold is not None:

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit import studies, study_params
-from evalkit.input_files import escape_surrogates
+from evalkit.files.input import escape_surrogates
+from evalkit.prereg import study_params as study_params
+from evalkit.studies import run as studies
 
 
 def register(subparsers: Any) -> None:
@@ -84,7 +85,7 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 def load_parameters_file(path: str) -> dict[str, Any]:
     """A YAML (or JSON) mapping of parameter name -> JSON value, checked all the way down.
 
-    See :func:`evalkit.study_params.load_parameters_file`: a regular file only (a FIFO or a
+    See :func:`evalkit.prereg.study_params.load_parameters_file`: a regular file only (a FIFO or a
     device is refused, never a hang), bounded, UTF-8; a value JSON cannot hold is refused
     with its path. Every problem is an ``EvalkitError`` naming the file (exit 1).
     """

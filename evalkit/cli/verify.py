@@ -5,10 +5,10 @@ the outcome and, for a drift, whether a verdict changed; then one line per diffe
 classified (verdict, score, kpi, evidence values, evidence wording, order, identity, seal,
 inputs, extra or missing key, judge contract, duplicate, form); then what verify cannot
 re-derive (the run inputs it takes from the record, bound by its seal). The rule is in
-:mod:`evalkit.verify`.
+:mod:`evalkit.verify.rescore`.
 
 ``--all``: every record of the journal in one pass over the ledger
-(:func:`evalkit.verify.verify_journal`): a table run_id -> agreement / drift (what differs) /
+(:func:`evalkit.verify.rescore.verify_journal`): a table run_id -> agreement / drift (what differs) /
 version mismatch / error, as text (default), ``--format csv`` or ``--format jsonl`` (one JSON
 object per entry, the full result in it); a progress bar and the counts go to stderr.
 
@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
 from evalkit.errors import EvalkitError
-from evalkit.input_files import dumps, escape_surrogates
+from evalkit.files.input import dumps, escape_surrogates
 
 FORMATS = ("table", "csv", "jsonl")
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format is not None:
         raise EvalkitError("--format only applies to --all (one record: --json)")
     # deferred: verify loads the engine (numpy); every command imports this module
-    from evalkit.verify import verify_record
+    from evalkit.verify.rescore import verify_record
 
     result = verify_record(
         args.run_id,
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_all(args: argparse.Namespace) -> int:
     # deferred: verify loads the engine (numpy); every command imports this module
-    from evalkit.verify import verify_journal
+    from evalkit.verify.rescore import verify_journal
 
     def progress(entries: Any, total: int) -> Any:
         return tqdm(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from evalkit.errors import EvalkitError
-from evalkit.file_errors import input_file_error
+from evalkit.files.errors import input_file_error
 from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.judge.reply import TARGET_DIMENSION
 from evalkit.judge.rules import apply_rules
@@ -90,7 +90,7 @@ class ReplayJudge:
     The label answers ``instruction-adherence``. An item without a label is answered with no
     json block, so it yields no judge dimension (never a guessed label). A file that is missing,
     a directory or unreadable raises an ``EvalkitError`` that is also the matching ``OSError``
-    subclass (:mod:`evalkit.file_errors`), naming the file.
+    subclass (:mod:`evalkit.files.errors`), naming the file.
     """
 
     def __init__(self, source: str | Path | Mapping[str, str]) -> None:

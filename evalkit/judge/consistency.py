@@ -7,7 +7,7 @@ own:
 
 * :func:`majority_labels` — per item, the label most of its labelled repeats gave; a tie for
   the top is no majority (``None``), counted in ``ties`` and listed, never broken by a guess
-  (the rule of label files, :func:`evalkit.label_files.majority_label`);
+  (the rule of label files, :func:`evalkit.files.labels.majority_label`);
 * :func:`flip_rate` — the share of items (with >= 2 labelled repeats) whose repeats disagree,
   Wilson interval (Wilson 1927);
 * :func:`repeat_kappa` — Fleiss' kappa with the repeats as raters (items with >= 2 labelled
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.labels import majority_label
 from evalkit.judge.parse import DIMENSION_STATUSES
-from evalkit.label_files import majority_label
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
-from evalkit.input_files import dumps
+from evalkit.files.input import dumps
+from evalkit.judge.facts import compute_facts
 from evalkit.judge.prompt import record_rubric_version
 
 if TYPE_CHECKING:
-    from evalkit.journal import JournalRead
+    from evalkit.journal.reader import JournalRead
 
 __all__ = ["ItemSource", "JudgeItem", "gold_items", "journal_items", "make_item"]
 
@@ -76,8 +76,8 @@ def make_item(item_id: str, record: Mapping[str, Any]) -> JudgeItem:
 
 
 def gold_items(path: str | Path) -> ItemSource:
-    """Every item of the gold set at ``path`` (verified first; see :func:`evalkit.gold.load`)."""
-    from evalkit.gold import load
+    """Every item of the gold set at ``path`` (verified first; see :func:`evalkit.gold.sets.load`)."""
+    from evalkit.gold.sets import load
 
     gold = load(path)
     rows = gold.items[["item_id", "rubric_version", "session_id", "kpis", "dimensions"]]

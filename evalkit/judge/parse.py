@@ -24,8 +24,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit.dimension import DimensionId, Status
 from evalkit.errors import EvalkitError
+from evalkit.record.dimension import DimensionId, Status
 
 # plain strings (a record carries the plain id), spelled once, in the enum
 JUDGE_DIMENSION_IDS: dict[str, tuple[str, ...]] = {

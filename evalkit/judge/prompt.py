@@ -37,11 +37,11 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
 from evalkit.finite import finite_or_none
+from evalkit.judge.facts import compute_facts
 from evalkit.judge.rules import RUBRIC_V2_RULES
+from evalkit.record.dimension import DimensionId
 
 #: Default input budget (tokens) of one judge call; the reference engine's default.
 DEFAULT_INPUT_BUDGET = 8000

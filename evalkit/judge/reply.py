@@ -25,13 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.dimension import DimensionId
 from evalkit.judge.parse import (
     DIMENSION_STATUSES,
     JudgeResponseError,
     json_blocks,
     parse_response,
 )
+from evalkit.record.dimension import DimensionId
 
 __all__ = ["CANNOT_PARSE", "TARGET_DIMENSION", "ReplyReading", "read_reply"]
 

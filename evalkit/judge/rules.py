@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from evalkit.jsnum import format_js_number, is_js_number
+from evalkit.js.numbers import format_js_number, is_js_number
 from evalkit.rubrics.dimensions.guard_friction import (
     GUARD_BLOCKED_CONSPICUOUS as GUARD_BLOCKED_CONSPICUOUS_THRESHOLD,
 )

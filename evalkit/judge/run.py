@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.facts import compute_facts
 from evalkit.judge.adapters import CallableJudge, Judge, ReplayJudge
+from evalkit.judge.facts import compute_facts
 from evalkit.judge.parse import parse_response, validate_judge_dimensions
 from evalkit.judge.prompt import (
     DEFAULT_INPUT_BUDGET,

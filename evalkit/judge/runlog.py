@@ -18,7 +18,7 @@ A line (schema :data:`SCHEMA`) holds::
   (:func:`runlog_labels` keeps them apart); a rerun retries errors.
 * ``replay`` is ``{path, line}`` of the answer a replay judge copied, else null.
 
-The log is append-only and written with :class:`evalkit.jsonl_append.LineAppender`. Reading is
+The log is append-only and written with :class:`evalkit.files.append.LineAppender`. Reading is
 forgiving: a line that is not a valid run-log line (a torn last line of a killed writer, a line
 of another file) is reported in ``diagnostics`` and skipped, never guessed.
 
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.dimension import DimensionId
 from evalkit.errors import EvalkitError
-from evalkit.input_files import JsonInputError, parse_json, read_bytes, split_lines
+from evalkit.files.input import JsonInputError, parse_json, read_bytes, split_lines
 from evalkit.judge.parse import DIMENSION_STATUSES
+from evalkit.record.dimension import DimensionId
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -176,7 +176,7 @@ def _entry(number: int, obj: dict[str, Any]) -> RunLogEntry:
 
 
 def read_runlog(path: str | os.PathLike[str], *, missing_ok: bool = False) -> RunLog:
-    """Read the run log at ``path`` (through :mod:`evalkit.input_files`: regular file, capped).
+    """Read the run log at ``path`` (through :mod:`evalkit.files.input`: regular file, capped).
 
     ``missing_ok`` returns an empty log for a file that does not exist yet (a first run).
     Invalid lines are listed in ``diagnostics`` (``line N: reason``) and skipped.

@@ -10,7 +10,7 @@ How a run goes:
 2. **Call.** At most ``concurrency`` calls are in flight (asyncio; the SDKs' async clients).
    Calls go repeat by repeat, so a run stopped early has whole repeats first.
 3. **Record.** One writer thread appends the finished lines to the log in batches, all or
-   nothing, fsynced (:mod:`evalkit.jsonl_append`), so the event loop never waits on the disk.
+   nothing, fsynced (:mod:`evalkit.files.append`), so the event loop never waits on the disk.
    A worker starts its next call only once its last line is fsynced, so a killed run loses at
    most the calls in flight (one per worker, ``concurrency`` in all). When the log cannot be
    written, no new call starts and the run ends with the I/O error; lines already written stay.
@@ -33,7 +33,8 @@ from typing import Any, Protocol
 
 from evalkit import __version__
 from evalkit.errors import EvalkitError
-from evalkit.jsonl_append import LineAppender, encode_line
+from evalkit.files.append import LineAppender, encode_line
+from evalkit.js.timestamps import format_iso
 from evalkit.judge.clients import CallFailed, Completion
 from evalkit.judge.items import ItemSource, JudgeItem
 from evalkit.judge.prompt import (
@@ -46,7 +47,6 @@ from evalkit.judge.prompt import (
 from evalkit.judge.redact import Redactor
 from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import SCHEMA, RunLog
-from evalkit.timestamps import format_iso
 
 __all__ = ["JudgeHandle", "RunSummary", "plan_calls", "run_calls"]
 

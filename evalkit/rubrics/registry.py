@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evalkit.dimension import Dimension
 from evalkit.errors import EvalkitError, VersionMismatchError
+from evalkit.record.dimension import Dimension
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics import v1, v2
 from evalkit.rubrics.dimensions.spec import DimensionSpec
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "PACKAGED_TEXT_DIR",

@@ -6,7 +6,7 @@ Nothing here is real data. The generator writes the ledger *shapes* the orchestr
 carrying raw harness uuids tied to the semantic session id by a dual stamp, drifted field names
 and a few malformed lines. The build is a small discrete-event simulation: lines are written in
 time order, each session is scored by evalkit itself right after it ends (the journal is written
-by ``evalkit.score_session`` + ``evalkit.journal.append``), and ``events.jsonl`` is rotated into
+by ``evalkit.score_session`` + ``evalkit.journal.reader.append``), and ``events.jsonl`` is rotated into
 ``_archive/`` between sessions, as the orchestrator does.
 
 The preset ``rubric-v2-2026-09-19`` reproduces the measurement rubric-v2 reports in
@@ -23,9 +23,9 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from evalkit import journal
-from evalkit.engine import score_session
 from evalkit.errors import EvalkitError
+from evalkit.journal import reader as journal
+from evalkit.scoring.engine import score_session
 from evalkit.simulate._sessions import (
     Session,
     dumps,

@@ -4,7 +4,7 @@ Each module (``verification_evidence``, ``plan_fidelity``, ``gate_health``, ``pr
 ``guard_friction``, ``efficiency_kpis``) holds everything about its dimension:
 
 * the scorer of each rubric version that defines one (``score_v1``, ``score_v2``), a pure
-  function of the frozen :class:`~evalkit.scoring_context.ScoringContext`;
+  function of the frozen :class:`~evalkit.record.scoring_context.ScoringContext`;
 * the evidence templates those scorers write, byte for byte the reference engine's;
 * the readers of those templates, beside them, so a reworded template and its reader are one
   edit;

@@ -19,11 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.jsvalues import js_nullish, js_string
+from evalkit.js.values import js_nullish, js_string
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import Misses, NumberToken, Reading, RecordView, read_token
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

@@ -21,7 +21,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from evalkit.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions import process_safety
 from evalkit.rubrics.dimensions.reading import (
     Misses,
@@ -37,7 +38,6 @@ from evalkit.rubrics.dimensions.shared import (
     read_contamination_note,
 )
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "ATTRIBUTION_FALLBACK",

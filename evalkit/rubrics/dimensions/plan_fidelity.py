@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.jsvalues import get, is_number, is_plain_object, js_string
+from evalkit.js.values import get, is_number, is_plain_object, js_string
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     Misses,
     Number,
@@ -32,7 +33,6 @@ from evalkit.rubrics.dimensions.reading import (
 )
 from evalkit.rubrics.dimensions.shared import or_na
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

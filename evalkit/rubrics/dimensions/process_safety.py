@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.jsvalues import get, is_plain_object, js_gt0, js_nullish, js_string
+from evalkit.js.values import get, is_plain_object, js_gt0, js_nullish, js_string
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     Misses,
     Number,
@@ -34,7 +35,6 @@ from evalkit.rubrics.dimensions.reading import (
 )
 from evalkit.rubrics.dimensions.shared import GUARD_EMISSION_NOTE, contamination_note, peer_note
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

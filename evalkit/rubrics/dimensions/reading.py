@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
-from evalkit.jsnum import format_js_number
+from evalkit.js.numbers import format_js_number
 
 __all__ = [
     "NO_TEMPLATE",

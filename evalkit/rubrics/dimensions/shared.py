@@ -1,7 +1,7 @@
 """Evidence fragments more than one dimension writes, and the reader of the one that is read.
 
 The wording is the reference engine's, byte for byte. Values are interpolated as JavaScript
-template literals do (:func:`~evalkit.jsvalues.js_string`). These fragments are part of
+template literals do (:func:`~evalkit.js.values.js_string`). These fragments are part of
 the frozen rubric-v1 and rubric-v2 templates: ``tests/test_rubric_frozen.py`` pins every
 template that uses them, so an edit here cannot change a frozen version silently.
 """
@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from evalkit.jsvalues import js_nullish, js_string
-from evalkit.scoring_context import ScoringContext
+from evalkit.js.values import js_nullish, js_string
+from evalkit.record.scoring_context import ScoringContext
 
 __all__ = [
     "GUARD_EMISSION_NOTE",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalkit.dimension import Dimension
+from evalkit.record.dimension import Dimension
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import Reading, RecordView
-from evalkit.scoring_context import ScoringContext
 
 __all__ = ["DimensionSpec", "FactsReader", "Scorer"]
 

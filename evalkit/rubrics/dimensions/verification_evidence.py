@@ -21,8 +21,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from evalkit.dimension import Dimension, DimensionId, Method, Status
-from evalkit.jsvalues import get, is_number
+from evalkit.js.values import get, is_number
+from evalkit.record.dimension import Dimension, DimensionId, Method, Status
+from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics.dimensions.reading import (
     NO_TEMPLATE,
     Misses,
@@ -40,7 +41,6 @@ from evalkit.rubrics.dimensions.shared import (
     window_contaminated,
 )
 from evalkit.rubrics.dimensions.spec import DimensionSpec, FactsReader
-from evalkit.scoring_context import ScoringContext
 
 __all__ = [
     "FACTS",

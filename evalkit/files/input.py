@@ -1,0 +1,471 @@
+r"""Reading files a user names, safely: regular files only, bounded, never a hang or a traceback.
+
+Every reader of untrusted input (ledger sources, journals, label files, parameter files, record
+files, certificates, the pre-registration lock) goes through this module, so one set of rules
+holds everywhere:
+
+* **Regular files only.** A FIFO, a character or block device, a socket or a directory is
+  refused with an :class:`~evalkit.files.errors.InputFileError` that names the path and what it
+  is. The file is opened with ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor,
+  so neither opening a FIFO nor a race between a check and the open can block. A symlink loop
+  or a dangling symlink is named as such (it is unreadable, never "absent").
+* **Bounded.** At most ``max_bytes`` of a file are read (default
+  :data:`DEFAULT_MAX_FILE_BYTES`, 1 GiB); a larger file is refused, naming the cap, before
+  more than the cap is held in memory. A single line longer than ``max_line_bytes`` (default
+  :data:`DEFAULT_MAX_LINE_BYTES`, 64 MiB) is reported by :func:`split_lines` instead of
+  being parsed. Both caps are overridable per call and, for a whole process, by the
+  environment variables :data:`MAX_FILE_BYTES_ENV` and :data:`MAX_LINE_BYTES_ENV` (sizes are
+  operational limits, never part of what a record or a calibration claims).
+* **Text and JSON.** :func:`read_text` decodes UTF-8 strictly and names the line and byte of
+  the first invalid sequence; :func:`parse_json` turns deep nesting, bad constants and other
+  decoder failures into a :class:`JsonInputError` with a reason.
+* **Nesting.** :func:`parse_json` takes an optional ``max_depth``: a document of evalkit's own
+  shapes (a record is four levels deep) that nests deeper is refused as a reason before any
+  recursive code (``repr``, ``copy.deepcopy``, ``json.dumps``) can meet it.
+* **Streams.** :func:`read_stream` reads standard input (``-``) under the same byte cap.
+* **Output.** :func:`dumps` writes JSON as UTF-8 with lone surrogates (legal in a JavaScript
+  string, not encodable as UTF-8) escaped as ``\udXXX``, so writing never crashes and a
+  JavaScript ``JSON.parse`` reads the same string back. :func:`clip` shortens untrusted text
+  quoted in a message.
+
+Standard library only: the scoring core and record validation import this.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from evalkit.errors import EvalkitError
+from evalkit.files.errors import InputFileError, input_file_error
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "MAX_FILE_BYTES_ENV",
+    "MAX_LINE_BYTES_ENV",
+    "InputNotRegularError",
+    "InputTooLargeError",
+    "JsonInputError",
+    "RawLine",
+    "clip",
+    "decode_text",
+    "dumps",
+    "escape_surrogates",
+    "max_file_bytes",
+    "max_line_bytes",
+    "open_regular",
+    "own_cap",
+    "parse_json",
+    "read_bytes",
+    "read_stream",
+    "read_text",
+    "split_lines",
+    "unreadable_reason",
+]
+
+#: Default cap on the bytes read from one input file (1 GiB).
+DEFAULT_MAX_FILE_BYTES = 1 << 30
+#: Default cap on one line of a line-oriented input file (64 MiB).
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+#: Environment variable overriding :data:`DEFAULT_MAX_FILE_BYTES` for a process (bytes).
+MAX_FILE_BYTES_ENV = "EVALKIT_MAX_FILE_BYTES"
+#: Environment variable overriding :data:`DEFAULT_MAX_LINE_BYTES` for a process (bytes).
+MAX_LINE_BYTES_ENV = "EVALKIT_MAX_LINE_BYTES"
+
+_READ_CHUNK = 1 << 20
+
+
+class InputNotRegularError(InputFileError):
+    """The path names a FIFO, device, socket or directory where a regular file belongs."""
+
+
+class InputTooLargeError(InputFileError):
+    """The file is larger than the cap this reader may hold in memory."""
+
+
+class JsonInputError(EvalkitError):
+    """A JSON text that cannot be read (malformed, nested too deeply, a bad constant).
+
+    ``line`` is the 1-based line of the text where decoding failed, when the decoder knows it.
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _cap_from_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise EvalkitError(f"${name} must be a positive number of bytes, got {raw!r}") from None
+    if value < 1:
+        raise EvalkitError(f"${name} must be a positive number of bytes, got {raw!r}")
+    return value
+
+
+def max_file_bytes(override: int | None = None) -> int:
+    """The file cap in effect: ``override``, else ``$EVALKIT_MAX_FILE_BYTES``, else 1 GiB."""
+    return (
+        override
+        if override is not None
+        else _cap_from_env(MAX_FILE_BYTES_ENV, DEFAULT_MAX_FILE_BYTES)
+    )
+
+
+def own_cap(limit: int) -> int:
+    """A reader's own byte cap (a lock, a parameters file), tightened by the file cap in effect.
+
+    Those readers cap what they read below the general cap; a user who lowers
+    ``$EVALKIT_MAX_FILE_BYTES`` lowers theirs too.
+    """
+    return min(limit, max_file_bytes())
+
+
+def max_line_bytes(override: int | None = None) -> int:
+    """The line cap in effect: ``override``, else ``$EVALKIT_MAX_LINE_BYTES``, else 64 MiB."""
+    return (
+        override
+        if override is not None
+        else _cap_from_env(MAX_LINE_BYTES_ENV, DEFAULT_MAX_LINE_BYTES)
+    )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    return escape_surrogates(os.fsdecode(path))
+
+
+def open_regular(path: str | os.PathLike[str], what: str) -> int:
+    """Open ``path`` read-only and return its descriptor, refusing anything but a regular file.
+
+    ``what`` names the file's role in messages ("journal", "labels file"). Raises an
+    :class:`~evalkit.files.errors.InputFileError` (an ``EvalkitError`` and the matching
+    ``OSError``) naming the path and the reason: missing, a dangling symlink, a symlink loop,
+    permission denied, a directory, a FIFO, a device. The caller closes the descriptor.
+    """
+    p = os.fspath(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputFileError(
+                f"{what} {_shown(p)!r}: a symlink loop (too many levels of symbolic links)",
+                p,
+                exc.errno,
+            ) from exc
+        if exc.errno == errno.ENOENT and os.path.islink(p):
+            raise InputFileError(
+                f"{what} {_shown(p)!r}: a dangling symlink (its target does not exist)",
+                p,
+                exc.errno,
+            ) from exc
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO's peer semantics
+            raise InputNotRegularError(
+                f"{what} {_shown(p)!r}: not a regular file", p, exc.errno
+            ) from exc
+        raise input_file_error(exc, what, _shown(p)) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputNotRegularError(
+                f"{what} {_shown(p)!r}: is {_kind(mode)}, not a regular file", p, errno.EINVAL
+            )
+        # a regular file never blocks, but leave the descriptor in the ordinary blocking mode
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes_: int | None = None,
+    line_cap: bool = False,
+) -> bytes:
+    """The whole content of the regular file ``path``, refusing more than ``max_bytes``.
+
+    Never holds more than ``max_bytes + 1`` bytes: a file that grows while it is read, or
+    that lies about its size, is still cut off at the cap and refused. With ``line_cap`` a
+    line longer than the line cap is refused too (naming it): for line-oriented text handed
+    whole to a parser, where one line must not cost more than the cap says.
+    """
+    cap = max_file_bytes(max_bytes)
+    fd = open_regular(path, what)
+    try:
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise _too_large(path, what, cap, size)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_READ_CHUNK, cap + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                raise _too_large(path, what, cap, None)
+    except OSError as exc:
+        if isinstance(exc, InputFileError):
+            raise
+        raise input_file_error(exc, what, _shown(path)) from exc
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if line_cap:
+        _check_line_lengths(data, path, what, max_line_bytes(max_line_bytes_))
+    return data
+
+
+def read_stream(stream: Any, what: str, *, max_bytes: int | None = None) -> bytes:
+    """Everything ``stream`` (standard input, a pipe) holds, refusing more than ``max_bytes``.
+
+    Reads the binary buffer of a text stream when it has one. Never holds more than
+    ``max_bytes + 1`` bytes of it: an endless producer (``yes |``) is cut off at the cap.
+    """
+    cap = max_file_bytes(max_bytes)
+    raw = getattr(stream, "buffer", stream)
+    chunks: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = raw.read(min(_READ_CHUNK, cap + 1 - total))
+        if not chunk:
+            break
+        if isinstance(chunk, str):  # a text stream without a buffer (tests, StringIO)
+            chunk = chunk.encode("utf-8", "surrogatepass")
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > cap:
+        raise _too_large("<stdin>", what, cap, None)
+    return b"".join(chunks)
+
+
+def _too_large(
+    path: str | os.PathLike[str], what: str, cap: int, size: int | None
+) -> InputTooLargeError:
+    seen = f"{size} bytes" if size is not None else "more"
+    return InputTooLargeError(
+        f"{what} {_shown(path)!r}: {seen} exceeds the {cap}-byte cap of this reader (raise it "
+        f"with ${MAX_FILE_BYTES_ENV} if the file is really that large)",
+        os.fspath(path),
+        errno.EFBIG,
+    )
+
+
+def unreadable_reason(exc: OSError, what: str, path: str | os.PathLike[str]) -> str:
+    """Why ``path`` could not be read, without the ``what 'path': `` prefix the error carries.
+
+    For a diagnostic that names the file itself: "a dangling symlink ...", "is a named pipe
+    (FIFO), not a regular file", "permission denied".
+    """
+    text = str(exc) if isinstance(exc, InputFileError) else (exc.strerror or type(exc).__name__)
+    return text.removeprefix(f"{what} {_shown(path)!r}: ")
+
+
+def _utf8_error(data: bytes, exc: UnicodeDecodeError) -> tuple[int, int]:
+    """1-based line and column (in bytes) of the first invalid UTF-8 byte."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return line, col
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes_: int | None = None,
+    line_cap: bool = False,
+) -> str:
+    """:func:`read_bytes` decoded as strict UTF-8 (a leading BOM is dropped).
+
+    Invalid UTF-8 raises an ``EvalkitError`` naming the file, the line and the byte column;
+    ``line_cap`` as for :func:`read_bytes`.
+    """
+    data = read_bytes(
+        path, what, max_bytes=max_bytes, max_line_bytes_=max_line_bytes_, line_cap=line_cap
+    )
+    return decode_text(data, path, what)
+
+
+def decode_text(data: bytes, path: str | os.PathLike[str], what: str) -> str:
+    """``data``, read from ``path``, as strict UTF-8 text (a leading BOM dropped).
+
+    For a caller that needs the bytes too (to hash them); invalid UTF-8 raises an
+    ``EvalkitError`` naming the file, the line and the byte column.
+    """
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line, col = _utf8_error(data, exc)
+        raise EvalkitError(
+            f"{what} {_shown(path)!r}: line {line}: invalid UTF-8 at byte column {col} "
+            f"({exc.reason}); the file must be UTF-8 text"
+        ) from None
+
+
+def _check_line_lengths(data: bytes, path: str | os.PathLike[str], what: str, cap: int) -> None:
+    if len(data) <= cap:  # no line can be longer than the whole file
+        return
+    for line in split_lines(data, max_line_bytes_=cap):
+        if line.data is None:
+            raise InputTooLargeError(
+                f"{what} {_shown(path)!r}: line {line.number}: {line.length} bytes exceed the "
+                f"{cap}-byte line cap (raise it with ${MAX_LINE_BYTES_ENV} if that is right)",
+                os.fspath(path),
+                errno.EFBIG,
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One line of a line-oriented file.
+
+    Its 1-based ``number``, its bytes (without the newline and a trailing CR), and whether it
+    was the last line without a newline (``unterminated``). ``data`` is None when the line is
+    longer than the line cap (``length`` tells how long).
+    """
+
+    number: int
+    data: bytes | None
+    unterminated: bool
+    length: int
+
+
+def split_lines(data: bytes, *, max_line_bytes_: int | None = None) -> Iterator[RawLine]:
+    r"""The lines of ``data`` (split on ``\n``, a trailing CR dropped); blank lines included.
+
+    A line longer than the line cap is yielded with ``data=None`` so that the reader reports it
+    instead of parsing it (parsing a huge line can take many times its size in memory).
+    """
+    cap = max_line_bytes(max_line_bytes_)
+    n = len(data)
+    start = 0
+    number = 0
+    while start < n:
+        number += 1
+        end = data.find(b"\n", start)
+        unterminated = end < 0
+        if unterminated:
+            end = n
+        length = end - start
+        if length > cap:
+            yield RawLine(number, None, unterminated, length)
+        else:
+            line = data[start:end]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            yield RawLine(number, line, unterminated, length)
+        start = end + 1
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+def _nesting_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` nests arrays/objects more than ``limit`` levels deep (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
+    r"""Parse one JSON text strictly (no ``NaN``/``Infinity``), or raise :class:`JsonInputError`.
+
+    Deep nesting (Python's decoder recurses) and invalid UTF-8 in ``bytes`` are reasons, not
+    crashes. Lone surrogates written as ``\udXXX`` escapes are legal JSON and are kept. With
+    ``max_depth`` a value nesting arrays/objects deeper than that is refused too, so that no
+    recursive code downstream (``repr``, ``deepcopy``, ``json.dumps``) can meet it.
+    """
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise JsonInputError(f"invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise JsonInputError("JSON nested too deeply for this reader") from None
+    except json.JSONDecodeError as exc:
+        where = (
+            f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        )
+        raise JsonInputError(f"not JSON ({exc.msg} at {where})", exc.lineno) from None
+    except ValueError as exc:
+        raise JsonInputError(f"not JSON ({clip(str(exc))})") from None
+    if (
+        max_depth is not None
+        and isinstance(value, dict | list)
+        and _nesting_exceeds(value, max_depth)
+    ):
+        raise JsonInputError(f"JSON nested more than {max_depth} levels deep")
+    return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    r"""``text`` with every lone surrogate written as the escape ``\udXXX`` (printable, safe)."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (saying how long it was), surrogates escaped.
+
+    For quoting untrusted values in a message without printing a megabyte or crashing.
+    """
+    text = escape_surrogates(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    r"""``json.dumps(obj, ensure_ascii=False, allow_nan=False, **kwargs)``, encodable as UTF-8.
+
+    Python's strings can hold lone surrogates (from a ledger's ``"\ud800"`` or from
+    undecodable command-line bytes); inside a JSON string they are written as the escape
+    ``\udXXX``, which ``JSON.parse`` and ``json.loads`` read back as the same string.
+    """
+    kwargs.setdefault("ensure_ascii", False)
+    kwargs.setdefault("allow_nan", False)
+    text = json.dumps(obj, **kwargs)
+    # A lone surrogate can only appear inside a JSON string literal, so escaping it in place
+    # keeps the document valid.
+    return escape_surrogates(text) if not kwargs["ensure_ascii"] else text

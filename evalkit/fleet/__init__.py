@@ -1,0 +1,1 @@
+"""A fleet of metrics directories scored as one, one task per directory, on Dask or serially."""

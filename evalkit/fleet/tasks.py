@@ -1,0 +1,280 @@
+"""The per-directory tasks of a fleet: what one Dask worker (or this process) does to one ledger.
+
+Module-level functions, so a worker imports them by name: :func:`score_directory` (the task of
+:func:`evalkit.fleet.score.score_fleet`: ``score_ledger`` of one directory, sent back as an Arrow
+stream) and :func:`journal_directory` (the task of ``evalkit score --all --fleet
+--journal-each``: ``score --all --journal`` into that directory's own ``eval.jsonl``). Each
+raises :class:`~evalkit.errors.EvalkitError` for a directory with no session to score, and the
+message names what is wrong where: ``sessions.jsonl``'s path and state, then the lines that
+gave no session, as ``file:line: reason`` or ``file:line: session_id: reason``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    from evalkit.ledger.reader import JsonlFile
+    from evalkit.rubrics import Rubric
+
+__all__ = [
+    "DIAGNOSTICS_KEPT",
+    "PROBLEMS_SHOWN",
+    "JournaledDirectory",
+    "Scored",
+    "journal_directory",
+    "no_session_message",
+    "score_directory",
+]
+
+#: Lines of ``sessions.jsonl`` named in a no-session message (the rest are counted).
+PROBLEMS_SHOWN = 3
+#: Ledger diagnostics a scored directory sends back (the rest are counted).
+DIAGNOSTICS_KEPT = 100
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One directory's ``score_ledger`` table as it travels back: an Arrow IPC stream.
+
+    ``sessions`` and ``rows`` count what it holds; ``skipped`` are the session ids
+    ``score_ledger`` did not score (only whitespace) and ``notes`` say where they are
+    (``file:line: session_id: ...``); ``diagnostics``: the first :data:`DIAGNOSTICS_KEPT`
+    lines or files the ledger reading skipped or doubted, of ``n_diagnostics``.
+    """
+
+    payload: bytes
+    sessions: int
+    rows: int
+    skipped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    diagnostics: tuple[str, ...] = ()
+    n_diagnostics: int = 0
+
+
+def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
+    """``score_ledger`` of one directory, encoded for the trip back.
+
+    Raises :class:`~evalkit.errors.EvalkitError` when the directory is missing or holds no
+    session it can score (the message names the lines of ``sessions.jsonl`` that gave none).
+    """
+    from evalkit.fleet.arrow import encode_ledger_table
+    from evalkit.scoring.engine import score_ledger
+
+    frame = score_ledger(metrics_dir, rubric=rubric)
+    skipped = tuple(frame.attrs.get("skipped") or ())
+    if frame.empty:
+        also = f"{len(skipped)} session id(s) skipped (only whitespace)" if skipped else ""
+        raise EvalkitError(no_session_message(metrics_dir, also))
+    notes = _blank_id_lines(metrics_dir, skipped) if skipped else ()
+    diagnostics = list(frame.attrs.get("diagnostics") or ())
+    sessions = int(frame["session_id"].nunique())
+    return Scored(
+        encode_ledger_table(frame),
+        sessions,
+        len(frame),
+        skipped,
+        notes,
+        tuple(diagnostics[:DIAGNOSTICS_KEPT]),
+        len(diagnostics),
+    )
+
+
+# -- naming what is wrong in sessions.jsonl --------------------------------------------------
+
+
+def _session_id_problem(value: Any) -> str | None:
+    """Why a parsed ``sessions.jsonl`` object gives no session to score (None: it may)."""
+    from evalkit.js.values import is_non_empty_trimmed
+
+    if "session_id" not in value:
+        return "session_id: missing"
+    sid = value["session_id"]
+    if not isinstance(sid, str):
+        return f"session_id: not a string (got {_json_text(sid)})"
+    if not is_non_empty_trimmed(sid):
+        return f"session_id: empty or only whitespace (got {_json_text(sid)})"
+    return None
+
+
+def _json_text(value: Any) -> str:
+    """A parsed JSON value as JSON text, cut short: how a message quotes a ledger's value."""
+    from evalkit.files.input import clip, dumps
+
+    return clip(dumps(value, allow_nan=True), 80)  # 1e999 parses to inf: say Infinity
+
+
+def _sessions_file(metrics_dir: str) -> JsonlFile:
+    """``sessions.jsonl`` of ``metrics_dir`` as read (never raises, never blocks on a FIFO)."""
+    from evalkit.ledger.reader import read_jsonl
+
+    return read_jsonl(os.path.join(metrics_dir, "sessions.jsonl"))
+
+
+def _has_session(metrics_dir: str) -> bool:
+    """Whether ``sessions.jsonl`` holds an object with a session id that can be scored."""
+    return any(
+        line.error is None
+        and isinstance(line.value, dict)
+        and _session_id_problem(line.value) is None
+        for line in _sessions_file(metrics_dir).lines
+    )
+
+
+def _sessions_problems(metrics_dir: str) -> list[str]:
+    """Every line of ``sessions.jsonl`` that gives no session, ``file:line: reason``, in order.
+
+    The reader's diagnostics (a line that does not parse, a value that is not an object),
+    then each object whose ``session_id`` is missing, not a string or only whitespace.
+    """
+    sessions = _sessions_file(metrics_dir)
+    found = [(d.line or 0, str(d)) for d in sessions.diagnostics]
+    for line in sessions.lines:
+        if line.error is None and isinstance(line.value, dict):
+            problem = _session_id_problem(line.value)
+            if problem is not None:
+                found.append((line.line_no, f"{sessions.path}:{line.line_no}: {problem}"))
+    return [text for _, text in sorted(found, key=lambda item: item[0])]
+
+
+def no_session_message(metrics_dir: str, also: str = "") -> str:
+    """Why a directory has no session to score: the file's state, then its first bad lines."""
+    from evalkit.ledger.files import describe_sessions_file
+
+    problems = _sessions_problems(metrics_dir) if os.path.isdir(metrics_dir) else []
+    text = f"no session to score: {describe_sessions_file(metrics_dir)}"
+    if also:
+        text += f"; {also}"
+    if problems:
+        text += "; " + "; ".join(problems[:PROBLEMS_SHOWN])
+    if len(problems) > PROBLEMS_SHOWN:
+        text += f"; and {len(problems) - PROBLEMS_SHOWN} more line(s)"
+    return text
+
+
+def _blank_id_lines(metrics_dir: str, skipped: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the ids ``score_ledger`` skipped are: ``file:line: session_id: ...: not scored``.
+
+    Reads ``sessions.jsonl`` again, which only a ledger with such an id pays for.
+    """
+    sessions = _sessions_file(metrics_dir)
+    wanted = set(skipped)
+    return tuple(
+        f"{sessions.path}:{line.line_no}: session_id: only whitespace "
+        f"({_json_text(line.value['session_id'])}): not scored"
+        for line in sessions.lines
+        if line.error is None
+        and isinstance(line.value, dict)
+        and line.value.get("session_id") in wanted
+    )
+
+
+# -- journaling each directory ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JournaledDirectory:
+    """What :func:`journal_directory` did to one directory's own journal.
+
+    ``scored`` records appended to ``journal``; ``unchanged`` sessions skipped (nothing new);
+    ``refused`` sessions (``'id': reason``); ``payload``: the appended records' deterministic
+    rows (``rows``) as an Arrow stream; the ledger ``diagnostics`` kept (``n_diagnostics`` in
+    all); ``notes``: the calibration certificates refused while reading the journal.
+    """
+
+    journal: str
+    scored: int = 0
+    unchanged: int = 0
+    refused: tuple[str, ...] = ()
+    rows: int = 0
+    payload: bytes = b""
+    diagnostics: tuple[str, ...] = ()
+    n_diagnostics: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def journal_directory(
+    metrics_dir: str,
+    rubric: str = "rubric-v2",
+    *,
+    rescore: bool = False,
+    timestamp: str | None = None,
+    model_id: str | None = None,
+    model_source: str | None = None,
+    handle: str | None = None,
+    diagnostics_kept: int | None = None,
+) -> JournaledDirectory:
+    """``score --all --journal`` for one directory of a fleet, into ``<metrics_dir>/eval.jsonl``.
+
+    :func:`evalkit.journal.batch.journal_ledger` with these arguments, incremental unless
+    ``rescore``, the journal validated against the certificates of the repository evalkit runs
+    from (as the command line does); ``diagnostics_kept`` caps the ledger diagnostics sent back
+    (``None``: all). Raises :class:`~evalkit.errors.EvalkitError` when there is no session to
+    score (then no journal is created: ``sessions.jsonl`` is missing, unreadable or holds no
+    line with a session id; or, after scoring, every session was refused) or when
+    ``eval.jsonl`` is a file of the ledger; :class:`~evalkit.journal.reader.JournalWriteError` (an
+    ``OSError``) when an append fails, its message saying which records of the batch are on
+    disk. Reads ``sessions.jsonl`` once more than ``score --all --journal``
+    (to start no journal where nothing can be scored).
+    """
+    from evalkit.calibration._repo import repo_root
+    from evalkit.calibration.certificate import RepositoryCalibrations
+    from evalkit.journal.batch import journal_ledger
+    from evalkit.journal.reader import JOURNAL_NAME
+    from evalkit.ledger.files import ledger_role
+
+    target = os.path.join(metrics_dir, JOURNAL_NAME)
+    if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):
+        raise EvalkitError(no_session_message(metrics_dir))
+    role = ledger_role(metrics_dir, target)
+    if role is not None:
+        raise EvalkitError(
+            f"{target} is the ledger's {role}: records are never appended to the ledger"
+        )
+    notes: list[str] = []
+    result = journal_ledger(
+        metrics_dir,
+        target,
+        rubric,
+        rescore=rescore,
+        timestamp=timestamp,
+        model_id=model_id,
+        model_source=model_source,
+        handle=handle,
+        accepted=RepositoryCalibrations(repo_root(), on_refused=notes.append),
+    )
+    return _journaled(metrics_dir, target, result, diagnostics_kept, tuple(notes))
+
+
+def _journaled(
+    metrics_dir: str, target: str, result: Any, kept: int | None, notes: tuple[str, ...]
+) -> JournaledDirectory:
+    """The :class:`JournaledDirectory` of a batch (an error when nothing could be scored)."""
+    import pandas as pd
+
+    from evalkit.fleet.arrow import encode_ledger_table
+    from evalkit.journal.batch import deterministic_rows
+    from evalkit.scoring.engine import LEDGER_COLUMNS
+
+    refused = tuple(str(r) for r in result.refused)
+    if not result.appended and not result.unchanged:
+        first = f": {refused[0]}" if refused else ""
+        raise EvalkitError(f"no session to score: {len(refused)} refused{first}")
+    rows = list(deterministic_rows(result.appended))
+    table = pd.DataFrame(rows, columns=LEDGER_COLUMNS, dtype=object)  # values kept as they are
+    diagnostics = result.diagnostics if kept is None else result.diagnostics[:kept]
+    return JournaledDirectory(
+        target,
+        scored=result.scored,
+        unchanged=len(result.unchanged),
+        refused=refused,
+        rows=len(rows),
+        payload=encode_ledger_table(table),
+        diagnostics=tuple(str(d) for d in diagnostics),
+        n_diagnostics=len(result.diagnostics),
+        notes=notes,
+    )

@@ -1,0 +1,1 @@
+"""Frozen, content-hashed gold sets: load, hash, freeze."""

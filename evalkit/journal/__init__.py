@@ -1,0 +1,1 @@
+"""The ``eval.jsonl`` journal: read, append, a whole ledger in one batch."""

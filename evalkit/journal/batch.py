@@ -1,0 +1,180 @@
+"""A whole ledger into the journal: every session's record in one pass, incremental by default.
+
+:func:`journal_ledger` is ``evalkit score --all --journal``: it takes the journal's lock,
+reads what the journal already holds, scores the ledger once (:func:`evalkit.scoring.engine.
+score_records`) and appends the new records under that one lock, one line each, one fsync at
+the end (:class:`evalkit.journal.reader.JournalAppender`).
+
+**Incremental.** A session whose latest record in the journal was scored under the same rubric
+version and rubric text, with the same model and handle, from the same inputs
+(``provenance.inputs_sha256``: the session record and what was measured for it) is not
+scored again (:func:`evalkit.journal.reader.latest_inputs`); ``rescore=True`` scores every session.
+Reading the journal under the lock means two batches run at once never both append a session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.journal import reader as journal
+from evalkit.ledger.parse import gc_paused
+from evalkit.ledger.reader import Diagnostic
+from evalkit.rubrics import get_rubric
+from evalkit.scoring.engine import Refused, ScoredRecords, score_records
+from evalkit.scoring.eval_record import check_model
+
+if TYPE_CHECKING:
+    from evalkit.record.calibration_status import CalibrationAcceptance
+
+__all__ = ["JournalingResult", "deterministic_rows", "journal_ledger"]
+
+#: ``progress(total)``: a bar (e.g. ``tqdm``) with ``update(n)`` and ``close()``, advanced once
+#: per session done (scored, unchanged or refused).
+Progress = Callable[[int], Any]
+
+
+@dataclass(frozen=True)
+class JournalingResult:
+    """What a batch appended, which sessions it left unchanged, which it refused.
+
+    ``appended``: the records as written, in ledger order; ``unchanged``: sessions not scored
+    again; ``refused``: what ``score_session`` refuses (not raised).
+    """
+
+    journal: Path
+    rubric_version: str
+    appended: tuple[dict[str, Any], ...]
+    unchanged: tuple[str, ...]
+    refused: tuple[Refused, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def scored(self) -> int:
+        """How many records the batch appended."""
+        return len(self.appended)
+
+    def summary(self) -> str:
+        """One line: scored and appended, unchanged (skipped), refused."""
+        return (
+            f"{self.scored} scored and appended to {self.journal}, {len(self.unchanged)} "
+            f"unchanged (skipped), {len(self.refused)} refused ({self.rubric_version})"
+        )
+
+
+def journal_ledger(
+    metrics_dir: str | os.PathLike[str],
+    journal_path: str | os.PathLike[str],
+    rubric: str = "rubric-v2",
+    *,
+    rescore: bool = False,
+    timestamp: str | None = None,
+    model_id: str | None = None,
+    model_source: str | None = None,
+    handle: str | None = None,
+    accepted: CalibrationAcceptance | None = None,
+    progress: Progress | None = None,
+) -> JournalingResult:
+    """Score every eligible session of ``metrics_dir`` and append the records to the journal.
+
+    The arguments are those of :func:`evalkit.scoring.engine.score_records` (one ``timestamp`` names
+    the whole batch). Unless ``rescore``, sessions with nothing new since their latest record
+    are skipped (module docstring). Raises what ``score_records`` raises before anything is
+    scored, and :class:`evalkit.journal.reader.JournalWriteError` when an append fails (its message
+    and ``appended`` say which records of the batch are on disk).
+    """
+    with gc_paused():  # one pause for the run (see evalkit.ledger.parse.gc_paused)
+        return _journal_ledger(
+            metrics_dir,
+            journal_path,
+            rubric,
+            rescore=rescore,
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            accepted=accepted,
+            progress=progress,
+        )
+
+
+def _journal_ledger(
+    metrics_dir: str | os.PathLike[str],
+    journal_path: str | os.PathLike[str],
+    rubric: str,
+    *,
+    rescore: bool,
+    timestamp: str | None,
+    model_id: str | None,
+    model_source: str | None,
+    handle: str | None,
+    accepted: CalibrationAcceptance | None,
+    progress: Progress | None,
+) -> JournalingResult:
+    rub = get_rubric(rubric)
+    model = check_model(model_id, model_source)
+    # the ledger is read (and every argument checked) before the journal is even opened
+    batch = score_records(
+        metrics_dir,
+        rub,
+        timestamp=timestamp,
+        model_id=model_id,
+        model_source=model_source,
+        handle=handle,
+    )
+    with journal.JournalAppender(journal_path, accepted=accepted) as out:
+        if not rescore:
+            # read under the lock: what the journal holds cannot change before we append
+            held = journal.read(journal_path, accepted=accepted)
+            batch.skip_unchanged(
+                journal.latest_inputs(
+                    held,
+                    rubric_version=rub.version,
+                    rubric_sha256=rub.sha256,
+                    model=model.to_dict(),
+                    handle=handle,
+                )
+            )
+        bar = None if progress is None else progress(len(batch))
+        if bar is not None:
+            batch.on_session = lambda: bar.update(1)
+        try:
+            appended = tuple(out.append(record.to_dict()) for record in batch)
+        finally:
+            if bar is not None:
+                bar.close()
+    return _result(Path(journal_path), batch, appended)
+
+
+def _result(
+    path: Path, batch: ScoredRecords, appended: tuple[dict[str, Any], ...]
+) -> JournalingResult:
+    return JournalingResult(
+        journal=path,
+        rubric_version=batch.rubric_version,
+        appended=appended,
+        unchanged=tuple(batch.unchanged),
+        refused=tuple(batch.refused),
+        diagnostics=batch.diagnostics,
+    )
+
+
+def deterministic_rows(records: Iterable[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """``(session_id, dimension, status, score, evidence)`` of each deterministic dimension.
+
+    Over ``records``: the rows of ``score --all``'s table
+    (:data:`evalkit.scoring.engine.LEDGER_COLUMNS`).
+    """
+    for rec in records:
+        for dim in rec["dimensions"]:
+            if dim["method"] == "deterministic":
+                yield (
+                    rec["session_id"],
+                    dim["id"],
+                    dim["status"],
+                    dim.get("score"),
+                    dim["evidence"],
+                )

@@ -1,0 +1,275 @@
+"""The ``eval.jsonl`` journal: append-only, one record per line, the single source of truth.
+
+Writing (:mod:`evalkit.journal.file`, re-exported here): ``append`` validates and seals one
+record and appends it as one line under an exclusive lock, fsynced; ``append_many`` and
+:class:`JournalAppender` append a batch under one lock, one write per line, one fsync at the
+end; every record is all-or-nothing, and a failure says what is on disk.
+
+Reading: ``read`` never stops at a bad line. It reads through :mod:`evalkit.files.input`
+(regular files only, bounded by the byte and line caps). Malformed JSON, invalid UTF-8, a line
+over the line cap, JSON nested deeper than :data:`MAX_RECORD_DEPTH`, a torn last line, a
+non-object line or a record that fails validation is reported in ``diagnostics`` with its line
+number (a sealed record whose content no longer matches its seal is ``changed``: it was
+edited after it was written); every valid record is returned normalized; run ids seen more than once are listed in
+``duplicates`` (the reference engine can append the same run twice).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError
+from evalkit.files.input import (
+    JsonInputError,
+    RawLine,
+    clip,
+    escape_surrogates,
+    parse_json,
+    read_bytes,
+    split_lines,
+)
+from evalkit.journal.file import (
+    JOURNAL_NAME,
+    JournalAppender,
+    JournalIsADirectoryError,
+    JournalNotFoundError,
+    JournalNotRegularError,
+    JournalWriteError,
+    append,
+    append_many,
+    dumps_record,
+    journal_os_error,
+)
+from evalkit.record.contract import validate_stored
+from evalkit.record.seal import SealMismatchError
+
+if TYPE_CHECKING:
+    from evalkit.record.calibration_status import CalibrationAcceptance
+
+__all__ = [
+    "JOURNAL_NAME",
+    "MAX_RECORD_DEPTH",
+    "DiagnosticKind",
+    "JournalAppender",
+    "JournalDiagnostic",
+    "JournalIsADirectoryError",
+    "JournalNotFoundError",
+    "JournalNotRegularError",
+    "JournalRead",
+    "JournalWriteError",
+    "append",
+    "append_many",
+    "dumps_record",
+    "latest_inputs",
+    "raw_lines",
+    "read",
+]
+
+#: Deepest array/object nesting a journal line may have: a record is four levels deep, so
+#: anything far deeper is not a record, and refusing it keeps recursive code away from it.
+MAX_RECORD_DEPTH = 32
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class DiagnosticKind(StrEnum):
+    """Why a journal line was not read as a record."""
+
+    TORN = "torn"  # the last line, without its newline, and not parseable: a cut write
+    MALFORMED = "malformed"  # not JSON (or not UTF-8, too long, nested too deeply)
+    NOT_OBJECT = "not-object"  # JSON, but not an object
+    INVALID = "invalid"  # an object that breaks the record contract
+    CHANGED = "changed"  # a sealed record whose content no longer matches its seal
+
+
+@dataclass(frozen=True)
+class JournalDiagnostic:
+    """One line of the journal that was skipped, with its 1-based line number.
+
+    ``run_id`` is the line's ``run_id`` when the line is a JSON object carrying a string one
+    (so that a lookup by run id can say "line N holds it, but it is not a valid record").
+    """
+
+    line: int
+    kind: DiagnosticKind
+    reason: str
+    run_id: str | None = None
+
+    @property
+    def line_number(self) -> int:
+        """Alias of ``line``."""
+        return self.line
+
+    def __str__(self) -> str:
+        """``line N: kind: reason``."""
+        return f"line {self.line}: {self.kind.value}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class JournalRead:
+    """What ``read`` found: valid records (normalized), skipped lines, duplicate run ids.
+
+    ``line_numbers[i]`` is the 1-based line of ``records[i]``; ``duplicates`` maps each run id
+    seen on more than one valid line to those line numbers.
+    """
+
+    path: Path
+    records: list[dict[str, Any]] = field(default_factory=list)
+    line_numbers: list[int] = field(default_factory=list)
+    diagnostics: list[JournalDiagnostic] = field(default_factory=list)
+    duplicates: dict[str, list[int]] = field(default_factory=dict)
+
+    def find(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+        r"""Return ``(line, record)`` for every valid record with this run id, in file order.
+
+        A run id holding a lone surrogate cannot be typed; when nothing matches exactly, the
+        run id as evalkit prints it (the surrogate written ``\udXXX``) matches too.
+        """
+        pairs = list(zip(self.line_numbers, self.records, strict=True))
+        exact = [(line, rec) for line, rec in pairs if rec.get("run_id") == run_id]
+        if exact or "\\u" not in run_id:
+            return exact
+        return [(line, rec) for line, rec in pairs if escape_surrogates(rec["run_id"]) == run_id]
+
+
+# -------------------------------------------------------------------------------------- read
+
+
+def _line_record(
+    number: int,
+    raw: bytes,
+    unterminated: bool,
+    accepted: CalibrationAcceptance | None = None,
+) -> dict[str, Any] | JournalDiagnostic:
+    """The normalized, validated record on one non-blank line, or why it is not one."""
+    try:
+        value = parse_json(raw, max_depth=MAX_RECORD_DEPTH)
+    except JsonInputError as exc:
+        if unterminated:
+            kind = DiagnosticKind.TORN
+            reason = f"last line is cut off mid-write (no newline, not parseable: {exc})"
+        else:
+            kind = DiagnosticKind.MALFORMED
+            reason = f"not a JSON line ({exc}); a torn earlier write looks like this too"
+        return JournalDiagnostic(number, kind, reason)
+    if not isinstance(value, dict):
+        return JournalDiagnostic(
+            number, DiagnosticKind.NOT_OBJECT, f"JSON {type(value).__name__}, not a record object"
+        )
+    run_id = value.get("run_id")
+    try:
+        return validate_stored(value, accepted=accepted)
+    except EvalkitError as exc:
+        kind = (
+            DiagnosticKind.CHANGED if isinstance(exc, SealMismatchError) else DiagnosticKind.INVALID
+        )
+        return JournalDiagnostic(
+            number, kind, clip(str(exc), 500), run_id if isinstance(run_id, str) else None
+        )
+
+
+def _journal_lines(target: Path) -> Iterator[RawLine]:
+    """The lines of the journal at ``target`` (a BOM before the first line dropped)."""
+    try:
+        data = read_bytes(target, "journal")
+    except OSError as exc:
+        raise journal_os_error(exc, target) from exc
+    for line in split_lines(data):
+        if line.number == 1 and line.data is not None and line.data.startswith(_BOM):
+            line = RawLine(1, line.data[len(_BOM) :], line.unterminated, line.length)
+        yield line
+
+
+def read(
+    path: str | os.PathLike[str], *, accepted: CalibrationAcceptance | None = None
+) -> JournalRead:
+    """Read every line of the journal at ``path``; never stops at a bad line.
+
+    Raises :class:`JournalNotFoundError` when there is no journal and
+    :class:`JournalIsADirectoryError` when ``path`` is a directory; both are ``EvalkitError``
+    and the matching ``OSError`` subclass, and name the file. A FIFO, a device, a dangling
+    symlink or a file over the byte cap is refused the same way (an ``EvalkitError`` naming
+    the path and the reason). Blank lines are ignored; a UTF-8 BOM on the first line and a CR
+    before the newline are tolerated. ``accepted``: the verified calibration certificates a
+    judge dimension may claim (``validate_record``; the default accepts ``uncalibrated``
+    only), so a record's validity is a function of content alone.
+    """
+    target = Path(path)
+    result = JournalRead(path=target)
+    seen: dict[str, list[int]] = {}
+    for line in _journal_lines(target):
+        raw = line.data
+        if raw is None:
+            result.diagnostics.append(
+                JournalDiagnostic(
+                    line.number,
+                    DiagnosticKind.MALFORMED,
+                    f"line of {line.length} bytes exceeds the line cap; not read",
+                )
+            )
+            continue
+        if not raw.strip():
+            continue
+        got = _line_record(line.number, raw, line.unterminated, accepted)
+        if isinstance(got, JournalDiagnostic):
+            result.diagnostics.append(got)
+            continue
+        result.records.append(got)
+        result.line_numbers.append(line.number)
+        seen.setdefault(got["run_id"], []).append(line.number)
+    result.duplicates.update({rid: lines for rid, lines in seen.items() if len(lines) > 1})
+    return result
+
+
+def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int, bytes]:
+    """The bytes of the journal's lines ``numbers`` (1-based) as :func:`read` parsed them.
+
+    A BOM before line 1 and a CR before the newline are dropped: for a byte-exact comparison.
+    """
+    wanted = set(numbers)
+    return {
+        line.number: line.data
+        for line in _journal_lines(Path(path))
+        if line.number in wanted and line.data is not None
+    }
+
+
+def latest_inputs(
+    read: JournalRead,
+    *,
+    rubric_version: str,
+    rubric_sha256: str,
+    model: Mapping[str, Any],
+    handle: str | None,
+) -> dict[str, str]:
+    """Session id -> ``provenance.inputs_sha256`` of its latest valid record of a rubric.
+
+    The latest record under ``rubric_version`` counts, for the sessions whose latest such
+    record was scored under the same rubric text (``rubric_sha256``) with the same run inputs
+    that change a record's content (``model`` id and source, ``handle``) and carries an inputs
+    hash: a batch that finds the same hash for a session has nothing new to score for it
+    (``evalkit score --all --journal``). The run's environment (plugin version, platform, host,
+    engine commit) and its timestamp do not count: re-running a newer evalkit over an unchanged
+    ledger adds nothing.
+    """
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in read.records:
+        if rec["rubric_version"] == rubric_version:
+            latest[rec["session_id"]] = rec
+    wanted = {"id": model["id"], "source": model["source"]}
+    out: dict[str, str] = {}
+    for session_id, rec in latest.items():
+        inputs = rec["provenance"].get("inputs_sha256")
+        if (
+            isinstance(inputs, str)
+            and rec["provenance"]["rubric_sha256"] == rubric_sha256
+            and rec["model"] == wanted
+            and rec["handle"] == handle
+        ):
+            out[session_id] = inputs
+    return out

@@ -1,0 +1,1 @@
+"""JavaScript semantics the reference engine's verdicts depend on: ``Date.parse``, numbers, values."""

@@ -1,0 +1,1 @@
+"""The scoring engine: a ledger's sessions -> evaluation records, through one measurement."""

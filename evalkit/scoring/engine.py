@@ -1,0 +1,395 @@
+"""The scoring engine: a ledger's sessions -> evaluation records (SPEC section 2).
+
+Three entry points, one path: :func:`score_session` (one session), :func:`score_records`
+(every session's record, in one pass) and :func:`score_ledger` (every session's verdicts as a
+table). Each reads the ledger once (:func:`evalkit.ledger.reader.read_ledger`), measures sessions
+through one event index (:class:`evalkit.scoring.measure.LedgerMeasure`) and lets the rubric's pure
+scorers decide, so a session's record is the same whichever entry point built it.
+
+Scoring is clock-free: the ``timestamp`` parameter (default: now) only names the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit import __version__
+from evalkit.errors import EvalkitError, ValidationError
+from evalkit.js.numbers import json_number
+from evalkit.js.values import is_non_empty_trimmed
+from evalkit.ledger.parse import gc_paused
+from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
+from evalkit.provenance.git import evalkit_commit
+from evalkit.provenance.host import hostname_hash
+from evalkit.record.contract import make_run_id, validate_timestamp
+from evalkit.rubrics import Rubric, get_rubric
+from evalkit.rubrics.dimensions.shared import ledger_gap_note
+from evalkit.scoring.eval_record import EvalRecord, Harness, Model, Provenance, check_model
+from evalkit.scoring.measure import LedgerMeasure, Measured
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "LEDGER_COLUMNS",
+    "SAMPLE_METRICS_DIR",
+    "EvalRecord",
+    "Refused",
+    "ScoredRecords",
+    "Scorer",
+    "build_run_id",
+    "score_ledger",
+    "score_records",
+    "score_session",
+]
+
+#: The small hand-written sample ledger shipped with the package (for the demo).
+SAMPLE_METRICS_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
+#: Columns of :func:`score_ledger`'s table.
+LEDGER_COLUMNS = ("session_id", "dimension", "status", "score", "evidence")
+
+#: ``<session_id>-eval-<timestamp without '-', ':' and '.'>`` (the record module's builder).
+build_run_id = make_run_id
+
+
+def _now_iso() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _check_timestamp(timestamp: str | None) -> str:
+    return _now_iso() if timestamp is None else validate_timestamp(timestamp)
+
+
+def _check_session_id(session_id: str) -> None:
+    # The reference resolves such a record, then its record validation refuses it.
+    if not is_non_empty_trimmed(session_id):
+        raise ValidationError(
+            f"session_id: must be a non-empty string, not only whitespace (got {session_id!r})"
+        )
+
+
+class Scorer:
+    """One rubric's reading of one ledger, ready to score any of its sessions.
+
+    The ledger is read once (pass a :class:`~evalkit.ledger.reader.Ledger` already read, or a metrics
+    directory); windows, peers and the event index are built on first use and shared by every
+    session scored through it.
+    """
+
+    def __init__(self, ledger: Ledger | str | os.PathLike[str], rubric: str | Rubric) -> None:
+        self.rubric = get_rubric(rubric)
+        self.ledger = ledger if isinstance(ledger, Ledger) else read_ledger(ledger)
+        rotation = self.rubric.event_reading == "rotation"
+        self.view = self.ledger.view(self.rubric.event_reading)
+        note = ledger_gap_note(self.view.gap_kinds, self.view.unreadable_event_lines)
+        self.measure = LedgerMeasure(
+            self.view.session_values,
+            self.view.events,
+            attribute_by_id=rotation,
+            ledger_note=note if rotation else "",
+        )
+
+    def record(
+        self,
+        measured: Measured,
+        *,
+        timestamp: str,
+        model: Model,
+        handle: str | None = None,
+        harness: Mapping[str, Any] | None = None,
+    ) -> EvalRecord:
+        """The record of a measured session (``timestamp`` and ``model`` already checked).
+
+        Raises :class:`~evalkit.errors.ValidationError` when the session id is only
+        whitespace, as the reference's record validation does.
+        """
+        _check_session_id(measured.resolution.session_id)
+        over = dict(harness or {})
+        rub = self.rubric
+        return EvalRecord(
+            run_id=build_run_id(measured.resolution.session_id, timestamp),
+            session_id=measured.resolution.session_id,
+            rubric_version=rub.version,
+            provenance=Provenance(rub.sha256, evalkit_commit(), measured.inputs_sha256),
+            model=model,
+            harness=Harness(
+                plugin_version=over.get("plugin_version", __version__),
+                platform=over.get("platform", sys.platform),
+                host_class=over.get("host_class", measured.host_class),
+                hostname_hash=over.get("hostname_hash", hostname_hash()),
+            ),
+            kpis=measured.context.kpis,
+            dimensions=rub.score(measured.context),
+            timestamp=timestamp,
+            handle=handle,
+            resolution=measured.resolution,
+            ledger_diagnostics=self.view.diagnostics,
+        )
+
+    def score(
+        self,
+        session_id: str | None = None,
+        *,
+        timestamp: str | None = None,
+        model_id: str | None = None,
+        model_source: str | None = None,
+        handle: str | None = None,
+        harness: Mapping[str, Any] | None = None,
+    ) -> EvalRecord:
+        """:func:`score_session` over this reading of the ledger."""
+        ts = _check_timestamp(timestamp)
+        model = check_model(model_id, model_source)
+        measured = self.measure.resolve(session_id)
+        return self.record(measured, timestamp=ts, model=model, handle=handle, harness=harness)
+
+
+def score_session(
+    metrics_dir: str | os.PathLike[str],
+    session_id: str | None = None,
+    rubric: str | Rubric = "rubric-v2",
+    *,
+    timestamp: str | None = None,
+    model_id: str | None = None,
+    model_source: str | None = None,
+    handle: str | None = None,
+    harness: Mapping[str, Any] | None = None,
+) -> EvalRecord:
+    """Score one session of ``metrics_dir`` under ``rubric`` and return its record.
+
+    ``session_id`` selects a session explicitly (``None`` or ``""``: the resolution cascade).
+    ``timestamp`` (ISO-8601, default now) names the run: ``run_id`` is built from it, never
+    from the clock. ``model_id``/``model_source`` default to ``"unknown"``/``"self-report"``
+    (evalkit cannot know which model ran the session unless told). ``harness`` may override
+    ``plugin_version``, ``platform``, ``host_class`` or ``hostname_hash`` (defaults: the
+    evalkit version, ``sys.platform``, the ``host_class`` of the session's start event,
+    the first 16 hex of sha256(hostname)). ``handle`` None means anonymized.
+
+    Raises :class:`~evalkit.errors.SessionResolutionError` when no session resolves,
+    :class:`~evalkit.errors.ValidationError` when the resolved id is only whitespace or a
+    parameter is invalid, :class:`~evalkit.errors.VersionMismatchError` for an unknown rubric.
+    """
+    rub = get_rubric(rubric)
+    ts = _check_timestamp(timestamp)
+    check_model(model_id, model_source)  # argument errors come before the ledger is read
+    return Scorer(read_ledger(metrics_dir), rub).score(
+        session_id,
+        timestamp=ts,
+        model_id=model_id,
+        model_source=model_source,
+        handle=handle,
+        harness=harness,
+    )
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A session :func:`score_session` refuses, and why (the error it would raise)."""
+
+    session_id: str
+    reason: str
+    error: str  # the exception's class name, e.g. "ValidationError"
+
+    def __str__(self) -> str:
+        """``'<session id>': <reason>``, as the summary of a batch lists it."""
+        return f"{self.session_id!r}: {self.reason}"
+
+
+class ScoredRecords:
+    """The records of a ledger's sessions, built as they are iterated (once).
+
+    ``sessions`` are the ids considered, in ledger order (``len()`` is their number, for a
+    progress bar). While iterating, a session that :func:`score_session` refuses is appended
+    to ``refused`` (never raised), and one whose inputs hash equals its ``known_inputs`` entry
+    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's. ``on_session``,
+    when set, is called once per session done (scored, unchanged or refused).
+    """
+
+    def __init__(
+        self,
+        scorer: Scorer,
+        positions: list[int],
+        missing: list[str],
+        *,
+        timestamp: str,
+        model: Model,
+        handle: str | None,
+        harness: Mapping[str, Any] | None,
+        known_inputs: Mapping[str, str],
+    ) -> None:
+        self.rubric_version = scorer.rubric.version
+        self.rubric_sha256 = scorer.rubric.sha256
+        self.timestamp = timestamp
+        self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
+        records = scorer.measure.records
+        self.sessions: tuple[str, ...] = tuple(records[p]["session_id"] for p in positions)
+        self.refused: list[Refused] = [
+            Refused(sid, f"session not found: {sid}", "SessionResolutionError") for sid in missing
+        ]
+        self.unchanged: list[str] = []
+        self._scorer = scorer
+        self._positions = positions
+        self._run: dict[str, Any] = {
+            "timestamp": timestamp,
+            "model": model,
+            "handle": handle,
+            "harness": harness,
+        }
+        self._known = known_inputs
+        self._started = False
+        self.on_session: Callable[[], object] | None = None
+
+    def __len__(self) -> int:
+        """How many sessions the batch considers (for a progress bar)."""
+        return len(self._positions)
+
+    def skip_unchanged(self, known_inputs: Mapping[str, str]) -> None:
+        """Skip, when iterated, the sessions whose inputs did not change.
+
+        A session whose inputs hash equals its entry in ``known_inputs`` (session id ->
+        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``. Call it
+        before iterating.
+        """
+        if self._started:
+            raise EvalkitError("skip_unchanged must come before the records are iterated")
+        self._known = dict(known_inputs)
+
+    def __iter__(self) -> Iterator[EvalRecord]:
+        """The records, built as they are asked for; a second iteration raises."""
+        if self._started:
+            raise EvalkitError("ScoredRecords can be iterated once (score the ledger again)")
+        self._started = True
+        return self._generate()
+
+    def _generate(self) -> Iterator[EvalRecord]:
+        # the collector stays paused while the batch runs (restored when it ends or is closed):
+        # re-enabling it between records would walk the whole ledger again and again
+        with gc_paused():
+            measure = self._scorer.measure
+            for position in self._positions:
+                measured = measure.measure(position)
+                sid = measured.resolution.session_id
+                if self._known.get(sid) == measured.inputs_sha256:
+                    self.unchanged.append(sid)
+                else:
+                    try:
+                        record = self._scorer.record(measured, **self._run)
+                    except EvalkitError as exc:
+                        self.refused.append(Refused(sid, str(exc), type(exc).__name__))
+                    else:
+                        yield record
+                if self.on_session is not None:
+                    self.on_session()
+
+
+def score_records(
+    metrics_dir: str | os.PathLike[str],
+    rubric: str | Rubric = "rubric-v2",
+    *,
+    timestamp: str | None = None,
+    session_ids: Collection[str] | None = None,
+    model_id: str | None = None,
+    model_source: str | None = None,
+    handle: str | None = None,
+    harness: Mapping[str, Any] | None = None,
+    known_inputs: Mapping[str, str] | None = None,
+) -> ScoredRecords:
+    """Every eligible session's record, in one pass over the ledger.
+
+    Yields (lazily, once) one :class:`EvalRecord` per session of the canonical reading, in
+    ledger order, each equal field for field to ``score_session(metrics_dir, session_id=that
+    id, rubric=rubric, timestamp=..., ...)`` with the same arguments; ``timestamp`` (default:
+    now, taken once) names every record of the batch. ``session_ids`` restricts the batch to
+    those ids (still in ledger order); an id the ledger does not hold is refused. Sessions
+    ``score_session`` refuses (an id of whitespace only, an id not in the ledger) are listed
+    in the result's ``refused``, never raised. ``known_inputs`` maps a session id to the
+    ``provenance.inputs_sha256`` of a record already scored under this rubric and these run
+    inputs: a session whose inputs still hash to it is not scored again (listed in
+    ``unchanged``).
+
+    Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
+    missing metrics directory, an invalid timestamp or model, an unknown rubric.
+    """
+    if isinstance(session_ids, str):
+        raise EvalkitError(
+            f"session_ids: a collection of session ids, not one string ({session_ids!r})"
+        )
+    rub = get_rubric(rubric)
+    ts = _check_timestamp(timestamp)
+    model = check_model(model_id, model_source)
+    scorer = Scorer(read_ledger(metrics_dir), rub)
+    records = scorer.measure.records
+    if session_ids is None:
+        positions, missing = list(range(len(records))), []
+    else:
+        wanted = set(session_ids)
+        positions = [i for i, rec in enumerate(records) if rec["session_id"] in wanted]
+        held = {records[i]["session_id"] for i in positions}
+        missing = [sid for sid in dict.fromkeys(session_ids) if sid not in held]
+    return ScoredRecords(
+        scorer,
+        positions,
+        missing,
+        timestamp=ts,
+        model=model,
+        handle=handle,
+        harness=harness,
+        known_inputs=known_inputs or {},
+    )
+
+
+def score_ledger(
+    metrics_dir: str | os.PathLike[str], rubric: str | Rubric = "rubric-v2"
+) -> pd.DataFrame:
+    """Score every session of ``metrics_dir``: one row per deterministic dimension.
+
+    Columns ``session_id, dimension, status, score, evidence``; each session scored exactly as
+    ``score_session(metrics_dir, session_id=that_id, rubric=rubric)`` scores it (``score`` is
+    ``None`` for dimensions without one). Sessions are the canonical reading's, in ledger
+    order; ids that ``score_session`` refuses (only whitespace) have no rows and are listed in
+    ``df.attrs["skipped"]``; what the ledger reading skipped or doubted (``file:line: why``)
+    in ``df.attrs["diagnostics"]``.
+    """
+    import pandas as pd  # deferred: pandas is heavy and only the table needs it
+
+    # the collector paused for the whole run; the ledger is freed (by reference counting) when
+    # _verdict_rows returns, before the collector would walk it
+    with gc_paused():
+        rows, skipped, version, diagnostics = _verdict_rows(metrics_dir, rubric)
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+    # object dtype keeps a null score None (not NaN) and an integral score an int
+    frame = pd.DataFrame(
+        {
+            name: pd.Series(values, dtype=object)
+            for name, values in zip(LEDGER_COLUMNS, columns, strict=True)
+        }
+    )
+    frame.attrs["skipped"] = skipped
+    frame.attrs["rubric_version"] = version
+    frame.attrs["diagnostics"] = diagnostics
+    return frame
+
+
+def _verdict_rows(
+    metrics_dir: str | os.PathLike[str], rubric: str | Rubric
+) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str]]:
+    scorer = Scorer(read_ledger(metrics_dir), rubric)
+    rub = scorer.rubric
+    rows: list[tuple[str, str, str, Any, str]] = []
+    skipped: list[str] = []
+    for measured in scorer.measure.measure_all():
+        sid = measured.resolution.session_id
+        if not is_non_empty_trimmed(sid):
+            skipped.append(sid)
+            continue
+        for dim in rub.score(measured.context):
+            score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
+            rows.append((sid, dim.id, str(dim.status), score, dim.evidence))
+    # as text: a frame's attrs travel into parquet metadata, as JSON
+    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics]

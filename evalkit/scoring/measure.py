@@ -1,0 +1,480 @@
+"""Measuring sessions: what a ledger says about each session's window, as one index.
+
+The one way evalkit measures a session (issue 14: no second implementation kept equal by
+hand): the events are indexed once (:class:`EventIndex`: sorted by timestamp per kind, raw
+session ids, session start events), every canonical session gets its window and peers
+(:func:`evalkit.resolve.peer_overlaps`), and :class:`LedgerMeasure` turns one session into the
+frozen :class:`~evalkit.record.scoring_context.ScoringContext` the rubric's pure scorers read. One
+session (``score_session``) and a whole ledger (``score_records``, ``score_ledger``) go through
+the same index, so their verdicts are equal by construction.
+
+:func:`inputs_sha256` hashes what a score depends on (the session record and what was measured
+for it), so a journal can tell that a session's inputs did not change since it was scored.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import compress
+from typing import Any
+
+import numpy as np
+
+from evalkit.errors import SessionResolutionError
+from evalkit.files.input import dumps
+from evalkit.js.numbers import js_round
+from evalkit.js.timestamps import timestamps_array
+from evalkit.js.values import (
+    JS_WHITESPACE,
+    UNDEFINED,
+    get,
+    is_non_empty_trimmed,
+    is_number,
+    is_plain_object,
+    js_sort_key,
+    strict_equals_zero,
+)
+from evalkit.ledger.parse import gc_paused
+from evalkit.record.scoring_context import (
+    FullGates,
+    GuardCounts,
+    Kpis,
+    PeerOverlap,
+    QualityGates,
+    ScoringContext,
+    Window,
+)
+from evalkit.resolve import (
+    CanonicalSessions,
+    Resolution,
+    ResolvedVia,
+    canonical_sessions,
+    compute_window,
+    peer_overlaps,
+    resolve_record,
+)
+
+__all__ = [
+    "BLOCKED",
+    "INPUTS_FORM",
+    "LOOP_WARNING",
+    "QUALITY_GATE_EVENTS",
+    "SESSION_STARTED",
+    "WARNED",
+    "EventIndex",
+    "LedgerMeasure",
+    "Measured",
+    "extract_kpis",
+    "inputs_document",
+    "inputs_sha256",
+    "raw_session_ids",
+]
+
+QUALITY_GATE_EVENTS = frozenset(
+    {"orchestrator.quality_gate.passed", "orchestrator.quality_gate.failed"}
+)
+BLOCKED = "orchestrator.destructive_guard.blocked"
+WARNED = "orchestrator.destructive_guard.warned"
+LOOP_WARNING = "orchestrator.loop.warning"
+SESSION_STARTED = "orchestrator.session.started"
+_GUARD_EVENTS = (BLOCKED, WARNED, LOOP_WARNING)
+_RELEVANT = QUALITY_GATE_EVENTS | frozenset(_GUARD_EVENTS)
+_WS = frozenset(JS_WHITESPACE)
+#: kind codes of the event index: 0 = quality gate, then the guard events in order
+_KIND_CODE = {
+    **dict.fromkeys(QUALITY_GATE_EVENTS, 0),
+    **{name: code for code, name in enumerate(_GUARD_EVENTS, start=1)},
+}
+#: the code of ``session.started`` (read for its host class, never counted in a window)
+_STARTED = len(_GUARD_EVENTS) + 1
+_CODE_OF = {**_KIND_CODE, SESSION_STARTED: _STARTED}
+#: Names the form of :func:`inputs_document`; a new form gets a new name.
+INPUTS_FORM = "evalkit-inputs/1"
+
+
+def extract_kpis(record: Mapping[str, Any]) -> Kpis:
+    """The KPI block: recorded values, ``None`` when absent or not a number.
+
+    ``duration_seconds`` is the recorded field when it is a finite number, else derived from
+    the window (``Math.round`` of the seconds between the boundaries, when completed is not
+    before started), else ``None``. Drifted names (``duration_minutes``, ``agents``) are not
+    read: the reference does not convert them, and a guessed conversion would be a guess.
+    """
+    return _kpis(record, compute_window(record))
+
+
+def _kpis(record: Mapping[str, Any], window: Window | None) -> Kpis:
+    """:func:`extract_kpis` of ``record``, whose window (:func:`compute_window`) is ``window``."""
+    recorded = get(record, "duration_seconds")
+    duration: float | int | None = None
+    source = "unavailable"
+    if is_number(recorded) and math.isfinite(recorded):
+        duration, source = recorded, "recorded"
+    elif window is not None and window.end >= window.start:
+        duration, source = js_round((window.end - window.start) / 1000), "derived-from-window"
+
+    def number(value: Any) -> float | int | None:
+        return value if is_number(value) else None
+
+    eff = get(record, "effectiveness")
+    return Kpis(
+        duration_seconds=duration,
+        duration_source=source,  # type: ignore[arg-type]
+        total_waves=number(get(record, "total_waves")),
+        total_agents=number(get(record, "total_agents")),
+        token_input=number(get(record, "total_token_input")),
+        token_output=number(get(record, "total_token_output")),
+        carryover=number(get(eff, "carryover")) if is_plain_object(eff) else None,
+    )
+
+
+class _Collected:
+    """What one pass over the events keeps for the index, in ledger order.
+
+    Per quality gate or guard event: its kind code and timestamp (and for a gate its exit code
+    and whether it is a full gate); per event stamped with a raw session id: that id and the
+    event's kind code, and (semantic id, raw id) when a semantic id is beside it; the
+    ``session.started`` events.
+    """
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        self.codes: list[int] = []
+        self.stamps: list[Any] = []
+        self.exits: list[Any] = []
+        self.fulls: list[bool] = []
+        self.raws: list[str] = []
+        self.raw_codes: list[int] = []
+        self.dual: list[tuple[Any, str]] = []
+        self.started: list[Mapping[str, Any]] = []
+        with gc_paused():
+            self._collect(events)
+
+    def _collect(self, events: Sequence[Any]) -> None:
+        # the one Python-level pass over every event: names bound to locals, one lookup per
+        # event name (its code), the raw-id test of is_non_empty_trimmed inlined (a first
+        # character that is not whitespace needs no trim)
+        codes, stamps, exits, fulls = (
+            self.codes.append,
+            self.stamps.append,
+            self.exits.append,
+            self.fulls.append,
+        )
+        raws, raw_codes, dual = self.raws.append, self.raw_codes.append, self.dual.append
+        code_of, ws, started = _CODE_OF.get, _WS, _STARTED
+        for event in events:
+            if event.__class__ is not dict and not isinstance(event, Mapping):
+                continue
+            get = event.get
+            name = get("event")
+            code = code_of(name, -1) if name.__class__ is str else -1
+            raw = get("session_id")
+            if raw.__class__ is str and raw and (raw[0] not in ws or is_non_empty_trimmed(raw)):
+                raws(raw)
+                raw_codes(code)
+                semantic = get("semantic_session_id")
+                if semantic is not None:
+                    dual((semantic, raw))
+            if code < 0:
+                continue
+            if code == started:
+                self.started.append(event)
+                continue
+            codes(code)
+            stamps(get("timestamp", UNDEFINED))
+            if code == 0:
+                exits(get("exit_code", UNDEFINED))
+                fulls(get("variant") == "full-gate")
+
+
+class EventIndex:
+    """The events of a ledger, sorted once by timestamp, for window queries by bisection.
+
+    Quality gates and guard events are sorted per kind by (timestamp, ledger position);
+    events without a parseable timestamp never fall into a window and are left out. Guard
+    events are also counted per raw session id, raw ids are mapped to the semantic ids that
+    claim them, and the first ``session.started`` event per timestamp keeps its host class.
+    """
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        # One pass in Python collects what the windows need; timestamps are then parsed in
+        # bulk and each kind is sorted once by timestamp (ties in ledger order).
+        got = _Collected(events)
+        self.events_present = len(events) > 0
+        self._index_raw_ids(got)
+        self.host_classes: dict[str, str] = {}
+        for event in got.started:
+            stamp, host = event.get("timestamp"), event.get("host_class")
+            if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
+                self.host_classes.setdefault(stamp, host)  # the first such event wins
+        self._index_windows(got)
+
+    def _index_raw_ids(self, got: _Collected) -> None:
+        """Raw session ids per semantic id (both routes) and guard events per raw id."""
+        # route 2, the id stamped directly
+        self.raw_ids: dict[str, set[str]] = {r: {r} for r in dict.fromkeys(got.raws)}
+        for semantic, raw in got.dual:  # route 1, the dual stamp
+            if isinstance(semantic, str):
+                self.raw_ids.setdefault(semantic, set()).add(raw)
+        codes = np.array(got.raw_codes, dtype=np.int8)
+        self.by_raw_id: dict[str, Counter[str]] = {
+            name: Counter(compress(got.raws, (codes == code).tolist()))
+            for code, name in enumerate(_GUARD_EVENTS, start=1)
+        }
+
+    def _index_windows(self, got: _Collected) -> None:
+        """Quality gates and guard events by kind, sorted by (timestamp, ledger position)."""
+        times = timestamps_array(got.stamps)
+        kinds = np.array(got.codes, dtype=np.int8)
+        zero = np.fromiter(map(strict_equals_zero, got.exits), bool, len(got.exits))
+        full = np.array(got.fulls, dtype=bool)
+        valid = np.flatnonzero(~np.isnan(times))
+        # a stable sort by time keeps equal timestamps in ledger order
+        order = valid[np.argsort(times[valid], kind="stable")]
+        sorted_kinds = kinds[order]
+        gate_of = np.cumsum(kinds == 0) - 1  # the gate number of each gate in ledger order
+        gate_order = order[sorted_kinds == 0]
+        by_time = gate_of[gate_order]  # gate numbers in time order
+        self.gate_times: list[float] = times[gate_order].tolist()
+        self.failing_prefix: list[int] = [0, *np.cumsum(~zero[by_time]).tolist()]
+        is_full = full[by_time]
+        self.full_times: list[float] = times[gate_order[is_full]].tolist()
+        self.full_exit: list[Any] = [got.exits[i] for i in by_time[is_full].tolist()]
+        self.guard_times: dict[str, list[float]] = {
+            name: times[order[sorted_kinds == code]].tolist()
+            for code, name in enumerate(_GUARD_EVENTS, start=1)
+        }
+
+    @staticmethod
+    def _span(times: list[float], window: Window) -> tuple[int, int]:
+        lo = bisect.bisect_left(times, window.start)
+        # an inverted window (completed before started) holds no event: an empty span, never
+        # a negative count
+        return lo, max(lo, bisect.bisect_right(times, window.end))
+
+    def _count(self, times: list[float], window: Window) -> int:
+        lo, hi = self._span(times, window)
+        return hi - lo
+
+    def in_window(self, window: Window | None) -> tuple[QualityGates, FullGates, GuardCounts]:
+        """Quality gates, full gates and guard events inside ``window`` (none without one)."""
+        if window is None:
+            return QualityGates(), FullGates(), GuardCounts()
+        lo, hi = self._span(self.gate_times, window)
+        gates = QualityGates(hi - lo, self.failing_prefix[hi] - self.failing_prefix[lo])
+        lo, hi = self._span(self.full_times, window)
+        full = FullGates()
+        if hi > lo:
+            # last by timestamp; among equal timestamps the earliest event of the ledger
+            first_of_last = bisect.bisect_left(self.full_times, self.full_times[hi - 1], lo, hi)
+            full = FullGates(hi - lo, self.full_exit[first_of_last])
+        blocked, warned, loop = (self._count(self.guard_times[n], window) for n in _GUARD_EVENTS)
+        return gates, full, GuardCounts(blocked, warned, loop)
+
+    def raw_ids_of(self, record: Mapping[str, Any]) -> tuple[str, ...]:
+        """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JS sorts.
+
+        Route 1, an event carrying ``session_id`` (raw) beside ``semantic_session_id`` equal
+        to the record's id; route 2, the record's id stamped directly as an event's
+        ``session_id``. Empty when nothing ties them.
+        """
+        semantic = get(record, "session_id")
+        if not is_non_empty_trimmed(semantic):
+            return ()
+        return tuple(sorted(self.raw_ids.get(semantic, ()), key=js_sort_key))
+
+    def attributed(self, raw_ids: Sequence[str]) -> GuardCounts:
+        """Guard events carrying one of ``raw_ids`` as their ``session_id``."""
+        blocked, warned, loop = (sum(self.by_raw_id[n][r] for r in raw_ids) for n in _GUARD_EVENTS)
+        return GuardCounts(blocked, warned, loop, attribution="session-id")
+
+    def host_class(self, record: Mapping[str, Any]) -> str | None:
+        """The host class of the session's start event, else ``None``.
+
+        ``host_class`` of the first ``session.started`` event stamped exactly at the record's
+        ``started_at`` (a non-empty string).
+        """
+        started = get(record, "started_at")
+        if not is_non_empty_trimmed(started):
+            return None
+        return self.host_classes.get(started)
+
+
+def raw_session_ids(events: Sequence[Any], record: Mapping[str, Any]) -> tuple[str, ...]:
+    """Raw harness ids tied to ``record`` by ``events`` (:meth:`EventIndex.raw_ids_of`)."""
+    return EventIndex(events).raw_ids_of(record)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One session measured, ready to score.
+
+    How it resolved, the scorers' context, the host class of its start event (a record field
+    that the scorers do not read) and the hash of its inputs (computed when first asked: a
+    table of verdicts never needs it).
+    """
+
+    resolution: Resolution
+    context: ScoringContext
+    host_class: str | None
+
+    @cached_property
+    def inputs_sha256(self) -> str:
+        """:func:`inputs_sha256` of this session's context and host class."""
+        return inputs_sha256(self.context, self.host_class)
+
+
+class LedgerMeasure:
+    """The canonical sessions of one rubric's reading of a ledger, measured on demand.
+
+    ``session_values`` and ``events`` are what the rubric reads (:meth:`evalkit.ledger.reader.Ledger.
+    view`); ``attribute_by_id`` is rubric-v2's guard attribution by raw session id;
+    ``ledger_note`` the rubric's note on an incomplete read. Windows, peers and the event
+    index are built once, the first time a session is measured.
+    """
+
+    def __init__(
+        self,
+        session_values: Sequence[Any],
+        events: Sequence[Any],
+        *,
+        attribute_by_id: bool,
+        ledger_note: str = "",
+    ) -> None:
+        self.canonical: CanonicalSessions = canonical_sessions(session_values)
+        self._events = events
+        self._attribute_by_id = attribute_by_id
+        self._ledger_note = ledger_note
+
+    @property
+    def records(self) -> tuple[Mapping[str, Any], ...]:
+        """The canonical session records, in ledger order."""
+        return self.canonical.records
+
+    @cached_property
+    def _windows(self) -> list[Window | None]:
+        return [compute_window(r) for r in self.records]
+
+    @cached_property
+    def _peers(self) -> list[tuple[str, ...]]:
+        return peer_overlaps(self.records, self._windows)
+
+    @cached_property
+    def _index(self) -> EventIndex:
+        return EventIndex(self._events)
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        return {id(rec): i for i, rec in enumerate(self.records)}
+
+    @cached_property
+    def _by_session_id(self) -> dict[str, int]:
+        return {rec["session_id"]: i for i, rec in enumerate(self.records)}
+
+    def resolve(self, session_id: str | None = None) -> Measured:
+        """The session ``session_id`` selects, measured.
+
+        ``None`` or ``""`` selects by the resolution cascade. Raises
+        :class:`~evalkit.errors.SessionResolutionError` as
+        :func:`evalkit.resolve.resolve_record` does.
+        """
+        if session_id and self.records:
+            # resolve_record's explicit branch, by lookup: canonical ids are unique, so "the
+            # last record carrying it" is the one (a journal verified whole asks 5,000 times)
+            position = self._by_session_id.get(session_id)
+            if position is None:
+                raise SessionResolutionError(f"session not found: {session_id}")
+            return self.measure(position, "explicit")
+        record, via = resolve_record(self.records, session_id)
+        return self.measure(self._position[id(record)], via)
+
+    def measure_all(self) -> Iterator[Measured]:
+        """Every canonical session, in ledger order, as selected by its id."""
+        for position in range(len(self.records)):
+            yield self.measure(position)
+
+    def measure(self, position: int, via: ResolvedVia = "explicit") -> Measured:
+        """The canonical session at ``position``."""
+        rec = self.records[position]
+        window = self._windows[position]
+        index = self._index
+        resolution = Resolution(
+            session_id=rec["session_id"],
+            resolved_via=via,
+            record=rec,
+            window=window,
+            peer=PeerOverlap(self._peers[position]),
+            ignored_supersedes=self.canonical.ignored_supersedes,
+        )
+        gates, full, window_guards = index.in_window(window)
+        raw_ids: tuple[str, ...] = ()
+        attributed = window_guards
+        if self._attribute_by_id:
+            raw_ids = index.raw_ids_of(rec)
+            if raw_ids:
+                attributed = index.attributed(raw_ids)
+        ctx = ScoringContext(
+            record=rec,
+            window=window,
+            peer=resolution.peer,
+            events_present=index.events_present,
+            quality_gates=gates,
+            full_gates=full,
+            window_guards=window_guards,
+            attributed_guards=attributed,
+            raw_session_ids=raw_ids,
+            kpis=_kpis(rec, window),
+            ledger_note=self._ledger_note,
+        )
+        return Measured(resolution, ctx, index.host_class(rec))
+
+
+def _guards(counts: GuardCounts) -> list[Any]:
+    return [counts.blocked, counts.warned, counts.loop_warning, counts.attribution]
+
+
+def inputs_document(ctx: ScoringContext, host_class: str | None) -> dict[str, Any]:
+    """Everything a record's deterministic content depends on, as one JSON document.
+
+    The session record as read, and what the engine measured for it from the events and the
+    other sessions: the window, the peers, whether the ledger holds events, the quality gates
+    (count, failing), the full gates (count and the last one's ``exit_code``, left out when
+    that event has no such key), the guard events in the window and as attributed (counts
+    and how), the raw session ids, the rubric's note on an incomplete read and the host class
+    of the session's start event. The scorers are pure functions of this content (the
+    :class:`~evalkit.record.scoring_context.ScoringContext`), so equal documents give equal records.
+    """
+    full: dict[str, Any] = {"count": ctx.full_gates.count}
+    if ctx.full_gates.last_exit_code is not UNDEFINED:
+        full["last_exit_code"] = ctx.full_gates.last_exit_code
+    return {
+        "form": INPUTS_FORM,
+        "session": dict(ctx.record),
+        "window": None if ctx.window is None else [ctx.window.start, ctx.window.end],
+        "peers": list(ctx.peer.peers),
+        "events_present": ctx.events_present,
+        "quality_gates": [ctx.quality_gates.count, ctx.quality_gates.failing],
+        "full_gates": full,
+        "window_guards": _guards(ctx.window_guards),
+        "attributed_guards": _guards(ctx.attributed_guards),
+        "raw_session_ids": list(ctx.raw_session_ids),
+        "ledger_note": ctx.ledger_note,
+        "host_class": host_class,
+    }
+
+
+def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
+    r"""sha256 (hex) of :func:`inputs_document` in canonical form.
+
+    Keys sorted, compact separators (``,`` and ``:``), UTF-8, lone surrogates escaped as
+    ``\udXXX`` and a number beyond double range (read from ``1e400``) written ``Infinity``.
+    """
+    text = dumps(
+        inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

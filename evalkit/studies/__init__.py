@@ -1,0 +1,1 @@
+"""Study notebooks run under the pre-registration lock by papermill, rendered offline."""

@@ -1,0 +1,1 @@
+"""Offline re-verify of one record or a whole journal, with every difference classified."""

@@ -1,0 +1,515 @@
+r"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
+
+**The rule.** A record's fields are of three sorts, and each is checked the only way it can be:
+
+* **Derived from the ledger** (the deterministic dimensions, their order, status, score and
+  evidence; the KPIs; ``harness.host_class``; ``session_id`` as resolved): re-scored from the
+  same metrics directory under the stored rubric version.
+* **Derived from other fields** (``run_id`` from ``session_id`` and ``timestamp``;
+  ``anonymized`` from ``handle``; ``provenance.rubric_sha256`` from the rubric text;
+  ``schema_version``, ``record_kind``, ``standard_version``): reproduced by the engine.
+* **Run inputs** (``timestamp``, ``model.id``/``model.source``, ``handle``,
+  ``harness.plugin_version``/``platform``/``hostname_hash``, ``provenance.engine_commit``):
+  what the scoring run was told or where it ran. No re-score can re-derive them, so they are
+  passed back to the engine as inputs and checked for form and consistency: the engine would
+  write them so (``model.id`` stripped, a known ``model.source``, ``anonymized`` = no handle,
+  ``run_id`` built from ``session_id`` + ``timestamp``, ``harness.hostname_hash`` null or 16
+  lowercase hex as the engine computes it), and ``provenance.engine_commit`` is null or a git
+  commit id that this evalkit's repository holds (checked with ``git`` when evalkit runs from
+  a checkout; otherwise only its form, and a note says so). The result lists these fields as
+  ``claims``. What binds them is the **seal**: evalkit writes ``provenance.record_sha256``,
+  the sha256 of the record's canonical JSON (:mod:`evalkit.record.seal`), computed last. A run
+  input changed after the record was written no longer matches the seal (the record is then
+  refused by validation and verified here as a ``seal`` drift that says so, beside the
+  differences that show what changed); a removed seal is a missing key the engine writes (a
+  ``seal`` drift saying what its absence means). The seal is not a signature: it catches every
+  edit that does not also recompute it, and nothing more (anyone can recompute it, by design).
+* **The scored inputs' hash** (``provenance.inputs_sha256``, :func:`evalkit.scoring.measure.
+  inputs_sha256`): re-derived from the ledger like the dimensions; a difference is an
+  ``inputs`` drift (the ledger this session was scored from changed).
+
+The engine's record for those inputs is then compared with the stored line as JSON values,
+exactly (:func:`evalkit.verify.diff.diff_records`): every key, its order, every dimension and
+their order, strings code point for code point, numbers with their JSON type. The keys SPEC
+section 2 gives a default (``schema_version``, ``handle``, ``anonymized``) may be absent, as in
+the reference engine's lines. Whitespace between JSON tokens and ``\u`` escapes, which no JSON
+reader sees, are not compared; a key written twice in one object (readers disagree on which
+copy wins) is a difference. **Any difference exits 1**, each one classified (verdict, score,
+kpi, evidence values, evidence wording, order, identity, extra or missing key, duplicate,
+form), and the first line says whether a verdict changed.
+
+**Judge dimensions** are advisory and not re-scored (the engine never writes them; a judge
+does, through :func:`evalkit.judge.run.merge_judge`). Each one is checked against that
+writer's contract instead: an id the rubric version defines for a judge, only the writer's
+keys, a valid status, string evidence, a finite or null score, ``advisory: true``, placed
+after every deterministic dimension ("deterministic before judge"); its calibration status is
+checked by record validation. A violation is a drift of kind ``judge-contract``.
+
+**Copies.** Every other line carrying the same run id must be the same JSON value; a copy that
+differs, or a line with the run id that is not a valid record, is a ``duplicate`` drift.
+
+**The whole journal** (:func:`verify_journal`, ``evalkit verify --all``): one read of the
+journal and one read of the ledger, every run id verified by the very code that verifies one
+(:func:`verify_record`), so each entry's outcome is the one ``verify RUN_ID`` gives.
+
+**Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit, or the
+stored ``rubric_sha256`` is a sha256 that no current rubric text has (the text changed since).
+Re-scoring under other rules would compare different things, so that is never called drift.
+A ``rubric_sha256`` that is the current hash of *another* known version (the label was
+changed) or not a sha256 at all is a drift.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.files.input import JsonInputError, parse_json
+from evalkit.journal import reader as journal
+from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
+from evalkit.ledger.files import describe_sessions_file
+from evalkit.ledger.parse import gc_paused
+from evalkit.ledger.reader import Ledger, read_ledger
+from evalkit.record.contract import Method, validate_stored
+from evalkit.record.seal import (
+    SEAL_FIELD,
+    SealMismatchError,
+    seal_record,
+    without_seal,
+)
+from evalkit.scoring.engine import Scorer
+from evalkit.verify.checks import judge_contract, run_input_checks, version_check
+from evalkit.verify.diff import (
+    DriftKind,
+    FieldDrift,
+    broken_seal,
+    diff_records,
+    duplicate_keys,
+    evidence_tokens,
+)
+from evalkit.verify.result import (
+    CLAIMS,
+    JournalEntry,
+    JournalVerification,
+    VerifyOutcome,
+    VerifyResult,
+)
+
+if TYPE_CHECKING:
+    from evalkit.record.calibration_status import CalibrationAcceptance
+
+__all__ = [
+    "CLAIMS",
+    "DriftKind",
+    "FieldDrift",
+    "JournalVerification",
+    "VerifyOutcome",
+    "VerifyResult",
+    "evidence_tokens",
+    "find_record",
+    "verify_journal",
+    "verify_record",
+]
+
+_PASSED_BACK_HARNESS = ("plugin_version", "platform", "hostname_hash")
+
+
+# ------------------------------------------------------------------------- the stored line
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """The verified copy: validated (the run's inputs) and as parsed (for the comparison)."""
+
+    record: dict[str, Any]
+    raw: dict[str, Any]
+    drifts: tuple[FieldDrift, ...]
+    notes: tuple[str, ...]
+    line: int | None = None
+    changed: bool = False  # its seal no longer matches its content
+
+
+def _validated(
+    raw: Mapping[str, Any], accepted: CalibrationAcceptance | None
+) -> tuple[dict[str, Any], bool]:
+    """The record a stored value stands for, and whether it was changed after it was written.
+
+    It is validated as a journal line is read; a changed record is validated without its seal
+    (the comparison reports the seal).
+    """
+    try:
+        return validate_stored(raw, accepted=accepted), False
+    except SealMismatchError:
+        return validate_stored(without_seal(raw), accepted=accepted), True
+
+
+def _parsed(raw: bytes | None) -> Any:
+    try:
+        return parse_json(raw or b"", max_depth=MAX_RECORD_DEPTH)
+    except JsonInputError:  # read() parsed this very line; only a race could get here
+        return None
+
+
+class _JournalView:
+    """One read of a journal, indexed by run id, its raw lines read once when first needed."""
+
+    def __init__(self, path: Path, accepted: CalibrationAcceptance | None) -> None:
+        try:
+            self.read: JournalRead = journal.read(path, accepted=accepted)
+        except FileNotFoundError:
+            raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
+        self.path = path
+        self.accepted = accepted
+        self._copies: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for line, rec in zip(self.read.line_numbers, self.read.records, strict=True):
+            self._copies.setdefault(rec["run_id"], []).append((line, rec))
+        self._invalid: dict[str, list[Any]] = {}
+        for diag in self.read.diagnostics:
+            if diag.run_id is not None:
+                self._invalid.setdefault(diag.run_id, []).append(diag)
+        self._raws: dict[int, bytes] | None = None
+
+    def run_ids(self) -> list[tuple[int, str]]:
+        """(first line, run id) of every run id the journal holds, valid or not."""
+        first: dict[str, int] = {}
+        for rid, pairs in self._copies.items():
+            first[rid] = pairs[0][0]
+        for rid, diags in self._invalid.items():
+            first[rid] = min(first.get(rid, diags[0].line), diags[0].line)
+        return sorted((line, rid) for rid, line in first.items())
+
+    def raw(self, line: int) -> bytes | None:
+        if self._raws is None:
+            numbers = [*self.read.line_numbers, *(d.line for d in self.read.diagnostics)]
+            self._raws = journal.raw_lines(self.path, numbers)
+        return self._raws.get(line)
+
+    def copies(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """Valid copies of ``run_id``.
+
+        Exact, else as evalkit prints it, surrogates escaped
+        (:meth:`evalkit.journal.reader.JournalRead.find`).
+        """
+        exact = self._copies.get(run_id, [])
+        if exact or "\\u" not in run_id:
+            return list(exact)
+        return self.read.find(run_id)
+
+    def invalid(self, run_id: str) -> list[Any]:
+        return list(self._invalid.get(run_id, []))
+
+    def unknown(self, run_id: str) -> EvalkitError:
+        invalid = self.invalid(run_id)
+        if invalid:
+            d = invalid[-1]
+            return EvalkitError(
+                f"{self.path}: line {d.line} holds run id {run_id!r} but is not a valid record: "
+                f"{d.reason}"
+            )
+        n = len(self.read.diagnostics)
+        hint = f"; {n} unreadable line(s) in the journal" if n else ""
+        return EvalkitError(f"{self.path}: unknown run id {run_id!r}{hint}")
+
+    def _changed_copy(self, run_id: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
+        """With no valid copy: the last line holding ``run_id`` valid but for its seal.
+
+        That record was changed after it was written; returned as (line, validated, parsed).
+        """
+        changed = [d for d in self.invalid(run_id) if d.kind is DiagnosticKind.CHANGED]
+        if not changed:
+            raise self.unknown(run_id)
+        line = changed[-1].line
+        raw = _parsed(self.raw(line))
+        if not isinstance(raw, dict):
+            raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+        try:
+            return line, _validated(raw, self.accepted)[0], raw
+        except EvalkitError as exc:  # invalid for another reason too: that is the one to name
+            raise EvalkitError(
+                f"{self.path}: line {line} holds run id {run_id!r} but is not a valid record: {exc}"
+            ) from None
+
+    def locate(self, run_id: str) -> _Stored:
+        """The copy of ``run_id`` to verify, and how the other lines holding it differ from it.
+
+        The copy is the last valid one; else the last one changed after it was written.
+        """
+        copies = self.copies(run_id)
+        if copies:
+            line, record = copies[-1]
+            raw = _parsed(self.raw(line))
+            if not isinstance(raw, dict):
+                raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+        else:
+            line, record, raw = self._changed_copy(run_id)
+        drifts = self._copy_drifts(copies, raw, line)
+        drifts += [
+            FieldDrift(
+                "record",
+                f"key {key!r}",
+                "written twice in one object",
+                "written once",
+                "JSON readers disagree on which copy wins",
+                DriftKind.DUPLICATE,
+            )
+            for key in duplicate_keys(self.raw(line) or b"")
+        ]
+        drifts += [
+            FieldDrift(
+                "record",
+                f"line {d.line}",
+                d.reason,
+                "no other line with this run id",
+                "a line carrying this run id is not a valid record",
+                DriftKind.DUPLICATE,
+            )
+            for d in self.invalid(record["run_id"])
+            if d.line != line
+        ]
+        notes = []
+        if len(copies) > 1:
+            lines = ", ".join(str(n) for n, _ in copies)
+            notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
+        return _Stored(record, raw, tuple(drifts), tuple(notes), line, changed=not copies)
+
+    def _copy_drifts(
+        self, copies: list[tuple[int, dict[str, Any]]], last: Any, last_line: int
+    ) -> list[FieldDrift]:
+        """How every other valid copy of the run id differs from the verified one."""
+        out: list[FieldDrift] = []
+        for line, _ in copies:
+            value = _parsed(self.raw(line)) if line != last_line else None
+            if not isinstance(value, dict):
+                continue
+            out += [
+                FieldDrift(
+                    d.dimension,
+                    d.field,
+                    d.stored,
+                    d.rescored,
+                    f"line {line} and line {last_line} are copies of this run id that differ",
+                    DriftKind.DUPLICATE,
+                    (f"line {line}", f"line {last_line}"),
+                )
+                for d in diff_records(value, last)
+            ]
+        return out
+
+
+def find_record(
+    run_id: str,
+    journal_path: str | os.PathLike[str],
+    *,
+    accepted: CalibrationAcceptance | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Return the stored record with ``run_id`` (its last copy) and notes about its copies.
+
+    Raises ``EvalkitError`` when the journal does not exist or holds no such run id.
+    ``accepted``: the verified calibration certificates a judge dimension may claim.
+    """
+    view = _JournalView(Path(journal_path), accepted)
+    copies = view.copies(run_id)
+    if not copies:
+        raise view.unknown(run_id)
+    notes: list[str] = []
+    if len(copies) > 1:
+        lines = ", ".join(str(line) for line, _ in copies)
+        notes.append(f"run id appears {len(copies)} times (lines {lines}); the last is shown")
+    return copies[-1][1], notes
+
+
+# ---------------------------------------------------------------------------- re-scoring
+
+
+class _Scorers:
+    """One read of the ledger, one :class:`~evalkit.scoring.engine.Scorer` per rubric version.
+
+    Both are made when first needed (a journal of version mismatches never reads the ledger).
+    """
+
+    def __init__(self, metrics_dir: str | os.PathLike[str]) -> None:
+        self.metrics_dir = metrics_dir
+        self._ledger: Ledger | None = None
+        self._by_version: dict[str, Scorer] = {}
+
+    def get(self, rubric_version: str) -> Scorer:
+        if self._ledger is None:
+            self._ledger = read_ledger(self.metrics_dir)
+        scorer = self._by_version.get(rubric_version)
+        if scorer is None:
+            scorer = self._by_version[rubric_version] = Scorer(self._ledger, rubric_version)
+        return scorer
+
+
+def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
+    """The record the engine writes for the stored record's inputs.
+
+    Its deterministic part, with the stored engine commit in place, unsealed: the caller seals
+    it once it is complete.
+    """
+    harness = stored["harness"]
+    md = scorers.metrics_dir
+    try:
+        fresh = scorers.get(stored["rubric_version"]).score(
+            stored["session_id"],
+            timestamp=stored["timestamp"],
+            model_id=stored["model"]["id"],
+            model_source=stored["model"]["source"],
+            handle=stored["handle"],
+            harness={key: harness[key] for key in _PASSED_BACK_HARNESS if key in harness},
+        )
+    except SessionResolutionError as exc:
+        where = describe_sessions_file(md)
+        raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc} ({where})") from exc
+    except EvalkitError as exc:
+        raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc}") from exc
+    record = fresh.to_dict(sealed=False)
+    # a run input, checked by run_input_checks; the verifying engine's own commit is not it
+    record["provenance"] = {**record["provenance"]}
+    record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
+    return record
+
+
+def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
+    stored = found.record
+    run_id = stored["run_id"]
+    judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
+    judge_ids = tuple(str(d.get("id")) for d in judges)
+
+    mismatch, current_sha = version_check(stored)
+    broken = broken_seal(found.raw) if found.changed else None
+    if mismatch is not None and broken is not None:
+        # changed after it was written: that is drift, whatever version it now claims
+        return VerifyResult(
+            run_id=run_id,
+            outcome=VerifyOutcome.DRIFT,
+            rubric_version=stored["rubric_version"],
+            drifts=(*found.drifts, broken),
+            mismatch=mismatch,
+            stored_sha256=stored["provenance"]["rubric_sha256"],
+            current_sha256=current_sha,
+            unverified_dimensions=judge_ids,
+            notes=(*found.notes, f"not re-scored: {mismatch}"),
+        )
+    if mismatch is not None:
+        return VerifyResult(
+            run_id=run_id,
+            outcome=VerifyOutcome.VERSION_MISMATCH,
+            rubric_version=stored["rubric_version"],
+            mismatch=mismatch,
+            stored_sha256=stored["provenance"]["rubric_sha256"],
+            current_sha256=current_sha,
+            unverified_dimensions=judge_ids,
+            notes=found.notes,
+        )
+
+    expected = _expected(stored, scorers)
+    deterministic_ids = tuple(d["id"] for d in expected["dimensions"])
+    drifts = list(found.drifts)
+    input_drifts, notes = run_input_checks(stored)
+    drifts += input_drifts
+    for dim in judges:
+        drifts += judge_contract(dim, stored["rubric_version"])
+    # the judge dimensions are carried over (not re-scored), after the deterministic ones;
+    # the seal is computed last, over the whole record
+    expected["dimensions"] += [d for d in judges if d.get("id") not in deterministic_ids]
+    differences = diff_records(found.raw, seal_record(expected))
+    if broken is not None and all(d.field != SEAL_FIELD for d in differences):
+        # an edit the engine's record happens to match (a reverted verdict, say) still broke
+        # the seal: the line was changed after it was written
+        differences.append(broken)
+    drifts += differences
+    return VerifyResult(
+        run_id=run_id,
+        outcome=VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT,
+        rubric_version=stored["rubric_version"],
+        drifts=tuple(drifts),
+        stored_sha256=stored["provenance"]["rubric_sha256"],
+        current_sha256=current_sha,
+        verified_dimensions=deterministic_ids,
+        unverified_dimensions=judge_ids,
+        notes=found.notes + tuple(notes),
+    )
+
+
+def verify_record(
+    record_or_run_id: str | Mapping[str, Any],
+    metrics_dir: str | os.PathLike[str],
+    journal_path: str | os.PathLike[str] | None = None,
+    *,
+    accepted: CalibrationAcceptance | None = None,
+) -> VerifyResult:
+    """Re-score a stored record from ``metrics_dir`` and compare it byte for byte.
+
+    ``record_or_run_id`` is a record (dict) or a run id looked up in ``journal_path`` (default
+    ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult`` (module docstring: the rule);
+    raises ``EvalkitError`` for an unknown run id, an invalid stored record, or a session the
+    ledger no longer resolves.
+    ``accepted``: the verified calibration certificates a judge dimension may claim
+    (``validate_record``; default: ``uncalibrated`` only).
+    """
+    if isinstance(record_or_run_id, str):
+        path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
+        found = _JournalView(path, accepted).locate(record_or_run_id)
+    elif isinstance(record_or_run_id, Mapping):
+        raw = dict(record_or_run_id)
+        record, changed = _validated(raw, accepted)
+        found = _Stored(record, raw, (), (), changed=changed)
+    else:
+        raise EvalkitError(
+            f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
+        )
+    return _verify(found, _Scorers(metrics_dir))
+
+
+def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, JournalEntry]]:
+    for first, run_id in view.run_ids():
+        try:
+            found = view.locate(run_id)
+            session = found.record["session_id"]
+            yield first, JournalEntry(found.line or first, run_id, session, _verify(found, scorers))
+        except EvalkitError as exc:
+            yield first, JournalEntry(first, run_id, None, error=str(exc))
+    for diag in view.read.diagnostics:
+        if diag.run_id is None:
+            yield diag.line, JournalEntry(diag.line, None, None, error=str(diag))
+
+
+def verify_journal(
+    journal_path: str | os.PathLike[str] | None = None,
+    metrics_dir: str | os.PathLike[str] = ".orchestrator/metrics",
+    *,
+    accepted: CalibrationAcceptance | None = None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+) -> JournalVerification:
+    """Re-verify every record of the journal in one pass over the ledger.
+
+    ``journal_path`` defaults to ``<metrics_dir>/eval.jsonl``. One entry per run id (in the
+    order of its first line), its outcome the one :func:`verify_record` gives for that run id
+    (a :class:`~evalkit.verify.rescore.VerifyResult`, or the message of the error it raises), plus one
+    ``unreadable`` entry per line that is no record and carries no run id. ``progress`` wraps
+    the iteration over the run ids (``progress(iterable, total)``, e.g. a tqdm bar). Raises
+    ``EvalkitError`` when there is no journal.
+    """
+    path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
+    with gc_paused():  # one pause for the run (see evalkit.ledger.parse.gc_paused)
+        entries = _verify_all(path, metrics_dir, accepted, progress)
+    return JournalVerification(path, Path(metrics_dir), entries)
+
+
+def _verify_all(
+    path: Path,
+    metrics_dir: str | os.PathLike[str],
+    accepted: CalibrationAcceptance | None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None,
+) -> tuple[JournalEntry, ...]:
+    view = _JournalView(path, accepted)
+    scorers = _Scorers(metrics_dir)
+    total = len(view.run_ids()) + sum(d.run_id is None for d in view.read.diagnostics)
+    entries = _entries(view, scorers)
+    iterable = progress(entries, total) if progress is not None else entries
+    return tuple(entry for _, entry in sorted(iterable, key=lambda pair: pair[0]))

@@ -1,0 +1,1 @@
+"""Rebuildable views of the journal: the one-record HTML report."""
