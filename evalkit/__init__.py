@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit._lazy import lazy_attributes
+from evalkit._version import __version__
 from evalkit.errors import (
     DegenerateDataWarning,
     EvalkitError,
@@ -28,9 +29,6 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.scoring.eval_record import EvalRecord
     from evalkit.verify.rescore import verify_journal, verify_record
 
-# The one version source: pyproject.toml reads it (setuptools dynamic version), as do records,
-# calibration certificates and `evalkit --version`.
-__version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {

@@ -98,7 +98,7 @@ def test_version_has_one_source() -> None:
     project = PYPROJECT["project"]
     assert "version" not in project and "version" in project["dynamic"]
     attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    assert attr == "evalkit.__version__"
+    assert attr == "evalkit._version.__version__"
     # the installed metadata was derived from it
     assert metadata.version("evalkit") == evalkit.__version__
     assert re.fullmatch(r"\d+\.\d+\.\d+", evalkit.__version__)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 
-from evalkit.calibration._repo import repo_root
 from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.journal import reader as journal
+from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = ["read_journal"]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
+from evalkit.provenance.repository import REPO_ROOT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +59,6 @@ JUDGES: tuple[str, ...] = ("rules",)
 #: (``evalkit.calibration._inputs.RULE_JUDGE_NAME``, written out: this module loads lazily)
 RULE_JUDGE = "rule-judge (evalkit.judge.apply_rules)"
 DEFAULT_GOLD = "gold/instruction-adherence"
-_ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_gold_path() -> Path:
@@ -67,7 +67,7 @@ def default_gold_path() -> Path:
     The cwd search serves a non-editable install run inside a clone (JupyterLab's cwd is the
     notebook's folder, so a plain relative path would not do).
     """
-    candidates = [_ROOT / DEFAULT_GOLD]
+    candidates = [REPO_ROOT / DEFAULT_GOLD]
     cwd = Path.cwd().resolve()
     candidates += [d / DEFAULT_GOLD for d in (cwd, *cwd.parents)]
     for path in candidates:
@@ -167,7 +167,7 @@ def run(
             judge=name,
         )
     notes = tuple(
-        line.replace(str(_ROOT) + os.sep, "").replace(str(_ROOT), ".")
+        line.replace(str(REPO_ROOT) + os.sep, "").replace(str(REPO_ROOT), ".")
         for line in buf.getvalue().splitlines()
         if line
     )

@@ -19,11 +19,11 @@ from urllib.parse import quote
 from evalkit.analyses._results import fmt_estimate
 from evalkit.files.escape import html_text
 from evalkit.finite import finite_float
+from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = ["Headline", "headline", "render_index"]
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_CARD = _REPO_ROOT / "docs" / "DATA_CARD.md"
+DATA_CARD = REPO_ROOT / "docs" / "DATA_CARD.md"
 PRESET = "rubric-v2-2026-09-19"
 
 

@@ -338,10 +338,10 @@ def read_calibration(
     then used. A gold item the certificate gives no label is missing.
     """
     from evalkit.calibration import verify_certificate
-    from evalkit.calibration._repo import repo_root
     from evalkit.calibration.certificate import read_certificate_bytes
     from evalkit.files.input import escape_surrogates, parse_json
     from evalkit.gold import sets as gold_sets
+    from evalkit.provenance.repository import repo_root
 
     raw = read_certificate_bytes(certificate)
     verify_certificate(raw, root=root)

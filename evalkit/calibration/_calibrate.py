@@ -28,12 +28,12 @@ from evalkit.calibration._labels import (
     labels_from_frame,
 )
 from evalkit.calibration._lock import check_preregistration
-from evalkit.calibration._repo import repo_root
 from evalkit.calibration._result import CalibrationResult, Estimate
 from evalkit.calibration.certificate import certificate_bytes
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import LABELS, GoldSet, sha256_hex
 from evalkit.gold.sets import load as load_gold
+from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import mint_status
 from evalkit.record.dimension import DimensionId
 from evalkit.stats import cohen_kappa, gwet_ac1, pabak

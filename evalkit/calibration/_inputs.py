@@ -16,11 +16,11 @@ from typing import Any
 import pandas as pd
 
 from evalkit import compute_facts
-from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes, read_text
 from evalkit.gold.sets import LABELS, GoldSet, read_jsonl_objects, sha256_hex
 from evalkit.judge import apply_rules
+from evalkit.provenance.repository import repo_root
 
 __all__ = [
     "DECISION_RULE_NAME",

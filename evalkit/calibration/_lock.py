@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit.calibration._repo import repo_root
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import GoldSet
 from evalkit.prereg import lock as prereg
+from evalkit.provenance.repository import repo_root
 
 __all__ = [
     "NO_LOCK",

@@ -39,14 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalkit import __version__
-from evalkit.calibration._repo import repo_root
+from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 from evalkit.files.errors import input_file_error
+from evalkit.files.hashing import sha256_hex
 from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes
 from evalkit.gold.sets import load as load_gold
 from evalkit.gold.sets import sha256_file
 from evalkit.prereg import lock as prereg
+from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import (
     ALLOWED_UNCALIBRATED,
     AcceptedCalibrations,
@@ -111,10 +112,6 @@ class VerifiedCertificate:
         return (self.dimension_id, self.calibration_status, self.calibration_ref)
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _encode(obj: Any) -> bytes:
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=True, allow_nan=False)
     return (text + "\n").encode("ascii")
@@ -131,13 +128,13 @@ def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
     items: list[dict[str, Any]]
     if result.repeats is None:
         items = [{"item_id": iid, "label": label} for iid, label in result.labels]
-        labels = {"sha256": _sha256(canonical_json(items)), "items": items}
+        labels = {"sha256": sha256_hex(canonical_json(items)), "items": items}
     else:
         items = [
             {"item_id": iid, "repeat": repeat, "label": label, "outcome": outcome}
             for iid, repeat, label, outcome in result.calls
         ]
-        labels = {"form": REPEATS_FORM, "sha256": _sha256(canonical_json(items)), "items": items}
+        labels = {"form": REPEATS_FORM, "sha256": sha256_hex(canonical_json(items)), "items": items}
     return {
         "kind": CERTIFICATE_KIND,
         "schema": SCHEMA,
@@ -282,7 +279,7 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], _Claim]:
         raise EvalkitError("not in the canonical form certificates are written in")
     from evalkit.calibration._result import canonical_json  # deferred: loads pandas
 
-    if _sha256(canonical_json(claim.labels)) != obj["labels"].get("sha256"):
+    if sha256_hex(canonical_json(claim.labels)) != obj["labels"].get("sha256"):
         raise EvalkitError("its labels do not hash to its labels.sha256")
     return obj, claim
 
@@ -412,7 +409,7 @@ def verify_certificate(
     """
     base = repo_root(root)
     raw, name = _read(source)
-    ref = _sha256(raw)
+    ref = sha256_hex(raw)
     shown = name or f"{ref}.json"
     try:
         if name is not None and name != f"{ref}.json":
@@ -575,7 +572,7 @@ def register(result: CalibrationResult) -> VerifiedCertificate:
         folder.mkdir(exist_ok=True)
     except OSError as exc:
         raise input_file_error(exc, "calibrations folder", folder) from exc
-    path = folder / f"{_sha256(data)}.json"
+    path = folder / f"{sha256_hex(data)}.json"
     _write_atomically(path, data)
     try:
         return verify_certificate(path, root=base)

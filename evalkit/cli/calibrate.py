@@ -113,7 +113,7 @@ def _gold_path(given: str | None) -> Path:
     here = Path(DEFAULT_GOLD)
     if here.exists():
         return here
-    from evalkit.calibration._repo import repo_root
+    from evalkit.provenance.repository import repo_root
 
     return repo_root() / DEFAULT_GOLD
 

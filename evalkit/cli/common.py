@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.calibration._repo import repo_root
 from evalkit.calibration.certificate import RepositoryCalibrations
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates
 from evalkit.journal import reader as journal
 from evalkit.journal.reader import JOURNAL_NAME
+from evalkit.provenance.repository import repo_root
 
 if TYPE_CHECKING:
     from evalkit.journal.reader import JournalRead

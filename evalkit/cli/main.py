@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 
 # Order is the order of `evalkit --help`.

@@ -221,11 +221,11 @@ def journal_directory(
     disk. Reads ``sessions.jsonl`` once more than ``score --all --journal``
     (to start no journal where nothing can be scored).
     """
-    from evalkit.calibration._repo import repo_root
     from evalkit.calibration.certificate import RepositoryCalibrations
     from evalkit.journal.batch import journal_ledger
     from evalkit.journal.reader import JOURNAL_NAME
     from evalkit.ledger.files import ledger_role
+    from evalkit.provenance.repository import repo_root
 
     target = os.path.join(metrics_dir, JOURNAL_NAME)
     if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):

@@ -14,7 +14,6 @@ a self-hash over its canonical JSON form, so a flipped byte in the manifest is c
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -26,14 +25,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.hashing import listing_sha256, sha256_hex
+from evalkit.files.hashing import sha256_file as _sha256_file
 from evalkit.files.input import (
     JsonInputError,
-    open_regular,
     own_cap,
     parse_json,
     read_bytes,
     split_lines,
 )
+from evalkit.provenance.repository import REPO_ROOT
 from evalkit.record.dimension import DimensionId
 
 if TYPE_CHECKING:  # pandas loads only when a set is loaded
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # pandas loads only when a set is loaded
 __all__ = [
     "LABELS",
     "MANIFEST_NAME",
+    "VERSION_DIR",
     "GoldSet",
     "freeze",
     "load",
@@ -57,38 +59,21 @@ DATA_CARD_NAME = "DATA_CARD.md"
 REQUIRED_FILES = (ITEMS_NAME, LABELS_NAME, DATA_CARD_NAME)
 LABELS = ("pass", "fail", "cannot-determine")
 RULES = (1, 2, 3, 4, 5, 6)
-_VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+#: A version folder of a set: ``v<N>``, N >= 1 without leading zeros (the one pattern).
+VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
 _MAX_MANIFEST_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------- hashing
 
 
-def sha256_hex(data: bytes) -> str:
-    """The hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def sha256_file(path: Path, what: str = "gold set file") -> str:
-    """sha256 of a regular file, streamed.
-
-    A FIFO, device or directory is refused (an ``EvalkitError`` naming it), never waited on.
-    """
-    h = hashlib.sha256()
-    fd = open_regular(path, what)
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-    finally:
-        os.close(fd)
-    return h.hexdigest()
+    """sha256 of a regular file (:func:`evalkit.files.hashing.sha256_file`), named as gold."""
+    return _sha256_file(path, what)
 
 
-def set_sha256(files: Mapping[str, str]) -> str:
-    r"""The sha256 of a whole set: over ``"<name>\t<sha256>\n"`` lines sorted by file name."""
-    lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
-    return sha256_hex(lines.encode("utf-8"))
+#: The sha256 of a whole set: its files' listing (:func:`evalkit.files.hashing.listing_sha256`).
+set_sha256 = listing_sha256
 
 
 def _refuse_symlink(path: Path) -> None:
@@ -169,7 +154,7 @@ def _existing(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     if p.exists() or p.is_absolute():
         return p
-    for base in (_REPO_ROOT, _REPO_ROOT / "gold"):
+    for base in (REPO_ROOT, REPO_ROOT / "gold"):
         if (base / p).exists():
             return base / p
     return p
@@ -178,7 +163,7 @@ def _existing(path: str | os.PathLike[str]) -> Path:
 def _versions(set_dir: Path) -> list[tuple[int, Path]]:
     out = []
     for child in set_dir.iterdir() if set_dir.is_dir() else ():
-        m = _VERSION_DIR.match(child.name)
+        m = VERSION_DIR.match(child.name)
         if m and child.is_dir():
             out.append((int(m.group(1)), child))
     return sorted(out)
@@ -189,7 +174,7 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     p = _existing(path)
     if not p.is_dir():
         raise EvalkitError(f"gold set {str(path)!r}: no such directory")
-    if (p / MANIFEST_NAME).exists() or _VERSION_DIR.match(p.name):
+    if (p / MANIFEST_NAME).exists() or VERSION_DIR.match(p.name):
         return p
     versions = _versions(p)
     if not versions:
@@ -391,7 +376,7 @@ def _load_version(vdir: Path) -> GoldSet:
     for key in ("item_count", "class_balance"):
         if manifest.get(key) != summary[key]:
             raise EvalkitError(f"{vdir / MANIFEST_NAME}: field {key!r} does not match the items")
-    m = _VERSION_DIR.match(vdir.name)
+    m = VERSION_DIR.match(vdir.name)
     version = int(manifest.get("version", 0))
     if m is None or int(m.group(1)) != version:
         raise EvalkitError(f"{vdir / MANIFEST_NAME}: version {version} but folder {vdir.name!r}")

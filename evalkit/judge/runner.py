@@ -31,7 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 from evalkit.files.append import LineAppender, encode_line
 from evalkit.js.timestamps import format_iso

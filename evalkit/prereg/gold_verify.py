@@ -16,7 +16,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import (
-    _VERSION_DIR,
+    VERSION_DIR,
     _existing,
     _load_version,
     _refuse_symlink,
@@ -144,7 +144,7 @@ def _verify_against_lock(base: Path, results: list[VerifyResult]) -> list[Verify
         p = repo / rel
         if p in reported or not p.resolve().is_relative_to(base.resolve()):
             continue
-        m = _VERSION_DIR.match(p.name)
+        m = VERSION_DIR.match(p.name)
         where = (p.parent.name, int(m.group(1)) if kind == "gold" and m else None)
         if not p.exists() and not p.is_symlink():
             message = "missing, but the pre-registration lock holds it; never deleted"

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.input import decode_text, dumps, escape_surrogates, own_cap, read_bytes
-from evalkit.gold.sets import MANIFEST_NAME, set_sha256, sha256_hex
+from evalkit.gold.sets import MANIFEST_NAME, VERSION_DIR, set_sha256, sha256_hex
 from evalkit.prereg.study_params import (
     canonical_json,
     design_of,
@@ -54,6 +53,7 @@ from evalkit.prereg.study_params import (
     read_notebook,
 )
 from evalkit.provenance.git import head_commit
+from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = [
     "KINDS",
@@ -78,8 +78,6 @@ LOCK_NAME = "preregistration.lock.json"
 LOCK_ENV = "EVALKIT_PREREG_LOCK"
 KINDS = ("rubric", "gold", "decision_rule", "study")
 FROZEN_KINDS = ("rubric", "gold", "decision_rule")
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_VERSION_DIR = re.compile(r"^v[1-9][0-9]*$")
 _CELL = "#parameters"
 _LOCK_MAX_BYTES = 64 << 20
 _RESTORE_LOCK = "restore the lock file from version control (git checkout -- <lock>)"
@@ -195,7 +193,7 @@ def study_input(name: str, notebook: Path, rel: str) -> LockedInput:
 
 def collect_inputs(root: str | os.PathLike[str] | None = None) -> list[LockedInput]:
     """Every input a lock covers, with its current sha256, in a stable order."""
-    base = Path(root) if root is not None else _REPO_ROOT
+    base = Path(root) if root is not None else REPO_ROOT
     out: list[LockedInput] = []
     for p in sorted((base / "rubrics").glob("*.md")):
         out.append(
@@ -204,7 +202,7 @@ def collect_inputs(root: str | os.PathLike[str] | None = None) -> list[LockedInp
     gold = base / "gold"
     for set_dir in sorted(p for p in gold.iterdir() if p.is_dir()) if gold.is_dir() else ():
         for vdir in sorted(
-            (p for p in set_dir.iterdir() if p.is_dir() and _VERSION_DIR.match(p.name)),
+            (p for p in set_dir.iterdir() if p.is_dir() and VERSION_DIR.match(p.name)),
             key=lambda p: int(p.name[1:]),
         ):
             out.append(
@@ -236,7 +234,7 @@ def default_lock_path(root: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get(LOCK_ENV)
     if env:
         return Path(env)
-    return (Path(root) if root is not None else _REPO_ROOT) / LOCK_NAME
+    return (Path(root) if root is not None else REPO_ROOT) / LOCK_NAME
 
 
 _ENTRY_FIELDS = ("kind", "name", "path", "sha256")
@@ -358,7 +356,7 @@ def check_lock(
     root: str | os.PathLike[str] | None = None,
 ) -> list[Change] | None:
     """Every locked input (newest version of each) whose content changed; None: no lock file."""
-    base = Path(root) if root is not None else _REPO_ROOT
+    base = Path(root) if root is not None else REPO_ROOT
     data = (
         lock
         if isinstance(lock, dict)
@@ -533,7 +531,7 @@ def write_lock(
         raise EvalkitError(f"kinds must be among {KINDS}, got {sorted(wanted_kinds)}")
     path = Path(out) if out is not None else default_lock_path(root)
     today = _today(date)
-    base = Path(root) if root is not None else _REPO_ROOT
+    base = Path(root) if root is not None else REPO_ROOT
     commit = head_commit(base)
     previous, seeded_from = _starting_lock(path)
     entries: list[dict[str, Any]] = []

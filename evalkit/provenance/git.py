@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from evalkit.provenance.repository import REPO_ROOT
+
 __all__ = [
-    "EVALKIT_ROOT",
     "Revision",
     "evalkit_commit",
     "file_history",
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 #: The directory holding the ``evalkit`` package: the repository root in a checkout.
-EVALKIT_ROOT = Path(__file__).resolve().parents[2]
 #: A git object id: 40 hex (SHA-1 repositories) or 64 hex (SHA-256 repositories).
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
@@ -81,7 +81,7 @@ def head_commit(cwd: str | os.PathLike[str]) -> str | None:
 
 
 def _is_checkout() -> bool:
-    return (EVALKIT_ROOT / ".git").exists()
+    return (REPO_ROOT / ".git").exists()
 
 
 @lru_cache(maxsize=1)
@@ -90,7 +90,7 @@ def evalkit_commit() -> str | None:
 
     A record's ``provenance.engine_commit``; None for an installed copy or without git.
     """
-    return head_commit(EVALKIT_ROOT) if _is_checkout() else None
+    return head_commit(REPO_ROOT) if _is_checkout() else None
 
 
 @lru_cache(maxsize=256)
@@ -102,7 +102,7 @@ def has_commit(sha: str) -> bool | None:
     """
     if not _is_checkout():
         return None
-    res = run_git(EVALKIT_ROOT, "cat-file", "-e", f"{sha}^{{commit}}")
+    res = run_git(REPO_ROOT, "cat-file", "-e", f"{sha}^{{commit}}")
     return None if res is None else res.returncode == 0
 
 

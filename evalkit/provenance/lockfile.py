@@ -13,7 +13,6 @@ every requirement of ``pyproject.toml`` (exit 1 naming the ones it does not).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import tomllib
@@ -21,6 +20,9 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from evalkit.files.hashing import sha256_file
+from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = [
     "LOCK_NAME",
@@ -44,14 +46,14 @@ def _norm(name: str) -> str:
 
 def lock_path() -> Path:
     """Where the lock of this checkout lies (absent in an installed wheel)."""
-    return Path(__file__).resolve().parents[2] / LOCK_NAME
+    return REPO_ROOT / LOCK_NAME
 
 
 def lock_sha256(path: Path | None = None) -> str | None:
     """sha256 of the lock's bytes, or None when there is no lock file (e.g. an installed wheel)."""
     target = lock_path() if path is None else path
     try:
-        return hashlib.sha256(target.read_bytes()).hexdigest()
+        return sha256_file(target, "dependency lock")
     except FileNotFoundError:
         return None
 

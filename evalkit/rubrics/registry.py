@@ -11,7 +11,6 @@ version.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import EvalkitError, VersionMismatchError
+from evalkit.files.hashing import sha256_hex
+from evalkit.provenance.repository import PACKAGE_DIR, REPO_ROOT
 from evalkit.record.dimension import Dimension
 from evalkit.record.scoring_context import ScoringContext
 from evalkit.rubrics import v1, v2
@@ -34,9 +35,9 @@ __all__ = [
 ]
 
 #: The project's own pre-registered rubric texts (repository root ``rubrics/``).
-RUBRIC_TEXT_DIR = Path(__file__).resolve().parents[2] / "rubrics"
+RUBRIC_TEXT_DIR = REPO_ROOT / "rubrics"
 #: Byte-identical copies shipped as package data, for an installed (non-checkout) evalkit.
-PACKAGED_TEXT_DIR = Path(__file__).resolve().parents[1] / "rubrics_text"
+PACKAGED_TEXT_DIR = PACKAGE_DIR / "rubrics_text"
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Rubric:
                 f"rubric text {self.text_path} cannot be read ({exc.strerror}); "
                 "provenance.rubric_sha256 needs it"
             ) from exc
-        return hashlib.sha256(data).hexdigest()
+        return sha256_hex(data)
 
     @property
     def ledger_notes(self) -> bool:

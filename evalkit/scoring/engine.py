@@ -16,10 +16,9 @@ import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.errors import EvalkitError, ValidationError
 from evalkit.js.numbers import json_number
 from evalkit.js.values import is_non_empty_trimmed
@@ -27,6 +26,7 @@ from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
 from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
+from evalkit.provenance.repository import PACKAGE_DIR
 from evalkit.record.contract import make_run_id, validate_timestamp
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: The small hand-written sample ledger shipped with the package (for the demo).
-SAMPLE_METRICS_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
+SAMPLE_METRICS_DIR = PACKAGE_DIR / "data" / "sample"
 #: Columns of :func:`score_ledger`'s table.
 LEDGER_COLUMNS = ("session_id", "dimension", "status", "score", "evidence")
 

@@ -22,7 +22,6 @@ escaped), to the top of the page.
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,8 +30,9 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.escape import markdown_code, markdown_text
-from evalkit.files.input import decode_text, escape_surrogates, open_regular
-from evalkit.gold.sets import set_sha256, sha256_hex
+from evalkit.files.hashing import file_digest, sha256_hex
+from evalkit.files.hashing import listing_sha256 as set_sha256
+from evalkit.files.input import decode_text, escape_surrogates
 from evalkit.prereg.history import first_committed, lock_history, rewritten_entries
 from evalkit.prereg.lock import (
     FROZEN_KINDS,
@@ -50,10 +50,10 @@ from evalkit.prereg.study_params import (
     is_execution_parameter,
     is_input_parameter,
 )
+from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = ["Deviation", "LockStatus", "check_study", "input_hashes"]
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
 _MAX_INPUT_FILES = 100_000
 
 
@@ -222,7 +222,7 @@ class LockStatus:
 
 def _lock_shown(path: Path) -> str:
     try:
-        return path.resolve().relative_to(_REPO_ROOT).as_posix()
+        return path.resolve().relative_to(REPO_ROOT).as_posix()
     except (ValueError, OSError):
         return f"(outside the repository) {escape_surrogates(path.name)}"
 
@@ -394,18 +394,6 @@ def check_study(
 # data inputs
 
 
-def _file_sha256(path: str) -> tuple[str, int]:
-    fd = open_regular(path, "study input")
-    h, size = hashlib.sha256(), 0
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    return h.hexdigest(), size
-
-
 def _safe_name(rel: str) -> str:
     # set_sha256 writes "name<TAB>sha<LF>" lines: a tab or newline in a name must not forge one
     text = escape_surrogates(rel)
@@ -424,7 +412,7 @@ def _dir_sha256(root: str) -> dict[str, Any]:
                 digests[rel] = "symlink:" + sha256_hex(os.fsencode(os.readlink(full)))
             else:
                 try:
-                    digests[rel], size = _file_sha256(full)
+                    digests[rel], size = file_digest(full, "study input")
                     total += size
                 except (EvalkitError, OSError) as exc:  # a FIFO, a device: named, never read
                     digests[rel] = "unreadable:" + sha256_hex(str(exc).encode("utf-8", "replace"))
@@ -442,7 +430,7 @@ def _glob_sha256(pattern: str) -> dict[str, Any]:
     for match in sorted(glob.glob(pattern)):
         if not os.path.isfile(match):
             continue
-        digests[_safe_name(match)], size = _file_sha256(match)
+        digests[_safe_name(match)], size = file_digest(match, "study input")
         total += size
         if len(digests) > _MAX_INPUT_FILES:
             return {"kind": "glob", "error": f"more than {_MAX_INPUT_FILES} files"}
@@ -456,7 +444,7 @@ def _path_sha256(path: str) -> dict[str, Any]:
         return {"path": path, **_glob_sha256(path)}
     if os.path.isdir(path):
         return {"path": path, **_dir_sha256(path)}
-    digest, size = _file_sha256(path)
+    digest, size = file_digest(path, "study input")
     return {"path": path, "kind": "file", "sha256": digest, "bytes": size}
 
 

@@ -47,6 +47,7 @@ from evalkit.prereg.study_params import (
 )
 from evalkit.provenance.git import head_commit, is_dirty
 from evalkit.provenance.lockfile import environment_mismatches, lock_sha256
+from evalkit.provenance.repository import REPO_ROOT
 from evalkit.studies.lock import check_study, input_hashes
 from evalkit.studies.page import render_html, stable_notebook
 
@@ -146,12 +147,8 @@ class StudyRun:
 # registry and parameters
 
 
-def _repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
-
-
 def _notebook_dir() -> Path:
-    return Path(os.environ.get("EVALKIT_NOTEBOOKS", _repo_root() / "notebooks"))
+    return Path(os.environ.get("EVALKIT_NOTEBOOKS", REPO_ROOT / "notebooks"))
 
 
 def notebook_path(name: str) -> Path:
@@ -292,12 +289,12 @@ def _versions() -> dict[str, str | None]:
 
 
 def _git_commit() -> str | None:
-    return head_commit(_repo_root())
+    return head_commit(REPO_ROOT)
 
 
 def _git_dirty() -> bool | None:
     """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    return is_dirty(_repo_root())
+    return is_dirty(REPO_ROOT)
 
 
 @contextlib.contextmanager
@@ -454,7 +451,7 @@ def _execute(
         executed = work_dir / "executed.ipynb"
         figures_path = work_dir / "figures.json"
         # the kernel imports the same evalkit as this process, wherever its cwd is
-        root = str(_repo_root())
+        root = str(REPO_ROOT)
         pythonpath = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         kernel_log = work_dir / "kernel-stderr.log"
         with (
