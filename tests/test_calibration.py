@@ -633,3 +633,18 @@ def test_two_labelled_items_give_no_interval_and_say_why(gold) -> None:
         "1.000 [CI undefined (2 items, whose standard error is 0 or undefined)]"
     )
     assert not res.graduates
+
+
+def test_calibrate_itself_refuses_an_unlocked_rule(tmp_path: Path) -> None:
+    # the library call, not only the command line: a rule the lock does not hold never decides
+    gold = load(REPO_ROOT / "gold" / SET)
+    rule = REPO_ROOT / "gold" / SET / "DECISION_RULE.json"
+    lax = tmp_path / "DECISION_RULE-lax.json"
+    body = json.loads(rule.read_text(encoding="utf-8"))
+    body["graduate_if"]["kappa_ci_low_at_least"] = 0.1
+    lax.write_text(json.dumps(body), encoding="utf-8")
+    with pytest.raises(EvalkitError, match="not a locked decision rule"):
+        calibrate(rule_judge_labels(gold), gold, decision_rule=lax, n_resamples=50)
+    # the locked rule, named explicitly, is accepted
+    locked = calibrate(rule_judge_labels(gold), gold, decision_rule=rule, n_resamples=50)
+    assert json.loads(locked.to_json())["decision_rule"]["path"] == "DECISION_RULE.json"

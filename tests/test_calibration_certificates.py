@@ -41,7 +41,8 @@ from evalkit.calibration import (
     rule_judge_labels,
     verify_certificate,
 )
-from evalkit.calibration import certificate as certificate_module
+from evalkit.calibration import calibrations as calibrations_module
+from evalkit.calibration import certificate_check as check_module
 from evalkit.errors import EvalkitError, ValidationError
 from evalkit.gold import sets as gold_module
 from evalkit.gold.sets import LABELS, load
@@ -415,13 +416,17 @@ def test_no_lock_refuses_unless_asked_and_then_never_mints(
     assert not res.mintable and "no pre-registration lock" in res.mint_reason
 
 
-def test_is_accepted_without_accepted_asks_the_repository(minted: dict[str, Any]) -> None:
+def test_is_accepted_asks_the_calibrations_it_is_given(minted: dict[str, Any]) -> None:
+    from evalkit.calibration import repository_calibrations
     from evalkit.record.calibration_status import is_accepted
 
     cert = minted["cert"]
-    assert is_accepted(cert.dimension_id, "uncalibrated", None)
+    package = repository_calibrations()
+    assert is_accepted(cert.dimension_id, "uncalibrated", None, accepted=package)
     # the package's repository holds no certificate: the minted status stands only in its own
-    assert not is_accepted(cert.dimension_id, cert.calibration_status, cert.calibration_ref)
+    assert not is_accepted(
+        cert.dimension_id, cert.calibration_status, cert.calibration_ref, accepted=package
+    )
     accepted = accepted_calibrations(minted["repo"])
     assert is_accepted(
         cert.dimension_id, cert.calibration_status, cert.calibration_ref, accepted=accepted
@@ -435,13 +440,13 @@ def test_a_verified_certificate_is_cached_until_an_input_changes(
     repo_with_cert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    real = certificate_module._rescore
+    real = check_module._rescore
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append("rescore")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(certificate_module, "_rescore", counting)
+    monkeypatch.setattr(check_module, "_rescore", counting)
     path = _cert_path(repo_with_cert)
     first = verify_certificate(path, root=repo_with_cert)
     second = verify_certificate(path, root=repo_with_cert)
@@ -574,13 +579,13 @@ def test_a_claimed_certificate_is_re_checked_once_per_reader(
 
     [(_dim, status, ref)] = accepted_calibrations(repo_with_cert).entries
     calls: list[Path] = []
-    real = certificate_module.verify_certificate
+    real = calibrations_module.verify_certificate
 
     def counting(path: Any, **kwargs: Any) -> Any:
         calls.append(path)
         return real(path, **kwargs)
 
-    monkeypatch.setattr(certificate_module, "verify_certificate", counting)
+    monkeypatch.setattr(calibrations_module, "verify_certificate", counting)
     path = tmp_path / "eval.jsonl"
     lines = []
     for k in range(50):

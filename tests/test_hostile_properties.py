@@ -153,7 +153,7 @@ def _notebook(path: str) -> Any:
 
 
 def _certificate(path: str) -> Any:
-    from evalkit.calibration.certificate import verify_certificate
+    from evalkit.calibration.certificate_check import verify_certificate
 
     return verify_certificate(path)
 

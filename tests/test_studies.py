@@ -340,11 +340,12 @@ def test_judge_calibration_against_the_gold_set(calibration_run: studies.StudyRu
     rule = res["rule_judge"]  # the deterministic rater beside it, on the same gold items
     assert rule["kind"] == "rule" and rule["n"] == 199 and "repeats" not in rule
     # advisory until graduated AND registered (the registry is read, never written, here)
+    from evalkit.calibration import repository_calibrations
     from evalkit.record.calibration_status import is_accepted
 
     ref = res["calibration"]["calibration_ref"]
     registered = res["graduates"] and is_accepted(
-        "instruction-adherence", res["calibration_status"], ref
+        "instruction-adherence", res["calibration_status"], ref, accepted=repository_calibrations()
     )
     assert res["registered"] is registered
     assert res["advisory"] is (not (res["graduates"] and res["registered"]))
@@ -564,7 +565,7 @@ def test_default_gold_path_from_the_package_or_the_cwd(
 
     committed = (REPO / "gold" / "instruction-adherence").resolve()
     assert cal.default_gold_path().resolve() == committed  # beside the package (a checkout)
-    monkeypatch.setattr(cal, "_ROOT", tmp_path / "site-packages")  # as a non-editable install
+    monkeypatch.setattr(cal, "REPO_ROOT", tmp_path / "site-packages")  # as a non-editable install
     monkeypatch.chdir(NOTEBOOKS)  # JupyterLab's cwd
     assert cal.default_gold_path().resolve() == committed
     monkeypatch.chdir(tmp_path)

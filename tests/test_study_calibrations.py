@@ -27,9 +27,9 @@ from repo_layout import SET, make_repo, mint_rule_judge
 
 from evalkit.analyses import replay, threshold
 from evalkit.calibration import RepositoryCalibrations
-from evalkit.calibration import _repo as repo_module
 from evalkit.files.append import append_lines, encode_line
 from evalkit.journal import reader as journal
+from evalkit.provenance import repository as repo_module
 from evalkit.record.calibration_status import AcceptedCalibrations
 from evalkit.record.seal import seal_record
 
@@ -87,7 +87,7 @@ def test_by_default_the_studies_accept_what_the_repository_certificates_back(
     """Nothing passed: the certificates of the repository evalkit runs from count (here the
     minted copy stands in for it; its certificate is re-checked from content)."""
     metrics = minted["metrics"]
-    monkeypatch.setattr(repo_module, "_PACKAGE_REPO", minted["repo"])
+    monkeypatch.setattr(repo_module, "REPO_ROOT", minted["repo"])
     assert list(threshold.fact_table(metrics)["session_id"]) == [SESSION_ID]
     assert _replay_sessions(metrics) == {SESSION_ID}
 
@@ -133,7 +133,7 @@ def test_the_studies_skip_a_claim_only_a_hand_written_registry_line_backs(
     assert skipped.startswith("line 2:") and "calibration_status" in skipped
     assert _replay_sessions(metrics, accepted=RepositoryCalibrations(repo)) == {SESSION_ID}
     # by default (the repository evalkit runs from is the forged copy): skipped all the same
-    monkeypatch.setattr(repo_module, "_PACKAGE_REPO", repo)
+    monkeypatch.setattr(repo_module, "REPO_ROOT", repo)
     assert list(threshold.fact_table(metrics)["session_id"]) == [SESSION_ID]
     assert _replay_sessions(metrics) == {SESSION_ID}
     # the claim is the only thing wrong with the line: accepted as content, it would count

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 
-from evalkit.calibration.certificate import RepositoryCalibrations
+from evalkit.calibration.calibrations import repository_calibrations
 from evalkit.journal import reader as journal
-from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = ["read_journal"]
@@ -30,5 +29,5 @@ def read_journal(
     counted record.
     """
     if accepted is None:
-        accepted = RepositoryCalibrations(repo_root())
+        accepted = repository_calibrations()
     return journal.read(path, accepted=accepted)

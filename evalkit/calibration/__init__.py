@@ -63,16 +63,19 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
     from evalkit.calibration._lock import NO_LOCK
     from evalkit.calibration._repeats import RepeatFigures
     from evalkit.calibration._result import DEFAULT_WIDTHS, CalibrationResult, Estimate
-    from evalkit.calibration.certificate import (
-        CertificateError,
+    from evalkit.calibration.calibrations import (
         RepositoryCalibrations,
-        VerifiedCertificate,
         accepted_calibrations,
-        certificate_bytes,
         is_registered,
         register,
-        verify_certificate,
+        repository_calibrations,
     )
+    from evalkit.calibration.certificate import (
+        CertificateError,
+        VerifiedCertificate,
+        certificate_bytes,
+    )
+    from evalkit.calibration.certificate_check import verify_certificate
     from evalkit.stats.ppi import ppi_prevalence
     from evalkit.stats.prevalence import corrected_prevalence
 
@@ -94,13 +97,14 @@ _LAZY: dict[str, str] = {
     "CalibrationResult": "evalkit.calibration._result",
     "Estimate": "evalkit.calibration._result",
     "CertificateError": "evalkit.calibration.certificate",
-    "RepositoryCalibrations": "evalkit.calibration.certificate",
+    "RepositoryCalibrations": "evalkit.calibration.calibrations",
     "VerifiedCertificate": "evalkit.calibration.certificate",
-    "accepted_calibrations": "evalkit.calibration.certificate",
+    "accepted_calibrations": "evalkit.calibration.calibrations",
     "certificate_bytes": "evalkit.calibration.certificate",
-    "is_registered": "evalkit.calibration.certificate",
-    "register": "evalkit.calibration.certificate",
-    "verify_certificate": "evalkit.calibration.certificate",
+    "is_registered": "evalkit.calibration.calibrations",
+    "register": "evalkit.calibration.calibrations",
+    "repository_calibrations": "evalkit.calibration.calibrations",
+    "verify_certificate": "evalkit.calibration.certificate_check",
     # class shares on a target, corrected by a calibration (or with human labels): re-exported
     "corrected_prevalence": "evalkit.stats.prevalence",
     "ppi_prevalence": "evalkit.stats.ppi",
@@ -130,6 +134,7 @@ __all__ = [
     "read_judge_labels",
     "read_labels",
     "register",
+    "repository_calibrations",
     "rule_judge_labels",
     "verify_certificate",
 ]

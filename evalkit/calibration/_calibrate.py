@@ -27,7 +27,7 @@ from evalkit.calibration._labels import (
     check_against_gold,
     labels_from_frame,
 )
-from evalkit.calibration._lock import check_preregistration
+from evalkit.calibration._lock import check_preregistration, unlocked_rule
 from evalkit.calibration._result import CalibrationResult, Estimate
 from evalkit.calibration.certificate import certificate_bytes
 from evalkit.errors import EvalkitError
@@ -401,10 +401,19 @@ def calibrate(
     The run needs the pre-registration lock (``lock``, default
     ``prereg.default_lock_path(root)``) and refuses when it is missing or when the locked gold
     set or decision rule changed; ``no_lock=True`` runs without one, says so in the result, and
-    can never be registered. ``root`` is the repository (default: evalkit's own checkout) whose
+    can never be registered; an explicit ``decision_rule`` must be one the lock holds, as it is
+    (else ``EvalkitError``), unless ``no_lock``. ``root`` is the repository (default: evalkit's own checkout) whose
     lock and ``calibrations/`` decide whether the result may be minted (``result.mintable``).
     """
     gs = gold if isinstance(gold, GoldSet) else load_gold(gold)
+    if decision_rule is not None and not no_lock:
+        why = unlocked_rule(decision_rule, root)
+        if why is not None:
+            raise EvalkitError(
+                f"decision rule {decision_rule}: not a locked decision rule ({why}); a rule is "
+                "frozen and locked (`evalkit preregister`) before its first run, or the run says "
+                "--no-lock"
+            )
     labels = _as_labels(judge_labels, judge)
     model = isinstance(labels, JudgeLabels) and labels.model_judge
     name = MODEL_JUDGE_RULE_NAME if model else DECISION_RULE_NAME

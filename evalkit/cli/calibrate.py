@@ -42,7 +42,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError
 from evalkit.record.dimension import DimensionId
 
 
@@ -133,26 +132,12 @@ def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
     return labels, None
 
 
-def _check_rule(args: argparse.Namespace) -> None:
-    if args.rule is None or args.no_lock:
-        return
-    from evalkit.calibration._lock import unlocked_rule
-
-    why = unlocked_rule(args.rule, None)
-    if why is not None:
-        raise EvalkitError(
-            f"--rule {args.rule}: not a locked decision rule ({why}); a rule is frozen and "
-            "locked (`evalkit preregister`) before its first run, or the run says --no-lock"
-        )
-
-
 def _run(args: argparse.Namespace) -> int:
     from evalkit.calibration import calibrate
     from evalkit.calibration import register as register_calibration
     from evalkit.gold.sets import load
 
     gold = load(_gold_path(args.gold))
-    _check_rule(args)
     labels, judge = _labels(args, gold)
     result = calibrate(
         labels,

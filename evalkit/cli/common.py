@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.calibration.certificate import RepositoryCalibrations
+from evalkit.calibration.calibrations import repository_calibrations
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates
 from evalkit.journal import reader as journal
 from evalkit.journal.reader import JOURNAL_NAME
-from evalkit.provenance.repository import repo_root
 
 if TYPE_CHECKING:
     from evalkit.journal.reader import JournalRead
@@ -83,7 +82,7 @@ def accepted_calibrations() -> CalibrationAcceptance:
     Each is re-checked the first time a record claims it; a refused one is named on stderr
     with the reason.
     """
-    return RepositoryCalibrations(repo_root(), on_refused=_note_refused)
+    return repository_calibrations(on_refused=_note_refused)
 
 
 def _note_refused(reason: str) -> None:

@@ -221,11 +221,10 @@ def journal_directory(
     disk. Reads ``sessions.jsonl`` once more than ``score --all --journal``
     (to start no journal where nothing can be scored).
     """
-    from evalkit.calibration.certificate import RepositoryCalibrations
+    from evalkit.calibration.calibrations import repository_calibrations
     from evalkit.journal.batch import journal_ledger
     from evalkit.journal.reader import JOURNAL_NAME
     from evalkit.ledger.files import ledger_role
-    from evalkit.provenance.repository import repo_root
 
     target = os.path.join(metrics_dir, JOURNAL_NAME)
     if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):
@@ -245,7 +244,7 @@ def journal_directory(
         model_id=model_id,
         model_source=model_source,
         handle=handle,
-        accepted=RepositoryCalibrations(repo_root(), on_refused=notes.append),
+        accepted=repository_calibrations(on_refused=notes.append),
     )
     return _journaled(metrics_dir, target, result, diagnostics_kept, tuple(notes))
 

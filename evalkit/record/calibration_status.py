@@ -11,13 +11,12 @@ set, the decision rule and the judge's labels, and re-scoring those labels must 
 Which certificates verified is content, never configuration, so record validation takes it as
 an argument (:class:`CalibrationAcceptance`): :class:`AcceptedCalibrations` holds the
 ``(dimension_id, status, calibration_ref)`` of verified certificates, and its default accepts
-``"uncalibrated"`` only. A higher layer builds it (``evalkit.calibration.accepted_calibrations()``,
-or ``RepositoryCalibrations``, which re-checks a certificate only when a record claims it);
-nothing here reads a file, a global or an environment variable.
+``"uncalibrated"`` only. A higher layer builds it (``evalkit.calibration.repository_calibrations()``, which re-checks a
+certificate only when a record claims it); nothing here reads a file, a global or an
+environment variable.
 
-This module is imported by record validation, so it must not import pandas, scipy or any
-higher evalkit layer (:func:`is_accepted` with no ``accepted`` is the one documented exception:
-it asks the repository's certificates, lazily).
+This module is imported by record validation, so it imports no pandas, scipy or higher evalkit
+layer, and reads no file.
 """
 
 from __future__ import annotations
@@ -140,22 +139,11 @@ def is_accepted(
     status: object,
     reference: object,
     *,
-    accepted: CalibrationAcceptance | None = None,
+    accepted: CalibrationAcceptance,
 ) -> bool:
     """May judge dimension ``dimension_id`` carry ``status`` with ``calibration_ref=reference``?
 
-    With ``accepted``, exactly :meth:`AcceptedCalibrations.accepts`. Without it, the answer is
-    asked of the repository's verified certificates
-    (``evalkit.calibration.accepted_calibrations()``, imported lazily): a convenience for
-    reports that ask "is this calibration registered?". Record validation never calls it so.
+    Exactly ``accepted.accepts``: which certificates verified is content a higher layer
+    re-checked (``evalkit.calibration.repository_calibrations()``), always passed in.
     """
-    if accepted is None:
-        if status in ALLOWED_UNCALIBRATED:
-            return True
-        if not _well_formed(status, reference):
-            return False
-        # deferred and upward (the documented exception above; ignored by the layer contract)
-        from evalkit.calibration.certificate import accepted_calibrations
-
-        accepted = accepted_calibrations()
     return accepted.accepts(dimension_id, status, reference)
