@@ -230,7 +230,7 @@ def load_model_judges(
 
 def _judge_names(path: Path) -> list[str | None]:
     """The judges a run log or labels file holds (``[None]``: one, unnamed)."""
-    from evalkit.calibration._labels import is_runlog, read_labels_table
+    from evalkit.calibration.labels import is_runlog, read_labels_table
 
     if is_runlog(path):
         from evalkit.judge.runlog import read_runlog

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from evalkit.stats._result import BootstrapResult, ConfidenceInterval
+    from evalkit.stats import BootstrapResult, ConfidenceInterval
 
 __all__ = [
     "DETERMINED",
@@ -172,7 +172,7 @@ class PooledRate:
 
     def confidence_interval(self, level: float | None = None) -> ConfidenceInterval:
         """The cluster-bootstrap interval (another ``level``: from the same resamples)."""
-        from evalkit.stats._result import ConfidenceInterval
+        from evalkit.stats import ConfidenceInterval
         from evalkit.stats.bootstrap import percentile_interval
 
         if level is None or level == self.level:
@@ -359,7 +359,7 @@ def pooled_rate(
     same percentile cluster bootstrap, repository = cluster, same seed, same draws)."""
     import numpy as np
 
-    from evalkit.stats._inputs import check_level, check_resamples
+    from evalkit.stats import check_level, check_resamples
 
     check_level(level)
     n_resamples = check_resamples(n_resamples, minimum=100)
@@ -512,7 +512,7 @@ def fire_rates(
     """
     import numpy as np
 
-    from evalkit.stats._inputs import check_level, check_resamples
+    from evalkit.stats import check_level, check_resamples
 
     check_level(level)
     if isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or not 0 <= ceiling <= 1:

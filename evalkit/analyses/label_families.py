@@ -10,7 +10,7 @@ logs, or a glob such as ``runs/*.jsonl``) into
   (:func:`evalkit.judge.runlog.agreement_table`);
 * the gold set the runs labelled, when they labelled one committed here: found by the sha256
   the run logs name, and every item's content hash checked
-  (:func:`evalkit.calibration._labels.check_against_gold`); then each judge's Cohen κ vs gold
+  (:func:`evalkit.calibration.labels.check_against_gold`); then each judge's Cohen κ vs gold
   on every labelled call and on the majority label, with BCa intervals resampling items
   (:func:`evalkit.judge.consistency.kappa_vs_gold`).
 """
@@ -43,7 +43,7 @@ def runlog_paths(labels_path: str) -> list[Path] | None:
     first JSON line carries the run-log schema. A pattern or folder without a run log is an
     ``EvalkitError``.
     """
-    from evalkit.calibration._labels import is_runlog
+    from evalkit.calibration.labels import is_runlog
 
     if not labels_path:
         return None
@@ -93,7 +93,7 @@ def _find_gold(paths: list[Path], gold_path: str) -> tuple[Any, str]:
     """The committed gold version every run log names, checked item by item; else why not."""
     from evalkit.analyses.calibration import default_gold_path
     from evalkit.calibration import labels_from_runlog
-    from evalkit.calibration._labels import check_against_gold
+    from evalkit.calibration.labels import check_against_gold
     from evalkit.gold.sets import load
     from evalkit.judge.runlog import read_runlog
 

@@ -382,8 +382,7 @@ def estimate(
     data: PrevalenceData, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> PrevalenceEstimates:
     """Naive, corrected and (with human labels) PPI++ shares of every class; see the module."""
-    from evalkit.stats import corrected_prevalence, ppi_prevalence
-    from evalkit.stats._labels import order_classes
+    from evalkit.stats import corrected_prevalence, order_classes, ppi_prevalence
 
     for labels in (data.target, data.gold_judge, data.human):
         _refuse_reserved(labels)

@@ -50,15 +50,10 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
     from evalkit.calibration._inputs import (
         DECISION_RULE_NAME,
         MODEL_JUDGE_RULE_NAME,
+        RULE_JUDGE_NAME,
         load_decision_rule,
         read_judge_labels,
         rule_judge_labels,
-    )
-    from evalkit.calibration._labels import (
-        JudgeLabels,
-        labels_from_frame,
-        labels_from_runlog,
-        read_labels,
     )
     from evalkit.calibration._lock import NO_LOCK
     from evalkit.calibration._repeats import RepeatFigures
@@ -76,6 +71,12 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
         certificate_bytes,
     )
     from evalkit.calibration.certificate_check import verify_certificate
+    from evalkit.calibration.labels import (
+        JudgeLabels,
+        labels_from_frame,
+        labels_from_runlog,
+        read_labels,
+    )
     from evalkit.stats.ppi import ppi_prevalence
     from evalkit.stats.prevalence import corrected_prevalence
 
@@ -84,14 +85,15 @@ _LAZY: dict[str, str] = {
     "calibrate": "evalkit.calibration._calibrate",
     "DECISION_RULE_NAME": "evalkit.calibration._inputs",
     "MODEL_JUDGE_RULE_NAME": "evalkit.calibration._inputs",
-    "JudgeLabels": "evalkit.calibration._labels",
-    "labels_from_frame": "evalkit.calibration._labels",
-    "labels_from_runlog": "evalkit.calibration._labels",
-    "read_labels": "evalkit.calibration._labels",
+    "JudgeLabels": "evalkit.calibration.labels",
+    "labels_from_frame": "evalkit.calibration.labels",
+    "labels_from_runlog": "evalkit.calibration.labels",
+    "read_labels": "evalkit.calibration.labels",
     "RepeatFigures": "evalkit.calibration._repeats",
     "load_decision_rule": "evalkit.calibration._inputs",
     "read_judge_labels": "evalkit.calibration._inputs",
     "rule_judge_labels": "evalkit.calibration._inputs",
+    "RULE_JUDGE_NAME": "evalkit.calibration._inputs",
     "NO_LOCK": "evalkit.calibration._lock",
     "DEFAULT_WIDTHS": "evalkit.calibration._result",
     "CalibrationResult": "evalkit.calibration._result",
@@ -115,6 +117,7 @@ __all__ = [
     "DEFAULT_WIDTHS",
     "MODEL_JUDGE_RULE_NAME",
     "NO_LOCK",
+    "RULE_JUDGE_NAME",
     "CalibrationResult",
     "CertificateError",
     "Estimate",

@@ -21,15 +21,15 @@ from evalkit.calibration._inputs import (
     judge_series,
     load_decision_rule,
 )
-from evalkit.calibration._labels import (
+from evalkit.calibration._lock import check_preregistration, unlocked_rule
+from evalkit.calibration._result import CalibrationResult, Estimate
+from evalkit.calibration.certificate import certificate_bytes
+from evalkit.calibration.labels import (
     CALL_COLUMNS,
     JudgeLabels,
     check_against_gold,
     labels_from_frame,
 )
-from evalkit.calibration._lock import check_preregistration, unlocked_rule
-from evalkit.calibration._result import CalibrationResult, Estimate
-from evalkit.calibration.certificate import certificate_bytes
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import LABELS, GoldSet, sha256_hex
 from evalkit.gold.sets import load as load_gold
@@ -388,7 +388,7 @@ def calibrate(
     ``cannot-determine``; None/NaN = not labeled, counted as missing), or K labels per item: a
     :class:`~evalkit.calibration.JudgeLabels` (:func:`~evalkit.calibration.read_labels` of a
     run log or labels file) or a DataFrame with a ``repeat`` column (and ``outcome``, ``judge``;
-    see :mod:`evalkit.calibration._labels`). A run log, or K > 1, is a model judge's: its
+    see :mod:`evalkit.calibration.labels`). A run log, or K > 1, is a model judge's: its
     repeats are calibrated with their consistency under the model-judge decision rule
     (``DECISION_RULE-model-judge.json``); one label per item under ``DECISION_RULE.json``.
     ``decision_rule`` names another rule file. ``gold``: a loaded

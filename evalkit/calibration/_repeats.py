@@ -37,7 +37,7 @@ from evalkit.gold.sets import LABELS, GoldSet
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.calibration._labels import JudgeLabels
+    from evalkit.calibration.labels import JudgeLabels
 
 __all__ = [
     "OUTCOME_KEYS",

@@ -80,7 +80,7 @@ def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> Verifi
             f"not the one it names ({claim.gold_sha256[:12]}...)"
         )
     if claim.repeats:
-        from evalkit.calibration._labels import CALL_COLUMNS, labels_from_frame
+        from evalkit.calibration.labels import CALL_COLUMNS, labels_from_frame
 
         frame = pd.DataFrame(claim.labels, columns=list(CALL_COLUMNS))
         labels: Any = labels_from_frame(frame, source="certificate labels", model_judge=True)

@@ -119,9 +119,8 @@ def _gold_path(given: str | None) -> Path:
 
 def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
     """The labels to calibrate and the judge name to give them (None: the labels' own)."""
-    from evalkit.calibration import read_labels, rule_judge_labels
-    from evalkit.calibration._inputs import RULE_JUDGE_NAME
-    from evalkit.calibration._labels import say_notes
+    from evalkit.calibration import RULE_JUDGE_NAME, read_labels, rule_judge_labels
+    from evalkit.calibration.labels import say_notes
 
     if args.rule_judge:
         return rule_judge_labels(gold), args.judge or RULE_JUDGE_NAME
