@@ -17,7 +17,13 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("evalkit", "evalkit.stats", "evalkit.calibration")
+PACKAGES = (
+    "evalkit",
+    "evalkit.stats",
+    "evalkit.calibration",
+    *(f"evalkit.{p}" for p in ("js", "files", "provenance", "record", "ledger", "scoring")),
+    *(f"evalkit.{p}" for p in ("journal", "verify", "prereg", "gold", "fleet", "studies", "views")),
+)
 # bound at import for the loader's own use, not part of the API
 PLUMBING = {"annotations", "TYPE_CHECKING", "lazy_attributes", "__getattr__", "__dir__"}
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 
+from evalkit import journal
 from evalkit.calibration.calibrations import repository_calibrations
-from evalkit.journal import reader as journal
 from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = ["read_journal"]

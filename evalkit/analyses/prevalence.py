@@ -337,10 +337,10 @@ def read_calibration(
     verify is refused with the reason); its embedded labels and the gold set it names are
     then used. A gold item the certificate gives no label is missing.
     """
+    from evalkit import gold as gold_sets
     from evalkit.calibration import verify_certificate
     from evalkit.calibration.certificate import read_certificate_bytes
     from evalkit.files.input import escape_surrogates, parse_json
-    from evalkit.gold import sets as gold_sets
     from evalkit.provenance.repository import repo_root
 
     raw = read_certificate_bytes(certificate)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import prereg
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import GoldSet
-from evalkit.prereg import lock as prereg
 from evalkit.provenance.repository import repo_root
 
 __all__ = [
@@ -163,8 +163,8 @@ def unlocked_rule(path: str | os.PathLike[str], root: str | os.PathLike[str] | N
     It lies outside its ``gold/``, there is no lock, the lock does not hold it, or holds other
     bytes; None when it is locked exactly as it is.
     """
+    from evalkit import prereg
     from evalkit.gold.sets import sha256_file
-    from evalkit.prereg import lock as prereg
 
     base = repo_root(root)
     rel = inside(Path(path), base)

@@ -17,11 +17,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import prereg
 from evalkit.errors import EvalkitError
 from evalkit.files.hashing import sha256_hex
 from evalkit.gold.sets import load as load_gold
 from evalkit.gold.sets import sha256_file
-from evalkit.prereg import lock as prereg
 from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import (
     mint_status,

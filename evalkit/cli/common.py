@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import journal
 from evalkit.calibration.calibrations import repository_calibrations
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates
-from evalkit.journal import reader as journal
 from evalkit.journal.reader import JOURNAL_NAME
 
 if TYPE_CHECKING:

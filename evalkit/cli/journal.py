@@ -12,10 +12,10 @@ import argparse
 from collections import Counter
 from typing import Any
 
+from evalkit import journal
 from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
-from evalkit.journal import reader as journal
 
 _SHORT = {"pass": "pass", "fail": "fail", "not-applicable": "n/a", "cannot-determine": "cd"}
 

@@ -33,6 +33,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from evalkit import journal
 from evalkit.cli import score_all, score_fleet
 from evalkit.cli.common import (
     DEFAULT_METRICS_DIR,
@@ -44,7 +45,6 @@ from evalkit.cli.common import (
 )
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
-from evalkit.journal import reader as journal
 from evalkit.journal.reader import dumps_record
 from evalkit.ledger.files import describe_sessions_file, ledger_role
 from evalkit.record.contract import ModelSource, validate_timestamp

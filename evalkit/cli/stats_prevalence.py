@@ -108,9 +108,9 @@ def _register_prevalence(sub: Any) -> None:
 
 
 def _data(args: argparse.Namespace) -> Any:
+    from evalkit import gold as gold_sets
     from evalkit.analyses.prevalence import PrevalenceData, read_calibration
     from evalkit.files.labels import read_item_labels
-    from evalkit.gold import sets as gold_sets
 
     if args.calibration is not None:
         if args.gold is not None:

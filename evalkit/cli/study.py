@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit import studies
 from evalkit.files.input import escape_surrogates
-from evalkit.prereg import study_params as study_params
-from evalkit.studies import run as studies
+from evalkit.prereg import study_params
 
 
 def register(subparsers: Any) -> None:

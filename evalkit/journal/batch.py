@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.journal import reader as journal
+from evalkit import journal
 from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic
 from evalkit.rubrics import get_rubric

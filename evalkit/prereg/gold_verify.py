@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import prereg
 from evalkit.errors import EvalkitError
 from evalkit.gold.sets import (
     VERSION_DIR,
@@ -23,7 +24,6 @@ from evalkit.gold.sets import (
     _versions,
     sha256_file,
 )
-from evalkit.prereg import lock as prereg
 
 __all__ = ["VerifyResult", "verify_all"]
 

@@ -1,1 +1,148 @@
 """The session-eval record (SPEC section 2): contract, seal, dimensions, calibration status."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
+    from evalkit.record.calibration_status import (
+        ALLOWED_UNCALIBRATED,
+        MINTED_STATUS_PATTERN,
+        AcceptedCalibrations,
+        CalibrationAcceptance,
+        is_accepted,
+        is_minted,
+        mint_status,
+    )
+    from evalkit.record.contract import (
+        FORBIDDEN_TOP_LEVEL_KEYS,
+        HOSTNAME_HASH_PATTERN,
+        RECORD_KIND,
+        REQUIRED_TOP_LEVEL_KEYS,
+        SCHEMA_VERSION,
+        STANDARD_VERSION,
+        UNCALIBRATED,
+        ModelSource,
+        make_run_id,
+        normalize_record,
+        project_submission,
+        validate_record,
+        validate_stored,
+        validate_timestamp,
+    )
+    from evalkit.record.dimension import (
+        NO_SCORE,
+        Dimension,
+        DimensionId,
+        Method,
+        Status,
+    )
+    from evalkit.record.scoring_context import (
+        FullGates,
+        GuardCounts,
+        Kpis,
+        PeerOverlap,
+        QualityGates,
+        ScoringContext,
+        Window,
+    )
+    from evalkit.record.seal import (
+        SEAL_FIELD,
+        SealMismatchError,
+        canonical_json,
+        check_seal,
+        record_sha256,
+        seal_record,
+        without_seal,
+    )
+
+# public name -> module that defines it (loaded on first use)
+_LAZY: dict[str, str] = {
+    "ALLOWED_UNCALIBRATED": "evalkit.record.calibration_status",
+    "AcceptedCalibrations": "evalkit.record.calibration_status",
+    "CalibrationAcceptance": "evalkit.record.calibration_status",
+    "MINTED_STATUS_PATTERN": "evalkit.record.calibration_status",
+    "is_accepted": "evalkit.record.calibration_status",
+    "is_minted": "evalkit.record.calibration_status",
+    "mint_status": "evalkit.record.calibration_status",
+    "FORBIDDEN_TOP_LEVEL_KEYS": "evalkit.record.contract",
+    "HOSTNAME_HASH_PATTERN": "evalkit.record.contract",
+    "ModelSource": "evalkit.record.contract",
+    "RECORD_KIND": "evalkit.record.contract",
+    "REQUIRED_TOP_LEVEL_KEYS": "evalkit.record.contract",
+    "SCHEMA_VERSION": "evalkit.record.contract",
+    "STANDARD_VERSION": "evalkit.record.contract",
+    "UNCALIBRATED": "evalkit.record.contract",
+    "make_run_id": "evalkit.record.contract",
+    "normalize_record": "evalkit.record.contract",
+    "project_submission": "evalkit.record.contract",
+    "validate_record": "evalkit.record.contract",
+    "validate_stored": "evalkit.record.contract",
+    "validate_timestamp": "evalkit.record.contract",
+    "Dimension": "evalkit.record.dimension",
+    "DimensionId": "evalkit.record.dimension",
+    "Method": "evalkit.record.dimension",
+    "NO_SCORE": "evalkit.record.dimension",
+    "Status": "evalkit.record.dimension",
+    "FullGates": "evalkit.record.scoring_context",
+    "GuardCounts": "evalkit.record.scoring_context",
+    "Kpis": "evalkit.record.scoring_context",
+    "PeerOverlap": "evalkit.record.scoring_context",
+    "QualityGates": "evalkit.record.scoring_context",
+    "ScoringContext": "evalkit.record.scoring_context",
+    "Window": "evalkit.record.scoring_context",
+    "SEAL_FIELD": "evalkit.record.seal",
+    "SealMismatchError": "evalkit.record.seal",
+    "canonical_json": "evalkit.record.seal",
+    "check_seal": "evalkit.record.seal",
+    "record_sha256": "evalkit.record.seal",
+    "seal_record": "evalkit.record.seal",
+    "without_seal": "evalkit.record.seal",
+}
+
+__all__ = [
+    "ALLOWED_UNCALIBRATED",
+    "FORBIDDEN_TOP_LEVEL_KEYS",
+    "HOSTNAME_HASH_PATTERN",
+    "MINTED_STATUS_PATTERN",
+    "NO_SCORE",
+    "RECORD_KIND",
+    "REQUIRED_TOP_LEVEL_KEYS",
+    "SCHEMA_VERSION",
+    "SEAL_FIELD",
+    "STANDARD_VERSION",
+    "UNCALIBRATED",
+    "AcceptedCalibrations",
+    "CalibrationAcceptance",
+    "Dimension",
+    "DimensionId",
+    "FullGates",
+    "GuardCounts",
+    "Kpis",
+    "Method",
+    "ModelSource",
+    "PeerOverlap",
+    "QualityGates",
+    "ScoringContext",
+    "SealMismatchError",
+    "Status",
+    "Window",
+    "canonical_json",
+    "check_seal",
+    "is_accepted",
+    "is_minted",
+    "make_run_id",
+    "mint_status",
+    "normalize_record",
+    "project_submission",
+    "record_sha256",
+    "seal_record",
+    "validate_record",
+    "validate_stored",
+    "validate_timestamp",
+    "without_seal",
+]
+
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

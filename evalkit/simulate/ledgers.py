@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from evalkit import journal
 from evalkit.errors import EvalkitError
-from evalkit.journal import reader as journal
 from evalkit.scoring.engine import score_session
 from evalkit.simulate._sessions import (
     Session,

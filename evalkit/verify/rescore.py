@@ -67,9 +67,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.files.input import JsonInputError, parse_json
-from evalkit.journal import reader as journal
 from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
