@@ -75,6 +75,7 @@ def _browser(page: Path, tmp: Path) -> None:
 
     sys.path.insert(0, str(ROOT))
     import conftest  # noqa: F401 - binds the name "tests" to this repository's tests
+
     from tests.browser import DevTools, open_page
 
     binary = next(

@@ -19,6 +19,7 @@ from conftest import bench_scoring
 from record_factory import make_record
 
 from evalkit import journal
+from evalkit.analyses.measurability import ledger_profile, record_measurability
 from evalkit.cli.main import main
 from evalkit.record.seal import seal_record
 from evalkit.stats import wilson_interval
@@ -185,18 +186,31 @@ def test_fragment_filter_renders_exactly_those_records(
     )
 
 
+def _measured(explored: dict[str, Any]) -> dict[int, Any]:
+    """Each record's measurability (the one helper), by its position in the journal."""
+    profile = ledger_profile(explored["metrics"])
+    return {i: record_measurability(r, profile) for i, r in enumerate(explored["read"].records)}
+
+
 @pytest.mark.browser
 def test_flag_and_date_filters(explored: dict[str, Any], browser: Any) -> None:
-    from evalkit.judge.facts import compute_facts
-
     records = explored["read"].records
+    measured = _measured(explored)
     got = open_page(browser, explored["page"], ROWS, "flag=contaminated")["extra"]
+    want = [r["run_id"] for i, r in enumerate(records) if measured[i].facts["window_contaminated"]]
+    assert want and sorted(got) == sorted(want)
+    # unmeasured, for one dimension: exactly the records whose status there was not measured
+    fragment = "rubric=rubric-v1&dimension=process-safety&flag=unmeasured"
+    got = open_page(browser, explored["page"], ROWS, fragment)["extra"]
+    signal = "dimension:process-safety"
     want = [
         r["run_id"]
-        for r in records
-        if compute_facts(r["dimensions"])["window_contaminated"] is True
+        for i, r in enumerate(records)
+        if r["rubric_version"] == "rubric-v1"
+        and _status(r, "process-safety") is not None  # the filter needs the dimension
+        and not measured[i].of(signal).measured
     ]
-    assert want and sorted(got) == sorted(want)
+    assert want and sorted(got) == sorted(want)  # guard emission began after these sessions
     # one day of session starts: the hand-made hostile sessions have no start in the ledger
     starts = open_page(browser, explored["page"], ROWS, "from=2026-07-01&to=2026-07-01")["extra"]
     sessions = {r["session_id"] for r in records if r["run_id"] in starts}
@@ -308,17 +322,25 @@ def test_rates_are_python_wilson_intervals(explored: dict[str, Any], browser: An
       rubric: tr.dataset.rubric, dim: tr.dataset.dimension,
       cells: Array.from(tr.cells).slice(2, 6).map(td => td.textContent)})))"""
     got = open_page(browser, explored["page"], extra)["extra"]
-    latest = _latest(explored["read"].records)
+    records = explored["read"].records
+    measured = _measured(explored)
+    latest = {(r["session_id"], r["rubric_version"]): i for i, r in enumerate(records)}
     assert got
     for row in got:
+        signal = f"dimension:{row['dim']}"
         statuses = [
-            _status(r, row["dim"]) for (s, rub), r in latest.items() if rub == row["rubric"]
+            _status(records[i], row["dim"])
+            for (_, rub), i in latest.items()
+            if rub == row["rubric"] and measured[i].of(signal).measured
         ]
         statuses = [s for s in statuses if s is not None]
         n = len(statuses)
         for status, cell in zip(STATUSES, row["cells"], strict=True):
             k = statuses.count(status)
-            if n < 2:  # one session is a case, not a rate: no interval (as the studies)
+            if n == 0:  # every record's signal unmeasured: no rate at all, never 0/0
+                assert cell == "no measured record", row
+                continue
+            if n == 1:  # one session is a case, not a rate: no interval (as the studies)
                 assert cell == f"{k}/{n} (n = 1, no CI)", row
                 continue
             lo, hi = wilson_interval(k, n)

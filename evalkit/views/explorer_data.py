@@ -6,9 +6,10 @@ over time with their band, and packs it all into one JSON value: repeated text (
 provenance, facts) is stored once in a string table and referred to by index, so 5,000
 sessions under two rubrics stay well inside the page's size budget. Three plug points say
 what a record or a rate carries beyond the record itself: :func:`record_flags`
-(unmeasured / contaminated), :func:`judge_fields` (a judge dimension's binding and
-calibration) and :func:`rate_band` (the band drawn around a running fire rate). The format
-is described in ``docs/EXPLORER.md``.
+(every unmeasured signal with its reason, from :mod:`evalkit.analyses.measurability`, and a
+contaminated window), :func:`judge_fields` (a judge dimension's binding and calibration) and
+:func:`rate_band` (the band drawn around a running fire rate). The format is described in
+``docs/EXPLORER.md``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.analyses.measurability import (
+    LedgerProfile,
+    RecordMeasurability,
+    ledger_profile,
+    record_measurability,
+)
 from evalkit.analyses.replay import REPORTED_ONLY, STATUSES
 from evalkit.journal.reader import JOURNAL_NAME, JournalRead
-from evalkit.judge.facts import FACT_KEYS, compute_facts
-from evalkit.ledger.reader import read_jsonl
+from evalkit.judge.facts import FACT_KEYS
 from evalkit.record.contract import KPI_KEYS, Method
-from evalkit.resolve import canonical_sessions, compute_window
-from evalkit.rubrics.dimensions import guard_friction, process_safety
 from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
 from evalkit.stats.proportion import wilson_interval
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
@@ -44,7 +48,6 @@ __all__ = [
     "judge_fields",
     "rate_band",
     "record_flags",
-    "session_starts",
 ]
 
 #: Bumped when the payload's shape changes (the page's script reads this version only).
@@ -78,13 +81,16 @@ class ExplorerSource:
 class Flag:
     """A flag on a record: its kind, why (one line) and the dimension it concerns.
 
-    Kinds: ``unmeasured``, ``contaminated``; ``dimension`` ``None`` is the whole record. A dimension flagged ``unmeasured`` is left out of that dimension's rates (its n) and
-    counted apart: an unmeasured signal is never a measured zero.
+    Kinds: ``unmeasured`` (``signal`` names it: ``dimension:<id>``, ``fact:<name>``,
+    ``rule-judge``) and ``contaminated``. ``dimension`` is set for a dimension's status: that
+    dimension is left out of its rates (their n) and counted apart, an unmeasured signal is
+    never a measured zero.
     """
 
     kind: str
     reason: str
     dimension: str | None = None
+    signal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,33 +109,25 @@ class Band:
 # --------------------------------------------------------------------------- plug points
 
 
-def record_flags(record: Mapping[str, Any], facts: Mapping[str, Any]) -> tuple[Flag, ...]:
-    """What a record's own content says was not measured, or measured in a contaminated window.
+def record_flags(measured: RecordMeasurability) -> tuple[Flag, ...]:
+    """The flags of one record: each unmeasured signal with why, and a contaminated window.
 
-    Read through the rubric's evidence readers and the judge facts (nothing is guessed): the
-    third state (``events.jsonl`` absent or empty, said by ``process-safety`` or
-    ``guard-friction``) is ``unmeasured``; a window that overlaps a peer session is
-    ``contaminated``.
+    ``measured`` is :func:`evalkit.analyses.measurability.record_measurability` of the record
+    (with its ledger's profile when there is one): the one answer to "was this measured".
     """
-    flags: list[Flag] = []
-    for dim in record["dimensions"]:
-        evidence = dim.get("evidence")
-        if not isinstance(evidence, str):
-            continue
-        if (dim["id"] == process_safety.ID and process_safety.read_unmeasurable(evidence)) or (
-            dim["id"] == guard_friction.ID and guard_friction.read_unmeasurable(evidence)
-        ):
-            flags.append(
-                Flag("unmeasured", "events.jsonl absent or empty: signals unmeasurable", dim["id"])
-            )
-    if facts.get("window_contaminated") is True:
+    flags = []
+    for signal, got in measured.signals.items():
+        if not got.measured:
+            dim = signal.split(":", 1)[1] if signal.startswith("dimension:") else None
+            flags.append(Flag("unmeasured", got.reason or "unmeasured", dim, signal))
+    if measured.facts.get("window_contaminated") is True:
         flags.append(
             Flag(
                 "contaminated",
                 "the session's window overlaps another session's: gate events unattributable",
             )
         )
-    return tuple(dict.fromkeys(flags))
+    return tuple(flags)
 
 
 def judge_fields(dim: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -160,25 +158,6 @@ def rate_band(outcomes: Sequence[bool], at: Sequence[int]) -> Band:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def session_starts(metrics_dir: Path | None) -> dict[str, float] | None:
-    """Session id -> its start (epoch ms) from the ledger's ``sessions.jsonl``.
-
-    The canonical reading (SPEC section 6) of the file; a session whose window does not parse
-    has no start. ``None`` when there is no ``sessions.jsonl`` to read.
-    """
-    if metrics_dir is None:
-        return None
-    sessions = read_jsonl(metrics_dir / "sessions.jsonl")
-    if not sessions.exists:
-        return None
-    out: dict[str, float] = {}
-    for rec in canonical_sessions(sessions.values).records:
-        window = compute_window(rec)
-        if window is not None:
-            out[str(rec["session_id"])] = window.start
-    return out
 
 
 def _text(value: Any) -> str:
@@ -260,11 +239,10 @@ def _verify(
     """Run id -> its ``verify --all`` outcome; ``None`` when there is no ledger to verify from."""
     from evalkit.verify.rescore import verify_journal  # deferred: loads the engine
 
-    if source.metrics_dir is None or not (source.metrics_dir / "sessions.jsonl").exists():
+    found = _ledger(source)
+    if found is None:
         return None
-    result = verify_journal(
-        source.journal, source.metrics_dir, accepted=accepted, progress=progress
-    )
+    result = verify_journal(source.journal, found, accepted=accepted, progress=progress)
     return {
         entry.run_id: _Verified(entry.outcome.value, entry.summary())
         for entry in result.entries
@@ -272,12 +250,24 @@ def _verify(
     }
 
 
+def _ledger(source: ExplorerSource) -> Path | None:
+    """The source's metrics directory when it holds a ledger (``sessions.jsonl``)."""
+    found = source.metrics_dir
+    return found if found is not None and (found / "sessions.jsonl").exists() else None
+
+
+def _profile(source: ExplorerSource) -> LedgerProfile | None:
+    """What the source's ledger holds (session starts, event types); None without a ledger."""
+    found = _ledger(source)
+    return None if found is None else ledger_profile(found)
+
+
 def _pack_source(
     p: _Packer,
     index: int,
     source: ExplorerSource,
     read: JournalRead,
-    starts: dict[str, float] | None,
+    profile: LedgerProfile | None,
     verified: dict[str, _Verified] | None,
 ) -> list[list[Any]]:
     latest: dict[tuple[str, str], int] = {}
@@ -286,9 +276,10 @@ def _pack_source(
     latest_rows = set(latest.values())
     rows = []
     for i, (line, rec) in enumerate(zip(read.line_numbers, read.records, strict=True)):
-        facts = compute_facts(rec["dimensions"])
-        flags = record_flags(rec, facts)
-        start = None if starts is None else starts.get(rec["session_id"])
+        measured = record_measurability(rec, profile)
+        facts = measured.facts
+        flags = record_flags(measured)
+        start = None if profile is None else profile.session_starts.get(rec["session_id"])
         state = None if verified is None else verified.get(rec["run_id"])
         rows.append(
             [
@@ -305,6 +296,7 @@ def _pack_source(
                         p.s(f.kind),
                         p.s(f.reason),
                         -1 if f.dimension is None else p.dims.get(f.dimension, -1),
+                        -1 if f.signal is None else p.s(f.signal),
                     ]
                     for f in flags
                 ],
@@ -411,9 +403,9 @@ def explorer_payload(
     rows: list[list[Any]] = []
     described = []
     for index, (source, read) in enumerate(zip(sources, reads, strict=True)):
-        starts = session_starts(source.metrics_dir)
+        profile = _profile(source)
         verified = _verify(source, accepted, progress) if verify else None
-        rows += _pack_source(p, index, source, read, starts, verified)
+        rows += _pack_source(p, index, source, read, profile, verified)
         described.append(
             {
                 "label": source.label,
@@ -421,7 +413,15 @@ def explorer_payload(
                 "records": len(read.records),
                 "skipped": [str(d) for d in read.diagnostics],
                 "duplicates": len(read.duplicates),
-                "dates": starts is not None,
+                "dates": profile is not None,
+                "ledger": None
+                if profile is None
+                else {
+                    "sessions": profile.sessions,
+                    "first_start": profile.first_start,
+                    "last_end": profile.last_end,
+                    "events": profile.events_text(),
+                },
                 "verify": "verified"
                 if verified is not None
                 else "not requested"

@@ -30,7 +30,7 @@
       i: i, run: r[0], session: S[r[1]], rubric: r[2], start: r[3], source: r[4], dims: dims,
       order: r[5].map(function (d) { return d[0]; }),
       kpis: D.values[r[6]], facts: D.values[r[7]],
-      flags: r[8].map(function (f) { return { kind: S[f[0]], reason: S[f[1]], dim: f[2] }; }),
+      flags: r[8].map(function (f) { return { kind: S[f[0]], reason: S[f[1]], dim: f[2], signal: f[3] < 0 ? null : S[f[3]] }; }),
       verify: r[9] === null ? null : { outcome: S[r[9][0]], summary: S[r[9][1]] },
       fields: D.values[r[10]], line: r[11], command: r[12], latest: r[13] === 1,
       lower: S[r[1]].toLowerCase(),
@@ -132,7 +132,8 @@
       if (to !== null && (rec.start === null || rec.start >= to)) return false;
       if (st.flag === "none" && rec.flags.length) return false;
       if (st.flag && st.flag !== "none" && !rec.flags.some(function (f) {
-        return f.kind === st.flag && (dim < 0 || f.dim < 0 || f.dim === dim);
+        // with a dimension chosen, "unmeasured" is that dimension's status
+        return f.kind === st.flag && (dim < 0 || f.kind !== "unmeasured" || f.dim === dim);
       })) return false;
       return true;
     });
@@ -228,7 +229,7 @@
     // the unmeasured column only when some signal was unmeasured (its note says so otherwise)
     if (anyUnmeasured) head.appendChild(el("th", { text: "unmeasured" }));
     else for (const td of body.querySelectorAll("td.unmeasured")) td.remove();
-    const note = anyUnmeasured ? null : el("p", { cls: "note", text: "No signal of the selected records was unmeasured." });
+    const note = anyUnmeasured ? null : el("p", { cls: "note", text: "No dimension status of the selected records was unmeasured." });
     return el("div", { cls: "scroll" }, [el("table", { cls: "rates", id: "rates" }, [el("thead", null, [head]), body]), note]);
   }
 
@@ -251,12 +252,31 @@
       const got = rec.dims.get(dim);
       cells.push(el("td", { cls: "evidence short", text: got ? got.evidence : "" }));
     }
-    cells.push(el("td", { text: rec.flags.map(function (f) { return f.kind + (f.dim >= 0 ? " (" + dimName(f.dim) + ")" : ""); }).join(", ") }));
+    cells.push(el("td", { text: flagSummary(rec, dim) }));
     cells.push(el("td", { cls: rec.verify ? "verify-" + rec.verify.outcome : "", text: rec.verify ? rec.verify.outcome : "not verified" }));
     const tr = el("tr", null, cells);
     tr.dataset.runId = rec.run;
     if (!rec.latest) tr.className = "older";
     return tr;
+  }
+
+  // "unmeasured: process-safety, 3 facts; contaminated" (with a dimension chosen: its flags)
+  function flagSummary(rec, dim) {
+    const dims = [], facts = [];
+    let contaminated = false, judge = false;
+    for (const f of rec.flags) {
+      if (f.kind === "contaminated") contaminated = true;
+      else if (f.dim >= 0) { if (dim < 0 || f.dim === dim) dims.push(dimName(f.dim)); }
+      else if (f.signal === "rule-judge") judge = true;
+      else facts.push(f.signal);
+    }
+    const parts = [];
+    const un = dims.slice();
+    if (dim < 0 && facts.length) un.push(facts.length + " fact" + (facts.length > 1 ? "s" : ""));
+    if (dim < 0 && judge) un.push("rule judge");
+    if (un.length) parts.push("unmeasured: " + un.join(", "));
+    if (contaminated) parts.push("contaminated");
+    return parts.join("; ");
   }
 
   function sorted(list, st) {
@@ -361,8 +381,12 @@
         }))));
     }
     if (rec.flags.length) {
+      sec.appendChild(el("h2", { text: "Flags: what was not measured, and why" }));
       sec.appendChild(el("ul", { cls: "flags", id: "flags" }, rec.flags.map(function (f) {
-        return el("li", null, [el("strong", { text: f.kind }), f.dim >= 0 ? " (" + dimName(f.dim) + ")" : "", ": " + f.reason]);
+        const li = el("li", null, [el("strong", { text: f.kind }), f.signal ? " " : "",
+          f.signal ? el("code", { text: f.signal }) : null, ": " + f.reason]);
+        li.dataset.signal = f.signal || f.kind;
+        return li;
       })));
     }
     sec.appendChild(compare(rec));
@@ -383,7 +407,10 @@
     sec.appendChild(el("h2", { text: "KPIs (reported, not graded)" }));
     sec.appendChild(pairs(D.kpi_keys.map(function (k, i) { return [k, rec.kpis[i]]; }), "kpis"));
     sec.appendChild(el("h2", { text: "Facts (what the judge is given, computed from the evidence)" }));
-    sec.appendChild(pairs(D.fact_keys.map(function (k, i) { return [k, rec.facts[i]]; }), "facts"));
+    sec.appendChild(pairs(D.fact_keys.map(function (k, i) {
+      const un = rec.flags.filter(function (f) { return f.signal === "fact:" + k; });
+      return [k, rec.facts[i] + (un.length ? " (unmeasured: " + un[0].reason + ")" : "")];
+    }), "facts"));
     sec.appendChild(el("h2", { text: "Re-verify" }));
     const src = D.sources[rec.source];
     const state = rec.verify ? rec.verify.outcome + (rec.verify.summary ? ": " + rec.verify.summary : "") :
@@ -550,6 +577,11 @@
       if (s.skipped.length) bits.push(s.skipped.length + " journal line(s) skipped");
       if (s.duplicates) bits.push(s.duplicates + " run id(s) on more than one line");
       bits.push(s.dates ? "session starts from sessions.jsonl" : "no sessions.jsonl: no session dates");
+      if (s.ledger) {
+        bits.push("ledger: " + s.ledger.sessions + " sessions" + (s.ledger.first_start ? " from " +
+          s.ledger.first_start.slice(0, 10) + " to " + (s.ledger.last_end || "?").slice(0, 10) : "") +
+          "; " + s.ledger.events);
+      }
       bits.push(s.verify === "verified" ? "every record re-verified from the ledger when built" : s.verify === "not requested" ? "not re-verified (--no-verify)" : "not re-verified: no ledger");
       return el("li", null, [el("code", { text: s.journal }), ": " + bits.join(", ")]);
     });
