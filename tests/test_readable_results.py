@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from conftest import REPO_ROOT
 
 import evalkit
+from evalkit import journal as journal_file
 from evalkit.display import fmt_estimate, fmt_number, html_summary
 from evalkit.record.dimension import Dimension, Method, Status
 from evalkit.stats import (
@@ -57,7 +59,7 @@ def test_degenerate_results_say_why_not_none() -> None:
     assert "undefined" in one_category._repr_html_() and "None" not in one_category._repr_html_()
 
 
-def _results() -> dict[str, Any]:
+def _results(tmp: Path) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     gold = list(rng.choice(CLS, 150, p=[0.6, 0.3, 0.1]))
 
@@ -69,7 +71,13 @@ def _results() -> dict[str, Any]:
     conf = {c: {d: 0.86 if c == d else 0.07 for d in CLS} for c in CLS}
     panel = judge_panel(judges, gold, n_resamples=100, rng=1)
     record = evalkit.score_session(REPO_ROOT / "evalkit" / "data" / "sample", rubric="rubric-v2")
+    journal = tmp / "<img src=x onerror=alert(1)>" / "eval.jsonl"  # its path is shown
+    journal.parent.mkdir()
+    journal_file.append(journal, record.to_dict())
+    with journal.open("a", encoding="utf-8") as fh:
+        fh.write(HOSTILE + "\n")  # a skipped line
     return {
+        "journal": journal_file.read(journal),
         "cohen": cohen_kappa(gold, judges["j0"]),
         "fleiss": fleiss_kappa(table),
         "krippendorff": krippendorff_alpha(table),
@@ -93,8 +101,8 @@ def _results() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, Any]:
-    return _results()
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _results(tmp_path_factory.mktemp("results"))
 
 
 @pytest.mark.parametrize(
@@ -115,6 +123,7 @@ def results() -> dict[str, Any]:
         "kappa-plan",
         "record",
         "dimension",
+        "journal",
     ],
 )
 def test_every_result_reads_in_one_short_line(results: dict[str, Any], name: str) -> None:
@@ -136,7 +145,9 @@ def test_a_record_is_one_line_not_a_dump(results: dict[str, Any]) -> None:
         assert dim.id in html
 
 
-def test_html_escapes_every_label() -> None:
+def test_html_escapes_every_label(results: dict[str, Any]) -> None:
+    assert "&lt;img src=x onerror=alert(1)&gt;" in results["journal"]._repr_html_()
+    assert "<img" not in results["journal"]._repr_html_()
     res = cohen_kappa([HOSTILE, "b", HOSTILE, "b"], [HOSTILE, "b", "b", "b"])
     assert "<script" not in res._repr_html_() and "&lt;script&gt;" in res._repr_html_()
 
