@@ -165,3 +165,76 @@ def test_number_formatting_never_prints_nan() -> None:
     )
     assert fmt_estimate(float("nan"), (None, None), 4) == "undefined, n = 4"
     assert fmt_estimate(0.5, (None, None), 1) == "0.500 (n = 1, no CI)"
+
+
+# ----------------------------------------------------------------------- study outputs
+
+
+@pytest.fixture(scope="module")
+def study_outputs(
+    tmp_path_factory: pytest.TempPathFactory, results: dict[str, Any]
+) -> dict[str, Any]:
+    import pandas as pd
+    from repo_layout import SET, make_repo
+
+    from evalkit.analyses import fleet as af
+    from evalkit.analyses.calibration import CalibrationStudy
+    from evalkit.analyses.prevalence import PrevalenceEstimates
+    from evalkit.calibration import calibrate
+    from evalkit.gold.sets import load
+
+    repo = make_repo(tmp_path_factory.mktemp("repo"))
+    gold = load(repo / "gold" / SET / "v1")
+    items = gold.items
+    labels = pd.DataFrame({"item_id": list(items["item_id"]), "label": list(items["label"])})
+    calibration = calibrate(labels, gold, root=repo, n_resamples=200, no_lock=True)
+    units = [
+        (repo_name, f"s{i}", i < k, True)
+        for repo_name, (k, n) in {"a": (3, 20), "b": (9, 30)}.items()
+        for i in range(n)
+    ]
+    rates = af.fire_rates(pd.DataFrame(units, columns=list(af.UNIT_COLUMNS)), n_resamples=200)
+    estimates = PrevalenceEstimates(
+        classes=tuple(CLS),
+        level=0.95,
+        naive={c: (0.3, 0.2, 0.4) for c in CLS},
+        n_naive=100,
+        n_target=100,
+        corrected=results["corrected"],
+        ppi=results["ppi"],
+    )
+    return {
+        "calibration": calibration,
+        "calibration-study": CalibrationStudy(calibration),
+        "fleet-rates": rates,
+        "pooled": rates.pooled,
+        "heterogeneity": rates.heterogeneity,
+        "prevalence-estimates": estimates,
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "calibration",
+        "calibration-study",
+        "fleet-rates",
+        "pooled",
+        "heterogeneity",
+        "prevalence-estimates",
+    ],
+)
+def test_study_outputs_read_in_one_line(study_outputs: dict[str, Any], name: str) -> None:
+    obj = study_outputs[name]
+    shown = repr(obj)
+    assert "\n" not in shown and len(shown) <= 300, shown
+    assert not DUMP.search(shown), shown
+    html = obj._repr_html_()
+    assert html.startswith("<div><p><strong>") and not DUMP.search(re.sub(r"<[^>]+>", " ", html))
+
+
+def test_a_graduating_calibration_says_so(study_outputs: dict[str, Any]) -> None:
+    shown = repr(study_outputs["calibration"])
+    assert shown.startswith("judge ") and "kappa 1.00 [1.00, 1.00]" in shown
+    assert shown.endswith("; graduates")
+    assert repr(study_outputs["calibration-study"]).endswith("graduates (not registered)")

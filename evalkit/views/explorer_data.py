@@ -194,7 +194,9 @@ class _Packer:
         return self.strings.add(text)
 
     def v(self, texts: list[Any]) -> int:
-        return self.values.add(texts, json.dumps(texts, ensure_ascii=False))
+        # lists of texts (or of [key, text] pairs): their tuples are the key
+        key = tuple(tuple(t) if isinstance(t, list) else t for t in texts)
+        return self.values.add(texts, key)
 
     def dim(self, dim_id: str, method: str) -> int:
         if dim_id not in self.dims:
