@@ -338,8 +338,8 @@ def test_rates_are_python_wilson_intervals(explored: dict[str, Any], browser: An
         for status, cell in zip(STATUSES, row["cells"], strict=True):
             k = statuses.count(status)
             if n == 0:  # every record's signal unmeasured: no rate at all, never 0/0
-                assert cell == "no measured record", row
-                continue
+                assert row["cells"][0].startswith("no measured record: "), row
+                break
             if n == 1:  # one session is a case, not a rate: no interval (as the studies)
                 assert cell == f"{k}/{n} (n = 1, no CI)", row
                 continue

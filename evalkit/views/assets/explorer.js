@@ -200,26 +200,37 @@
     D.rubrics.forEach(function (rubric, rub) {
       for (const d of dims) {
         const counts = [0, 0, 0, 0];
+        const why = new Map(); // reason -> how many records it left out
         let n = 0, un = 0;
         for (const rec of latest) {
           if (rec.rubric !== rub) continue;
           const got = rec.dims.get(d);
           if (!got) continue;
-          if (unmeasured(rec, d)) { un++; continue; }
+          const left = rec.flags.find(function (f) { return f.kind === "unmeasured" && f.dim === d; });
+          if (left) { un++; why.set(left.reason, (why.get(left.reason) || 0) + 1); continue; }
           n++;
           counts[got.status]++;
         }
+        const reasons = Array.from(why.entries()).sort(function (a, b) { return b[1] - a[1]; })
+          .map(function (e) { return e[1] + ": " + e[0]; }).join("; ");
         if (!n && !un) continue;
         const row = el("tr", null, [el("td", { text: rubric }), el("td", { cls: "dim" }, [el("code", { text: dimName(d) }),
           D.dims[d].reported_only ? el("div", { cls: "note", text: "reported, not graded" }) : null,
           D.dims[d].method === "judge" ? el("div", { cls: "note", text: "judge, advisory" }) : null])]);
-        STATUSES.forEach(function (s, code) {
-          const cell = el("td", { cls: "rate" + (f.dim === d && f.code === code ? " chosen" : "") });
-          cell.appendChild(el("a", { href: fragment(Object.assign(readState(), { rubric: rubric, dimension: D.dims[d].id, status: s, page: "", run: "", line: "" })),
-            text: estimate(counts[code], n) }));
-          row.appendChild(cell);
-        });
-        row.appendChild(el("td", { cls: "unmeasured", text: un ? un + " (not in n)" : "0" }));
+        if (n) {
+          STATUSES.forEach(function (s, code) {
+            const cell = el("td", { cls: "rate" + (f.dim === d && f.code === code ? " chosen" : "") });
+            cell.appendChild(el("a", { href: fragment(Object.assign(readState(), { rubric: rubric, dimension: D.dims[d].id, status: s, page: "", run: "", line: "" })),
+              text: estimate(counts[code], n) }));
+            row.appendChild(cell);
+          });
+        } else { // no rate at all, never 0/0: say why in one line
+          row.appendChild(el("td", { cls: "unmeasured-all", colspan: String(STATUSES.length),
+            text: "no measured record: " + un + " of " + un + " unmeasured (" + reasons + ")" }));
+        }
+        const unCell = el("td", { cls: "unmeasured", text: un ? un + " (not in n)" : "0" });
+        if (un) unCell.setAttribute("title", reasons);
+        row.appendChild(unCell);
         if (un) anyUnmeasured = true;
         row.dataset.rubric = rubric;
         row.dataset.dimension = dimName(d);
