@@ -379,8 +379,9 @@ def test_explore_errors_name_the_journal(
     assert main(["explore", "--fleet", str(tmp_path / "nothing-*")]) == 1
 
 
+@pytest.mark.browser
 def test_fleet_page_holds_every_repository(
-    explored: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    explored: dict[str, Any], browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     second = tmp_path / "repo-b" / "metrics"
     bench_scoring().generate_ledger(second, n_sessions=6, n_events=200, seed=3)
@@ -400,9 +401,11 @@ def test_fleet_page_holds_every_repository(
     data = _payload(out)
     assert [s["label"] for s in data["sources"]] == [str(explored["metrics"]), str(second)]
     assert [s["verify"] for s in data["sources"]] == ["not requested", "not requested"]
-    assert len(data["records"]) == len(explored["read"].records) + len(
-        journal.read(second / "eval.jsonl").records
-    )
+    theirs = journal.read(second / "eval.jsonl").records
+    assert len(data["records"]) == len(explored["read"].records) + len(theirs)
+    # the repository filter, in the browser: exactly the second repository's records
+    got = open_page(browser, out, ROWS, "source=1")["extra"]
+    assert sorted(got) == sorted(r["run_id"] for r in theirs)
 
 
 def test_library_call_is_the_command_and_deterministic(explored: dict[str, Any]) -> None:
