@@ -11,7 +11,6 @@ parsing the page's data (both timed inside the page).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import sys
@@ -36,13 +35,13 @@ def _best(fn: Callable[[], Any], times: int) -> tuple[float, Any]:
 
 
 def _bench_scoring() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_scoring", ROOT / "benchmarks" / "bench_scoring.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """bench_scoring's module (its seeded ledger generator), loaded as the tests load it."""
+    sys.path.insert(0, str(ROOT))
+    import conftest  # noqa: F401 - binds the name "tests" to this repository's tests
+
+    from tests.conftest import bench_scoring
+
+    return bench_scoring()
 
 
 _IN_PAGE = """new Promise(resolve => {
@@ -75,10 +74,7 @@ _FRAGMENTS = [
 def _browser(page: Path, tmp: Path) -> None:
     import shutil
 
-    sys.path.insert(0, str(ROOT))
-    import conftest  # noqa: F401 - binds the name "tests" to this repository's tests
-
-    from tests.browser import DevTools, open_page
+    from tests.browser import DevTools, open_page  # importable once _bench_scoring ran
 
     binary = next(
         (shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None
