@@ -38,13 +38,14 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explore",
         help="write one offline HTML file to filter, compare and drill into a journal",
-        description="Write one self-contained HTML file (no network, opens from disk) holding "
-        "every record of the journal: a table that filters by rubric, dimension, status, "
-        "session date, session id and flags, with counts, rates and Wilson intervals of the "
-        "filtered set; each record's page with its evidence, KPIs, facts, judge dimensions, "
-        "verify state and the same session under the other rubric version, flips highlighted; "
-        "fire rates over time. The view's state is in the URL fragment, so a view can be "
-        "shared.",
+        description=(
+            "Write one self-contained HTML file (no network, opens from disk) holding every\n"
+            "record of the journal: a table that filters by rubric, dimension, status, session\n"
+            "date, session id and flags, with counts, rates and Wilson intervals of the filtered\n"
+            "set; each record's page with its evidence, KPIs, facts, judge dimensions, verify\n"
+            "state and the same session under the other rubric version, flips highlighted; fire\n"
+            "rates over time. The view's state is in the URL fragment, so a view can be shared."
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
