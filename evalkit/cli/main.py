@@ -28,6 +28,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "verify",
     "journal",
     "report",
+    "explore",
     "facts",
     "judge",
     "stats",

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_shares
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
 from evalkit.stats._labels import as_panel, check_classes, encode, order_classes
@@ -43,8 +44,8 @@ __all__ = ["DawidSkeneResult", "dawid_skene", "dawid_skene_codes"]
 _EPS = 1e-10
 
 
-@dataclass(frozen=True)
-class DawidSkeneResult:
+@dataclass(frozen=True, repr=False)
+class DawidSkeneResult(Readable):
     """Latent-class estimates.
 
     ``class_shares`` (class -> share; the ``statistic``), ``confusion`` (judge -> true class ->
@@ -68,6 +69,24 @@ class DawidSkeneResult:
     def statistic(self) -> Mapping[Any, float]:
         """The class shares (scipy-style name)."""
         return self.class_shares
+
+    def _headline(self) -> str:
+        converged = "converged" if self.converged else "NOT converged"
+        return (
+            f"Dawid-Skene class shares {fmt_shares(self.class_shares, None, self.classes)}, "
+            f"n = {self.n}, {len(self.judges)} judges ({converged}, {self.iterations} iterations)"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("class shares", fmt_shares(self.class_shares, None, self.classes)),
+            ("items", self.n),
+            ("labels", self.n_labels),
+            ("judges", ", ".join(str(j) for j in self.judges)),
+            ("iterations", self.iterations),
+            ("converged", self.converged),
+            ("evidence lower bound", self.elbo),
+        ]
 
     @property
     def most_likely(self) -> tuple[Any, ...]:
