@@ -134,6 +134,14 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "prevalence",
         lambda v: stats.plan_prevalence(v, [[0.9, 0.1], [0.2, 0.8]], 0.05, n_target=1000),
     ),
+    "confidence_sequence(outcomes)": ("outcomes", lambda v: stats.confidence_sequence(v)),
+    "confidence_sequence(alpha)": (
+        "alpha",
+        lambda v: stats.confidence_sequence([True, False], alpha=v),
+    ),
+    "check_level": ("level", lambda v: stats.check_level(v)),
+    "check_resamples": ("n_resamples", lambda v: stats.check_resamples(v)),
+    "order_classes": ("labels", lambda v: stats.order_classes(v)),
     "wilson_interval(k)": ("k", lambda v: stats.wilson_interval(v, 10)),
     "wilson_interval(n)": ("n", lambda v: stats.wilson_interval(1, v)),
     "plan_prevalence(half_width)": (
@@ -201,6 +209,11 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         ("judge_panel(gold)", "none"),  # no gold: agreement and Dawid-Skene only
         ("wilson_interval(k)", "scalar"),  # 3 of 10
         ("wilson_interval(n)", "scalar"),  # 1 of 3
+        ("confidence_sequence(outcomes)", "empty"),  # no outcome yet: an empty band
+        ("check_resamples", "scalar"),  # 3 resamples
+        ("order_classes", "empty"),  # no label: no class
+        ("order_classes", "one_d"),  # labels 1 and 2
+        ("order_classes", "dict"),  # its keys are labels
     } | {(c, "string_cells") for c in labels_may_be_strings}
     return (call, bad) in legitimate
 

@@ -133,7 +133,7 @@ def _as_outcomes(outcomes: Any) -> tuple[NDArray[np.bool_], NDArray[np.intp], in
             unmeasured += 1
         else:
             raise EvalkitError(
-                f"confidence_sequence: outcome {i} is {x!r}; expected True, False or None "
+                f"confidence_sequence: outcomes[{i}] is {x!r}; expected True, False or None "
                 "(None = unmeasured)"
             )
     return np.asarray(values, dtype=np.bool_), np.asarray(positions, dtype=np.intp), unmeasured
