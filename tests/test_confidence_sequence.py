@@ -182,8 +182,8 @@ def test_it_is_wider_than_the_fixed_n_wilson_interval() -> None:
 @pytest.mark.parametrize(
     ("bad", "match"),
     [
-        ([True, 1], "outcome 1 is 1"),
-        ([True, "yes"], "outcome 1 is 'yes'"),
+        ([True, 1], r"outcomes\[1\] is 1"),
+        ([True, "yes"], r"outcomes\[1\] is 'yes'"),
         ("TFT", "sequence of True, False or None"),
         (5, "sequence of True, False or None"),
         (np.zeros((2, 2), dtype=bool), "one-dimensional"),
