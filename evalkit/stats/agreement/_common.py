@@ -60,19 +60,22 @@ def _few_items(
     statistic: float | None,
     se: float | None,
     stacklevel: int = 3,
-    item: str = "item",
+    of: str = "",
 ) -> bool:
     """Too few items for an SE: warn (no SE, no interval; see ``_result``) and return True.
 
     One item; or two, with a defined ``statistic`` whose analytic ``se`` is 0 or None.
-    ``item`` names what is counted (Fleiss' and Gwet's family count the items with at least
-    two ratings: only they carry observed agreement).
+    ``of`` qualifies what is counted (Fleiss' and Gwet's family count the items "with 2+
+    ratings": only they carry observed agreement).
     """
+    qualifier = f" {of}" if of else ""
     if n < 2:
-        why = f"only {n} {item}: the estimate describes it"
+        why = f"only {n} item{qualifier}: the estimate describes it"
     elif n == 2 and statistic is not None and (se is None or se < _ZERO_SE):
         what = "undefined" if se is None else "0"
-        why = f"only 2 {item}s, whose standard error is {what}: the estimate describes them"
+        why = (
+            f"only 2 items{qualifier}, whose standard error is {what}: the estimate describes them"
+        )
     else:
         return False
     _warn_no_variation(name, why, stacklevel=stacklevel + 1)

@@ -144,7 +144,8 @@ def _family_result(
         se_method = "Gwet (2008), irrCAC contingency-table variance, f = 0"
     # observed agreement rests on the items with >= 2 ratings: those are the ones counted
     n_pa = int(np.count_nonzero(ok))
-    few = _few_items(name, n_pa, coef, se, stacklevel=4, item="item with 2+ ratings")
+    of = "with 2+ ratings" if n_pa != n else ""
+    few = _few_items(name, n_pa, coef, se, stacklevel=4, of=of)
     if few:
         se = None
         if n_pa != n:  # say which items were too few (the result's n counts every item)
