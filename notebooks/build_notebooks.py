@@ -712,8 +712,8 @@ optimize_at: float = 100.0  # sessions the band is tightest around
 data_dir = analyses.default_metrics_dir(metrics_dir)
 display(analyses.show_parameters({"metrics_dir": metrics_dir, "rubric": rubric,
         "ceiling": ceiling, "floor": floor, "alpha": alpha, "optimize_at": optimize_at}))
-report = mon.monitor(data_dir, rubric=rubric or None, ceiling=ceiling, floor=floor,
-                     alpha=alpha, optimize_at=optimize_at)
+limits = mon.Limits(ceiling=ceiling, floor=floor, alpha=alpha, optimize_at=optimize_at)
+report = mon.monitor(data_dir, rubric=rubric or None, limits=limits)
 display(Markdown(mp.data_text(report)))
 """,
     ),

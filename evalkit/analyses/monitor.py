@@ -47,11 +47,11 @@ __all__ = [
     "STATUSES",
     "Check",
     "CheckBand",
+    "Limits",
     "MonitorReport",
     "Outcome",
     "State",
     "band_of",
-    "check_rates",
     "monitor",
     "monitor_records",
     "record_outcomes",
@@ -220,6 +220,32 @@ def _fact(rm: meas.RecordMeasurability, key: str, fires: Any) -> Outcome:
 # bands
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What a band is read against: the ceiling, the floor, its ``alpha`` and ``optimize_at``.
+
+    Refuses a ceiling or floor that is not a rate, a floor not below the ceiling, an alpha
+    not strictly between 0 and 1 (``confidence_sequence`` checks ``optimize_at``).
+    """
+
+    ceiling: float = FIRE_RATE_CEILING
+    floor: float = DEFAULT_FLOOR
+    alpha: float = 0.05
+    optimize_at: float = DEFAULT_OPTIMIZE_AT
+
+    def __post_init__(self) -> None:
+        for name, value in (("ceiling", self.ceiling), ("floor", self.floor)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise EvalkitError(f"monitor: {name} must be a rate in [0, 1], got {value!r}")
+        if self.floor >= self.ceiling:
+            raise EvalkitError(
+                f"monitor: floor ({self.floor}) must be below ceiling ({self.ceiling})"
+            )
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, int | float) or not 0 < a < 1:
+            raise EvalkitError(f"monitor: alpha must be strictly between 0 and 1, got {a!r}")
+
+
 @dataclass(frozen=True, eq=False)
 class CheckBand:
     """One check over the monitored sessions: counts, the band, the state and when.
@@ -329,14 +355,13 @@ def band_of(
     check: Check,
     outcomes: Sequence[Outcome],
     session_ids: Sequence[str],
-    *,
-    ceiling: float,
-    floor: float,
-    alpha: float,
-    optimize_at: float = DEFAULT_OPTIMIZE_AT,
+    limits: Limits,
 ) -> CheckBand:
     """The band of one check from its outcome on each session (in order)."""
-    cs = confidence_sequence([o.fired for o in outcomes], alpha=alpha, optimize_at=optimize_at)
+    cs = confidence_sequence(
+        [o.fired for o in outcomes], alpha=limits.alpha, optimize_at=limits.optimize_at
+    )
+    ceiling, floor = limits.ceiling, limits.floor
     session_of = cs.positions + 1
 
     def at(n: int | None) -> int | None:
@@ -369,10 +394,7 @@ class MonitorReport:
 
     source: str  # "journal" | "ledger (scored in memory, nothing written)"
     name: str  # the metrics directory's name (never a machine path)
-    ceiling: float
-    floor: float
-    alpha: float
-    optimize_at: float
+    limits: Limits
     since: str | None
     sessions: Mapping[str, int]  # rubric -> sessions monitored
     repeat_records: int  # records of a session already monitored under that rubric
@@ -380,6 +402,26 @@ class MonitorReport:
     bands: tuple[CheckBand, ...]
     notes: tuple[str, ...] = ()
     unit: str = "sessions"  # what one outcome is (a judge drift report: "calls")
+
+    @property
+    def ceiling(self) -> float:
+        """Broken above this rate."""
+        return self.limits.ceiling
+
+    @property
+    def floor(self) -> float:
+        """Quiet below this rate."""
+        return self.limits.floor
+
+    @property
+    def alpha(self) -> float:
+        """Every band misses its rate at some session with probability at most this."""
+        return self.limits.alpha
+
+    @property
+    def optimize_at(self) -> float:
+        """The number of outcomes the bands are tightest around."""
+        return self.limits.optimize_at
 
     @property
     def broken_alarms(self) -> tuple[CheckBand, ...]:
@@ -421,15 +463,6 @@ METHOD: Final = (
 )
 
 
-def check_rates(ceiling: float, floor: float) -> None:
-    """Refuse a ceiling or floor that is not a rate, or a floor not below the ceiling."""
-    for name, value in (("ceiling", ceiling), ("floor", floor)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise EvalkitError(f"monitor: {name} must be a rate in [0, 1], got {value!r}")
-    if floor >= ceiling:
-        raise EvalkitError(f"monitor: floor ({floor}) must be below ceiling ({ceiling})")
-
-
 def _since_ms(since: str | None) -> float | None:
     if since is None:
         return None
@@ -445,10 +478,7 @@ def monitor_records(
     *,
     profile: meas.LedgerProfile | None = None,
     rubric: str | None = None,
-    ceiling: float = FIRE_RATE_CEILING,
-    floor: float = DEFAULT_FLOOR,
-    alpha: float = 0.05,
-    optimize_at: float = DEFAULT_OPTIMIZE_AT,
+    limits: Limits | None = None,
     since: str | None = None,
     source: str = "journal",
     name: str = "",
@@ -461,7 +491,7 @@ def monitor_records(
     ``profile`` knows it, else the record's timestamp); ``rubric`` keeps one rubric version.
     ``progress`` wraps the records (a progress bar).
     """
-    check_rates(ceiling, floor)
+    limits = limits or Limits()
     since_ms = _since_ms(since)
     by_rubric: dict[str, list[tuple[str, dict[str, Outcome]]]] = {}
     seen: set[tuple[str, str]] = set()
@@ -491,24 +521,11 @@ def monitor_records(
         ids = [sid for sid, _ in rows]
         for check in _checks(version, judge_dims.get(version, {})):
             outcomes = [found.get(check.name, Outcome(None, _NO_SIGNAL)) for _, found in rows]
-            bands.append(
-                band_of(
-                    check,
-                    outcomes,
-                    ids,
-                    ceiling=ceiling,
-                    floor=floor,
-                    alpha=alpha,
-                    optimize_at=optimize_at,
-                )
-            )
+            bands.append(band_of(check, outcomes, ids, limits))
     return MonitorReport(
         source=source,
         name=name,
-        ceiling=ceiling,
-        floor=floor,
-        alpha=alpha,
-        optimize_at=optimize_at,
+        limits=limits,
         since=since,
         sessions={v: len(by_rubric[v]) for v in sorted(by_rubric, key=_rubric_order)},
         repeat_records=repeats,
@@ -536,10 +553,7 @@ def monitor(
     metrics_dir: str | os.PathLike[str],
     *,
     rubric: str | None = None,
-    ceiling: float = FIRE_RATE_CEILING,
-    floor: float = DEFAULT_FLOOR,
-    alpha: float = 0.05,
-    optimize_at: float = DEFAULT_OPTIMIZE_AT,
+    limits: Limits | None = None,
     since: str | None = None,
     from_ledger: bool = False,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
@@ -560,10 +574,7 @@ def monitor(
     kw: dict[str, Any] = {
         "profile": profile,
         "rubric": rubric,
-        "ceiling": ceiling,
-        "floor": floor,
-        "alpha": alpha,
-        "optimize_at": optimize_at,
+        "limits": limits,
         "since": since,
         "name": ledger_dir.name,
         "progress": progress,

@@ -13,19 +13,10 @@ import os
 from typing import Final
 
 from evalkit.analyses import measurability as meas
-from evalkit.analyses.monitor import (
-    DEFAULT_FLOOR,
-    Check,
-    MonitorReport,
-    Outcome,
-    band_of,
-    check_rates,
-)
+from evalkit.analyses.monitor import Check, Limits, MonitorReport, Outcome, band_of
 from evalkit.errors import EvalkitError
 from evalkit.gold import sets as gold_sets
 from evalkit.judge.runlog import read_runlog
-from evalkit.stats.sequential import DEFAULT_OPTIMIZE_AT
-from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
 __all__ = ["judge_drift"]
 
@@ -36,18 +27,14 @@ _NO_REPLY: Final = meas.Measurability(False, "no reply (an error; a rerun retrie
 def judge_drift(
     runlog: str | os.PathLike[str],
     gold: str | os.PathLike[str],
-    *,
-    ceiling: float = FIRE_RATE_CEILING,
-    floor: float = DEFAULT_FLOOR,
-    alpha: float = 0.05,
-    optimize_at: float = DEFAULT_OPTIMIZE_AT,
+    limits: Limits | None = None,
 ) -> MonitorReport:
     """One band per judge of ``runlog``: its calls' disagreement with ``gold``, in log order.
 
     A call on an item the gold set does not hold is skipped and counted in the notes. The
     model ids the API reported are listed with the log line each first appeared on.
     """
-    check_rates(ceiling, floor)
+    limits = limits or Limits()
     gold_set = gold_sets.load(gold)
     labels = dict(zip(gold_set.items["item_id"], gold_set.items["label"], strict=True))
     log = read_runlog(runlog)
@@ -78,26 +65,13 @@ def judge_drift(
             seen = ", ".join(f"{m} (from line {line})" for m, line in models.items())
             notes.append(f"{judge}: model ids the API reported: {seen}")
         check = Check("", "judge drift", f"{judge}: disagrees with {gold_set.tag}")
-        bands.append(
-            band_of(
-                check,
-                outcomes,
-                ids,
-                ceiling=ceiling,
-                floor=floor,
-                alpha=alpha,
-                optimize_at=optimize_at,
-            )
-        )
+        bands.append(band_of(check, outcomes, ids, limits))
     if not bands:
         raise EvalkitError(f"{runlog}: no judge call in this run log")
     return MonitorReport(
         source="run log (judge calls against the gold set)",
         name=os.path.basename(os.fspath(runlog)),
-        ceiling=ceiling,
-        floor=floor,
-        alpha=alpha,
-        optimize_at=optimize_at,
+        limits=limits,
         since=None,
         sessions=calls,
         repeat_records=0,

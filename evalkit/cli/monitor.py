@@ -18,7 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from evalkit.analyses.monitor import DEFAULT_FLOOR, MonitorReport, monitor
+from evalkit.analyses.monitor import DEFAULT_FLOOR, Limits, MonitorReport, monitor
 from evalkit.cli.common import DEFAULT_METRICS_DIR, require_text
 from evalkit.cli.score_all import text_table
 from evalkit.errors import EvalkitError
@@ -118,12 +118,7 @@ def register(subparsers: Any) -> None:
 def _report(args: argparse.Namespace) -> MonitorReport:
     if (args.runlog is None) != (args.gold is None):
         raise EvalkitError("--runlog and --gold go together (judge drift)")
-    common = {
-        "ceiling": args.ceiling,
-        "floor": args.floor,
-        "alpha": args.alpha,
-        "optimize_at": args.optimize_at,
-    }
+    limits = Limits(args.ceiling, args.floor, args.alpha, args.optimize_at)
     if args.runlog is not None:
         if args.metrics_dir is not None or args.rubric or args.since or args.from_ledger:
             raise EvalkitError(
@@ -132,7 +127,7 @@ def _report(args: argparse.Namespace) -> MonitorReport:
             )
         from evalkit.analyses.monitor_drift import judge_drift
 
-        return judge_drift(args.runlog, args.gold, **common)
+        return judge_drift(args.runlog, args.gold, limits)
     metrics_dir = args.metrics_dir or DEFAULT_METRICS_DIR
     if not metrics_dir.exists():
         raise EvalkitError(f"{metrics_dir}: no such metrics directory or journal")
@@ -148,7 +143,7 @@ def _report(args: argparse.Namespace) -> MonitorReport:
         since=args.since,
         from_ledger=args.from_ledger,
         progress=bar,
-        **common,
+        limits=limits,
     )
 
 
