@@ -139,9 +139,6 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "alpha",
         lambda v: stats.confidence_sequence([True, False], alpha=v),
     ),
-    "check_level": ("level", lambda v: stats.check_level(v)),
-    "check_resamples": ("n_resamples", lambda v: stats.check_resamples(v)),
-    "order_classes": ("labels", lambda v: stats.order_classes(v)),
     "wilson_interval(k)": ("k", lambda v: stats.wilson_interval(v, 10)),
     "wilson_interval(n)": ("n", lambda v: stats.wilson_interval(1, v)),
     "plan_prevalence(half_width)": (
@@ -210,10 +207,6 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         ("wilson_interval(k)", "scalar"),  # 3 of 10
         ("wilson_interval(n)", "scalar"),  # 1 of 3
         ("confidence_sequence(outcomes)", "empty"),  # no outcome yet: an empty band
-        ("check_resamples", "scalar"),  # 3 resamples
-        ("order_classes", "empty"),  # no label: no class
-        ("order_classes", "one_d"),  # labels 1 and 2
-        ("order_classes", "dict"),  # its keys are labels
     } | {(c, "string_cells") for c in labels_may_be_strings}
     return (call, bad) in legitimate
 

@@ -146,8 +146,6 @@ def test_public_names_are_pinned() -> None:
         "plan_prevalence", "ppi_prevalence",
         # issue 14: the one Wilson interval, the named ~10% ceiling
         "wilson_interval", "FIRE_RATE_CEILING",
-        # the argument checks every statistic applies, and the class order
-        "check_level", "check_resamples", "order_classes",
         # issue 22: the anytime-valid band of a rate read after every session
         "ConfidenceSequence", "confidence_sequence",
     }  # fmt: skip

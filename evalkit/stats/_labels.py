@@ -151,16 +151,8 @@ def calibration_pairs(
 
 
 def order_classes(labels: Iterable[Hashable | None]) -> tuple[Any, ...]:
-    """Distinct non-missing labels: statuses first (pass, fail, cannot-determine), then sorted.
-
-    Raises ``EvalkitError`` naming ``labels`` when they are not a sequence of hashable labels.
-    """
-    if isinstance(labels, str | bytes) or not isinstance(labels, Iterable):
-        raise EvalkitError(f"labels must be a sequence of labels, got {type(labels).__name__}")
-    try:
-        seen = [lab for lab in dict.fromkeys(labels) if lab is not None]
-    except TypeError:
-        raise EvalkitError("labels must be hashable (a string or a number each)") from None
+    """Distinct non-missing labels: statuses first (pass, fail, cannot-determine), then sorted."""
+    seen = [lab for lab in dict.fromkeys(labels) if lab is not None]
     statuses = [s for s in STATUS_ORDER if s in seen]
     rest = [lab for lab in seen if lab not in STATUS_ORDER]
     with contextlib.suppress(TypeError):  # not orderable: keep the order of first appearance
