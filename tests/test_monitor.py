@@ -251,3 +251,29 @@ def test_a_silent_model_change_shows_as_a_broken_drift_band(
     assert band["broken_at"] > 199  # after the change, never before it
     assert band["fires"] == 23 + 126  # every gold label but the 73 pass items, missed
     assert data["unit"] == "calls" and any("model ids" in n for n in data["notes"])
+
+
+# ------------------------------------------------------------------- the study page helpers
+
+
+def test_the_page_says_what_is_broken_and_the_price(preset: Path) -> None:
+    from evalkit.analyses import monitor_page as mp
+    from evalkit.analyses.landing import headline
+
+    report = monitor(preset)
+    text = mp.states_text(report)
+    # check names reach Markdown escaped (evalkit.files.escape)
+    assert r"**broken**: rubric\-v1 · process\-safety: fail since session " in text
+    price = mp.price_text(report)
+    assert "times as wide as the fixed-n Wilson interval" in price
+    assert "at 400 sessions and a 10% rate it is 1.60 times as wide" in price
+    assert all(r["ratio"] > 1 for r in mp.price_rows(report))  # the band is never narrower
+    shown = mp.shown_bands(report)
+    assert shown[0].state is State.BROKEN and all(b.check.alarm for b in shown)
+    fig = mp.plot_bands(report)
+    assert len([ax for ax in fig.axes if ax.has_data()]) == len(shown)
+    figures = mp.figures(report)
+    json.dumps(figures, allow_nan=False)
+    card = headline("monitor", {"status": "ok", **json.loads(json.dumps(figures))})
+    assert card is not None and card.text.startswith("2 alarm checks broken")
+    assert "rubric-v1 · process-safety: fail: broken since session " in " ".join(card.details)
