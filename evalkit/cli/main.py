@@ -32,6 +32,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "facts",
     "judge",
     "stats",
+    "monitor",
     "study",
     "demo",
     "gold",

@@ -22,6 +22,10 @@ Degenerate intervals (the same rule for every coefficient and every method):
   often than not (Cohen's kappa of ``(a, b), (b, a)``: SE 0, interval (-1, -1)), and a
   jackknife SE on two items is built from one-item estimates, themselves degenerate. Two
   items with a positive SE keep it (a t(1) or normal interval, as wide as it says);
+* no sampling variation by construction: Cohen's kappa when a rater used one category only
+  (``po = pe`` whatever the other rater did, so kappa is 0 and its SE 0 up to rounding): the
+  estimate is kept, ``degenerate`` is True with ``extra["degenerate_reason"]``, and every
+  interval is ``(None, None)`` with a ``DegenerateDataWarning``, as for too few items;
 * every bootstrap resample giving the same value (with two or more units): that point as
   both bounds, with a ``DegenerateDataWarning``.
 
@@ -219,10 +223,12 @@ class AgreementResult(Readable):
 
     @property
     def few_items(self) -> bool:
-        """Too few items for any interval: one item, or two whose analytic SE is 0 or undefined.
+        """No interval although the estimate is defined (too few items, or no variation).
 
-        The estimate is kept and ``degenerate`` is True (module docstring): a degenerate result
-        whose statistic is defined is one on too few items.
+        One item, or two whose analytic SE is 0 or undefined, or (``extra["degenerate_reason"]``)
+        data that leave the estimate no sampling variation, e.g. Cohen's kappa with a rater who
+        used one category. The estimate is kept and ``degenerate`` is True (module docstring): a degenerate result
+        whose statistic is defined is one whose sampling variation cannot be estimated.
         """
         return self.n < 2 or (self.degenerate and self.statistic is not None)
 
@@ -294,9 +300,10 @@ class AgreementResult(Readable):
             raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
         if self.few_items:
             items = f"{self.n} item" + ("s" if self.n != 1 else "")
+            why = self.extra.get("degenerate_reason") or f"only {items}: too few"
             warnings.warn(
                 DegenerateDataWarning(
-                    f"{self.name}: only {items}: too few to estimate its sampling variation; "
+                    f"{self.name}: {why}; its sampling variation cannot be estimated, so "
                     "the interval is (None, None)"
                 ),
                 stacklevel=2,

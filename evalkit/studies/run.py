@@ -72,6 +72,7 @@ STUDIES: tuple[str, ...] = (
     "agreement-study",
     "judge-calibration",
     "prevalence-study",
+    "monitor",
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"

@@ -25,6 +25,7 @@ from evalkit.stats.agreement._common import (
     _normal_test,
     _replace,
     _warn_degenerate,
+    _warn_no_variation,
     _weights_matrix,
 )
 from evalkit.stats.agreement._pairs import (
@@ -92,7 +93,19 @@ def cohen_kappa(
         var0 = (np.sum(np.outer(rows, cols) * (w - both) ** 2) - pe**2) / (n * (1 - pe) ** 2)
         se = float(math.sqrt(max(var1, 0.0)))
         se0 = float(math.sqrt(max(var0, 0.0)))
-    few = _few_items("Cohen's kappa", n, kappa, se)
+    name = "Cohen's kappa" if wname == "unweighted" else f"Cohen's weighted kappa ({wname})"
+    few = _few_items(name, n, kappa, se)
+    extra: dict[str, Any] = {}
+    if kappa is not None and not few and min(np.count_nonzero(rows), np.count_nonzero(cols)) == 1:
+        # po == pe whatever the other rater did: kappa is 0 by construction, and its analytic
+        # SE is 0 up to rounding (7e-9 seen), which would be a zero-width interval
+        why = (
+            "a rater used one category only, so kappa is 0 by construction (po = pe) whatever "
+            "the other rater did"
+        )
+        _warn_no_variation(name, why)
+        extra["degenerate_reason"] = why
+        kappa, few = 0.0, True  # exactly: weighted sums can leave a 1e-16 residue
     if few:
         se = se0 = None
     z, pval = _normal_test(kappa, se0)
@@ -102,7 +115,7 @@ def cohen_kappa(
         n=n,
         n_raters=2,
         categories=r.categories,
-        name="Cohen's kappa" if wname == "unweighted" else f"Cohen's weighted kappa ({wname})",
+        name=name,
         observed_agreement=po,
         chance_agreement=pe,
         standard_error_h0=se0,
@@ -113,6 +126,7 @@ def cohen_kappa(
         degenerate=kappa is None or few,
         weights=wname,
         range=_KAPPA_RANGE if wname != "custom" else _UPPER_ONLY,
+        extra=extra,
         _estimator=est,
     )
 
