@@ -11,7 +11,7 @@ from typing import Any
 
 from evalkit.studies.run import RESULTS_ENV  # set by run_study; names the figures file
 
-__all__ = ["fmt_estimate", "jsonable", "write_results"]
+__all__ = ["fmt_estimate", "jsonable", "share", "write_results"]
 
 
 def jsonable(obj: Any) -> Any:
@@ -86,3 +86,12 @@ def fmt_estimate(
     else:
         text += " [CI undefined]"
     return text + (f", n = {n}" if n is not None else "")
+
+
+def share(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """``k`` of ``n`` as (rate, Wilson low, Wilson high): no rate of 0, no interval under 2
+    (one case is not a rate)."""
+    from evalkit.stats import wilson_interval
+
+    lo, hi = wilson_interval(k, n, level) if n >= 2 else (None, None)
+    return (k / n if n else None), lo, hi
