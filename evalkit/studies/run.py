@@ -368,7 +368,7 @@ def run_study(
     say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
         f"{timeout}s per cell)")  # fmt: skip
     nb, error, figures = _execute(prepared, name, timeout, say, no_lock=no_lock)
-    nb = stable_notebook(nb, name)
+    nb = stable_notebook(_without_self_check(nb), name)
     html_path = out / "index.html"
     html_path.write_text(render_html(nb, title=name), encoding="utf-8")
     import nbformat  # deferred: the notebook stack is heavy and only studies need it
@@ -489,6 +489,18 @@ def _execute(
         if figures_path.is_file():
             figures = json.loads(figures_path.read_text(encoding="utf-8"))
     return out_nb, error, figures
+
+
+def _without_self_check(nb: Any) -> Any:
+    """The notebook without the output of its own pre-registration check
+    (:mod:`evalkit.studies.by_hand`): the banner of this run, from the same check and with
+    the stated reason, already opens the page."""
+    from evalkit.studies.by_hand import CELL_TAG
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CELL_TAG in cell.get("metadata", {}).get("tags", []):
+            cell["outputs"] = []
+    return nb
 
 
 def _kernel_manager_class(stderr: Any) -> type:
