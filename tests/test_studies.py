@@ -172,17 +172,20 @@ def test_a_timeout_is_a_failed_study_with_a_page(
 def test_a_failing_cell_gives_the_page_with_the_error_and_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    missing = tmp_path / "no-such-dir"
+    # a directory that exists but holds no journal: the kernel runs and its cell fails (a path
+    # that names nothing is refused before any kernel: tests/test_fast_failures.py)
+    no_journal = tmp_path / "no-journal"
+    no_journal.mkdir()
     rc = main(
-        ["study", "run", "threshold-study", "-p", "metrics_dir", str(missing),
+        ["study", "run", "threshold-study", "-p", "metrics_dir", str(no_journal),
          "--out", str(tmp_path / "out")]
     )  # fmt: skip
     assert rc == 1
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert results["status"] == "failed"
-    assert "EvalkitError" in results["error"] and "is not a directory" in results["error"]
+    assert "EvalkitError" in results["error"] and "no journal at" in results["error"]
     html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    assert "is not a directory" in html and "EvalkitError" in html  # the error is visible
+    assert "no journal at" in html and "EvalkitError" in html  # the error is visible
     assert "failed" in capsys.readouterr().err
     assert_offline(html)
 
