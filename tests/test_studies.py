@@ -269,6 +269,19 @@ def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.Study
 
 
 @pytest.mark.notebook
+def test_the_page_states_the_pre_registration_once(threshold_run: studies.StudyRun) -> None:
+    from evalkit.studies.by_hand import CELL_TAG
+
+    html = threshold_run.html.read_text(encoding="utf-8")
+    # the runner's banner, with the stated reason; the notebook's own check is dropped
+    assert html.count("Deviation from the pre-registration") == 1 and FEWER_RESAMPLES in html
+    assert "No reason was given" not in html
+    nb = nbformat.read(str(threshold_run.out_dir / "threshold-study.ipynb"), as_version=4)
+    check = [c for c in nb.cells if CELL_TAG in c.metadata.get("tags", [])]
+    assert len(check) == 1 and check[0].outputs == []
+
+
+@pytest.mark.notebook
 def test_a_rerun_diffs_cleanly(
     threshold_run: studies.StudyRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -431,7 +444,10 @@ def test_notebook_runs_with_its_defaults_from_its_own_folder(
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    shown = json.dumps([o.get("data", {}).get("text/markdown", "") for o in outputs])
+    markdown = [o.get("data", {}).get("text/markdown", "") for o in outputs]
+    # run by hand with its defaults, the notebook says it is the pre-registered design, first
+    assert markdown[0].startswith(f"> **Pre-registered:** entry `{name}`, version ")
+    shown = json.dumps(markdown)
     if name == "threshold-study":  # the default data: the preset, built in a temp dir
         assert "**40 records** over **38 sessions**" in shown
     else:  # the default gold set: the committed one
