@@ -113,4 +113,4 @@ def test_calibrate_refuses_a_bad_path_before_any_heavy_import(
 
 def test_calibrate_names_a_folder_given_as_labels(tmp_path: Path) -> None:
     rc, heavy, err = _run_fresh(["calibrate", "--labels", str(tmp_path)])
-    assert rc == 1 and heavy == [] and "is not a regular file" in err
+    assert rc == 1 and heavy == [] and "is a directory, not a regular file" in err

@@ -169,6 +169,28 @@ def test_a_timeout_is_a_failed_study_with_a_page(
 
 
 @pytest.mark.notebook
+def test_a_warning_reaches_the_page_as_a_sentence_never_raw(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    body = (
+        "import warnings\n"
+        "from evalkit import analyses\n"
+        "from evalkit.errors import DegenerateDataWarning\n"
+        "analyses.configure_display()\n"
+        "warnings.warn('threshold_study: no known count: every rate is undefined (NaN)',\n"
+        "              DegenerateDataWarning)\n"
+    )
+    _toy_notebook(tmp_path / "nb", body)
+    monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(tmp_path / "nb"))
+    run = studies.run_study("rubric-replay", {}, out_dir=tmp_path / "out", no_lock=True)
+    html = run.html.read_text(encoding="utf-8")
+    assert run.ok and "Note on the data:" in html
+    assert "No known count: every rate is undefined." in html
+    for raw in ("DegenerateDataWarning", "threshold_study:", "NaN", ".py:", "warnings.warn"):
+        assert raw not in html, raw
+
+
+@pytest.mark.notebook
 def test_a_failing_cell_gives_the_page_with_the_error_and_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

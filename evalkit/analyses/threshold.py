@@ -313,11 +313,11 @@ def plot_distribution(
 ) -> Figure | Note:
     """Bar chart of the fact's observed values (records), candidate thresholds marked; a
     sentence instead when no record has a known value."""
+    require("matplotlib", purpose="the plots")  # a plotting call needs its extra, drawn or not
     values = df["value"].dropna().astype(int)
     if values.empty:
         why = unmeasured(df).text("records") or "no record carries a known value"
         return nothing_to_plot(f"the distribution of {fact}", why)
-    require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
 
     counts = values.value_counts().sort_index()

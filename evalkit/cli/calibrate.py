@@ -137,11 +137,15 @@ def _refuse_missing_paths(args: argparse.Namespace) -> None:
 
     The calibration stack takes seconds to import; a typo should not.
     """
-    from evalkit.errors import EvalkitError
+    import os
 
-    if args.labels is not None and not Path(args.labels).is_file():
-        what = "is not a regular file" if Path(args.labels).exists() else "does not exist"
-        raise EvalkitError(f"--labels {args.labels}: {what}")
+    from evalkit.errors import EvalkitError
+    from evalkit.files.input import open_regular
+
+    if args.labels is not None:  # a regular file, or the reason it is not (FIFO, folder, ...)
+        if not os.path.lexists(args.labels):
+            raise EvalkitError(f"--labels {args.labels}: does not exist")
+        os.close(open_regular(args.labels, "--labels"))
     if args.gold is not None and not Path(args.gold).is_dir():
         what = "is not a directory" if Path(args.gold).exists() else "does not exist"
         raise EvalkitError(f"--gold {args.gold}: {what} (a gold set folder or version)")
