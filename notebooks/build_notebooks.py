@@ -788,8 +788,7 @@ session, with the state it reached (`broken`, `quiet`, `within`, `undecided`) an
 at which it first did. Unmeasured sessions are counted apart, never as a zero. The fixed-n
 Wilson interval is drawn beside each band for comparison.
 
-With the default parameters the data are the synthetic preset `rubric-v2-2026-09-19`
-(see `docs/DATA_CARD.md`), built to reproduce the rubric-v1 measurement rubric-v2 reports.
+The data card below says which data this page ran on and what they hold.
 """,
     ),
     (
@@ -803,11 +802,19 @@ alpha: float = 0.05  # the band misses the true rate at some session with probab
 optimize_at: float = 100.0  # sessions the band is tightest around
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import monitor as mon, monitor_page as mp\n"),
+    self_check("monitor"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import data_card\n"
+        + "from evalkit.analyses import monitor as mon, monitor_page as mp\n",
+    ),
     (
         "code",
         """
 data_dir = analyses.default_metrics_dir(metrics_dir)
+card = data_card.ledger_card(data_dir, metrics_dir)
+display(Markdown(card.markdown()))
 display(analyses.show_parameters({"metrics_dir": metrics_dir, "rubric": rubric,
         "ceiling": ceiling, "floor": floor, "alpha": alpha, "optimize_at": optimize_at}))
 limits = mon.Limits(ceiling=ceiling, floor=floor, alpha=alpha, optimize_at=optimize_at)
@@ -829,10 +836,10 @@ the ceiling and the floor; the dotted line marks the session at which the state 
     ),
     ("code", "display(mp.plot_bands(report))"),
     ("md", "## Every check\n\nShares (a pass or not-applicable rate) are reported, never alarms."),
-    ("code", "display(mp.states_frame(report))"),
+    ("code", "display(Markdown(mp.unmeasured_text(report)))\ndisplay(mp.states_frame(report))"),
     ("md", "## The price"),
     ("code", "display(Markdown(mp.price_text(report)))"),
-    ("code", "_ = analyses.write_results(mp.figures(report))"),
+    ("code", "_ = analyses.write_results(card.attach(mp.figures(report)))"),
     ("md", "## What the states do not prove"),
     ("code", "display(Markdown(mp.DOES_NOT_PROVE))"),
 ]

@@ -1,8 +1,8 @@
 """Every real ledger of ``../shared/conformance/real/`` through every ledger study, honestly.
 
-Each ledger is copied into a temp dir, journaled under rubric-v2 and run through the two
-studies that read a ledger (``threshold-study`` and ``rubric-replay``; the agreement,
-judge-calibration and prevalence studies read label files, not ledgers). A test per ledger pins
+Each ledger is copied into a temp dir, journaled under rubric-v2 and run through the three
+studies that read a ledger (``threshold-study``, ``rubric-replay`` and ``monitor``; the
+agreement, judge-calibration and prevalence studies read label files, not ledgers). A test per ledger pins
 what was unmeasured and why, and the instrument flags. Reasoned from the ledgers themselves:
 
 * ``ledger-2026-04-13`` (April 2026): 47 events, all ``subagent_stop``; every session before
@@ -19,7 +19,8 @@ what was unmeasured and why, and the instrument flags. Reasoned from the ledgers
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ class Pin:
     dimensions: dict[tuple[str, str], int]
     flags: set[tuple[str, str, str]]
     rules: list[tuple[str, int, str, int, int]] = field(default_factory=list)
+    #: whether the monitor page draws any alarm check's band (else it says why, in a sentence)
+    bands_drawn: bool = True
 
 
 def _each(rubrics: tuple[str, ...], **per: int) -> dict[tuple[str, str], int]:
@@ -96,13 +99,16 @@ PINS: dict[str, Pin] = {
         rules=[(r, 6, "fail", 10, 10) for r in BOTH],
     ),
     "golden": _third_state(7, ve=5, gh=6, rule1=5, rule6_pass=2),
-    "invalid-golden": _third_state(11, ve=10, gh=7, rule1=10, rule6_pass=1),
-    "sample": _third_state(4, ve=4, gh=3, rule1=4, rule6_pass=0),
+    "invalid-golden": replace(
+        _third_state(11, ve=10, gh=7, rule1=10, rule6_pass=1), bands_drawn=False
+    ),
+    "sample": replace(_third_state(4, ve=4, gh=3, rule1=4, rule6_pass=0), bands_drawn=False),
     "happy": Pin(
         threshold=(0, 1, ()),
         dimensions={},
         flags={("rubric-v1", "fact guard_blocked_conspicuous", "unmeasured")},
         rules=[(r, 6, "pass", 1, 0) for r in BOTH],
+        bands_drawn=False,  # one session: no alarm check fired or reached a state
     ),
 }
 assert set(PINS) == set(REAL_LEDGERS)  # a ledger added to the corpus needs its pin
@@ -114,20 +120,45 @@ class LedgerRuns:
     metrics_dir: Path
     threshold: studies.StudyRun
     replay: studies.StudyRun
+    monitor: studies.StudyRun
+
+    @property
+    def pages(self) -> tuple[studies.StudyRun, ...]:
+        return (self.threshold, self.replay, self.monitor)
+
+
+LEDGER_STUDIES = ("threshold-study", "rubric-replay", "monitor")
+
+
+def _run_all(prefix: str, root: Path) -> LedgerRuns:
+    metrics = journaled_real_ledger(prefix, root / "metrics")
+    runs = {
+        name: studies.run_study(name, {"metrics_dir": str(metrics)}, out_dir=root / name)
+        for name in LEDGER_STUDIES
+    }
+    return LedgerRuns(
+        prefix, metrics, runs["threshold-study"], runs["rubric-replay"], runs["monitor"]
+    )
+
+
+@pytest.fixture(scope="module")
+def run_ledger(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], LedgerRuns]:
+    """Each ledger's studies run once for the module (the April acceptance tests reuse them)."""
+    done: dict[str, LedgerRuns] = {}
+
+    def get(prefix: str) -> LedgerRuns:
+        if prefix not in done:
+            done[prefix] = _run_all(prefix, tmp_path_factory.mktemp(prefix))
+        return done[prefix]
+
+    return get
 
 
 @pytest.fixture(scope="module", params=list(REAL_LEDGERS))
 def ledger_runs(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, run_ledger: Callable[[str], LedgerRuns]
 ) -> LedgerRuns:
-    prefix = request.param
-    root = tmp_path_factory.mktemp(prefix)
-    metrics = journaled_real_ledger(prefix, root / "metrics")
-    runs = {
-        name: studies.run_study(name, {"metrics_dir": str(metrics)}, out_dir=root / name)
-        for name in ("threshold-study", "rubric-replay")
-    }
-    return LedgerRuns(prefix, metrics, runs["threshold-study"], runs["rubric-replay"])
+    return run_ledger(request.param)
 
 
 def _text(run: studies.StudyRun) -> str:
@@ -139,7 +170,7 @@ def _text(run: studies.StudyRun) -> str:
 
 @pytest.mark.notebook
 def test_every_real_ledger_runs_through_every_ledger_study(ledger_runs: LedgerRuns) -> None:
-    for run in (ledger_runs.threshold, ledger_runs.replay):
+    for run in ledger_runs.pages:
         assert run.ok, (ledger_runs.prefix, run.study, run.error)
         assert run.results["preregistration"]["status"] == "pre-registered"
 
@@ -166,11 +197,46 @@ def test_unmeasured_counts_and_flags_are_pinned_per_ledger(ledger_runs: LedgerRu
 
 
 @pytest.mark.notebook
+def test_the_monitor_counts_the_same_unmeasured_sessions_as_the_replay(
+    ledger_runs: LedgerRuns,
+) -> None:
+    """Two studies, one helper: the monitor's bands (rubric-v2, from the journal) leave out
+    the sessions the replay (rubric-v2, scored in memory) counts as unmeasured, with a cause."""
+    pin = PINS[ledger_runs.prefix]
+    checks = ledger_runs.monitor.results["checks"]
+    total = REAL_LEDGERS[ledger_runs.prefix][0]
+    for c in checks:
+        assert c["n"] + c["unmeasured"] == c["sessions"] == total, c["check"]
+        assert sum(r["count"] for r in c["unmeasured_reasons"]) == c["unmeasured"], c["check"]
+        if c["kind"] == "dimension":
+            dimension = c["check"].rsplit(": ", 1)[0]
+            assert c["unmeasured"] == pin.dimensions.get(("rubric-v2", dimension), 0), c["check"]
+    facts = {
+        f["fact"]: f["unmeasured"]
+        for f in ledger_runs.replay.results["instruments"]["facts"]
+        if f["rubric"] == "rubric-v2"
+    }
+    for fact, unmeasured in facts.items():
+        (band,) = [c for c in checks if c["check"] == f"fact {fact}"]
+        assert band["unmeasured"] == unmeasured, fact
+    verdicts = [r for r in pin.rules if r[0] == "rubric-v2"]
+    (judge,) = [c for c in checks if c["check"] == "rule judge: fail"]
+    assert judge["unmeasured"] == sum(r[4] for r in verdicts)
+    page = _text(ledger_runs.monitor)
+    for c in checks:  # every cause of an unmeasured session is on the page, once per cause
+        for r in c["unmeasured_reasons"]:
+            assert r["reason"] in page, (c["check"], r["reason"])
+    drawn = ledger_runs.monitor.html.read_text(encoding="utf-8").count('class="output_png')
+    assert drawn == int(pin.bands_drawn)  # the page's one plot, or none: no empty axes
+    assert ("Nothing to plot: the bands of the alarm checks" in page) == (not pin.bands_drawn)
+
+
+@pytest.mark.notebook
 def test_pages_name_their_data_and_hold_no_raw_warning_traceback_or_path(
     ledger_runs: LedgerRuns,
 ) -> None:
     digest = ledger_runs.threshold.results["inputs"]["metrics_dir"]["sha256"]
-    for run in (ledger_runs.threshold, ledger_runs.replay):
+    for run in ledger_runs.pages:
         text = _text(run)
         card = run.results["data_card"]
         assert card["sha256"] == digest and digest in text  # the same content as the inputs
@@ -184,14 +250,8 @@ def test_pages_name_their_data_and_hold_no_raw_warning_traceback_or_path(
 
 
 @pytest.fixture(scope="module")
-def april(tmp_path_factory: pytest.TempPathFactory) -> LedgerRuns:
-    root = tmp_path_factory.mktemp("april-acceptance")
-    metrics = journaled_real_ledger("ledger-2026-04-13", root / "metrics")
-    runs = {
-        name: studies.run_study(name, {"metrics_dir": str(metrics)}, out_dir=root / name)
-        for name in ("threshold-study", "rubric-replay")
-    }
-    return LedgerRuns("ledger-2026-04-13", metrics, runs["threshold-study"], runs["rubric-replay"])
+def april(run_ledger: Callable[[str], LedgerRuns]) -> LedgerRuns:
+    return run_ledger("ledger-2026-04-13")
 
 
 @pytest.mark.notebook
@@ -232,15 +292,26 @@ def test_april_replay_names_the_events_and_flags_what_fires_for_lack_of_telemetr
     )
 
 
+@pytest.mark.notebook
+def test_april_monitor_page_names_its_data_and_why_each_band_has_no_session(
+    april: LedgerRuns,
+) -> None:
+    text = _text(april.monitor)
+    assert "Data card." in text and "holds: 47 events, all subagent_stop" in text
+    assert "the data are the synthetic preset" not in text  # the card says what they are
+    assert april.monitor.results["data_card"]["synthetic_preset"] is None
+    # the states table carries each unmeasured count's cause, not the count alone
+    assert GATES in text and GUARDS in text
+    assert "Pre-registered" in text and "Not checked against the pre-registration" not in text
+
+
 @pytest.mark.browser
 @pytest.mark.notebook
 def test_april_pages_in_chromium_hold_no_raw_warning_and_name_their_data(
     april: LedgerRuns, tmp_path: Path
 ) -> None:
     with DevTools(chromium(), tmp_path / "profile") as tools:
-        seen: dict[str, Any] = {
-            run.study: open_page(tools, run.html) for run in (april.threshold, april.replay)
-        }
+        seen: dict[str, Any] = {run.study: open_page(tools, run.html) for run in april.pages}
     for page, info in seen.items():
         assert info["failed"] == [] and info["dom"]["errors"] == 0, page
         assert info["dom"]["broken"] == 0, page

@@ -90,3 +90,13 @@ def test_a_lock_it_cannot_check_is_said_without_a_machine_path(
     assert text.startswith("> **Not checked against the pre-registration:**")
     assert "exploratory" in text and "…/lock\\.json" in text  # escaped Markdown
     assert str(tmp_path) not in text
+
+
+@pytest.mark.parametrize("name", studies.STUDIES)
+def test_every_study_notebook_checks_itself_right_after_its_parameters(name: str) -> None:
+    nb = nbformat.read(str(studies.notebook_path(name)), as_version=4)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    first = next(i for i, t in enumerate(tags) if "parameters" in t)
+    check = [i for i, t in enumerate(tags) if by_hand.CELL_TAG in t]
+    assert check == [first + 1], name  # one check, before anything the page computes
+    assert f"statement({name!r}, globals())" in nb.cells[check[0]].source
