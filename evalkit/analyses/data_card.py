@@ -81,6 +81,8 @@ class DataCard:
     journal_sessions: int | None = None
     scored: tuple[str, ...] = ()
     items: tuple[Mapping[str, Any], ...] = field(default=())
+    #: whether a ``sessions.jsonl`` was there (a journal alone has no ledger to profile)
+    has_ledger: bool = True
 
     @property
     def synthetic(self) -> bool:
@@ -112,7 +114,8 @@ class DataCard:
             if p.first_start and p.last_end
             else ", dates unknown"
         )
-        lines.append(f"- Sessions (canonical reading of `sessions.jsonl`): {p.sessions}{span}.")
+        if self.has_ledger:
+            lines.append(f"- Sessions (canonical reading of `sessions.jsonl`): {p.sessions}{span}.")
         if self.journal is None:
             lines.append(f"- Journal: no `{JOURNAL_NAME}`.")
         else:
@@ -126,7 +129,15 @@ class DataCard:
             lines.append(
                 "- Scored on this page under: " + ", ".join(markdown_code(r) for r in self.scored)
             )
-        lines.append(f"- `events.jsonl` holds: {markdown_text(p.events_text())}{self._missing()}.")
+        if self.has_ledger:
+            lines.append(
+                f"- `events.jsonl` holds: {markdown_text(p.events_text())}{self._missing()}."
+            )
+        else:
+            lines.append(
+                "- Ledger: no `sessions.jsonl` beside the journal; only the records were read, "
+                "and what each measured rests on its own evidence."
+            )
         return "\n".join(lines)
 
     def _missing(self) -> str:
@@ -151,7 +162,9 @@ class DataCard:
             "source": self.source,
             "sha256": self.sha256,
             "synthetic_preset": self.preset,
-            "ledger": None if self.profile is None else self.profile.to_dict(),
+            "ledger": None
+            if self.profile is None or not self.has_ledger
+            else self.profile.to_dict(),
             "journal": None if self.journal is None else dict(self.journal),
             "journal_sessions": self.journal_sessions,
             "scored": list(self.scored),
@@ -187,6 +200,7 @@ def ledger_card(
         journal=journal,
         journal_sessions=sessions,
         scored=tuple(scored),
+        has_ledger=(root / "sessions.jsonl").is_file(),
     )
 
 

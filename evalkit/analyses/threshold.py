@@ -585,7 +585,11 @@ def value_sources_text(sources: Mapping[str, int]) -> str:
 def records_preview(df: pd.DataFrame, rows: int = 12) -> tuple[str, pd.DataFrame]:
     """A caption (Markdown) and the first ``rows`` records, indexed by run id (the journal line
     number dropped); the notebook holds all of them as ``df``."""
-    caption = f"First {rows} of {len(df)} records (all of them: the frame `df`):"
+    caption = (
+        f"First {rows} of {len(df)} records (all of them: the frame `df`):"
+        if len(df) > rows
+        else f"All {len(df)} records (the frame `df`):"
+    )
     # the cause of an unmeasured value is said once above the table, not once per row
     hidden = [c for c in ("line", "unmeasured", "process_safety_measured") if c in df]
     preview = df.drop(columns=hidden).set_index("run_id").head(rows).astype(object)
