@@ -18,6 +18,7 @@ from evalkit.prereg.lock import LOCK_ENV
 from evalkit.studies import by_hand
 from evalkit.studies import run as studies
 from evalkit.studies.lock import BY_HAND_NO_REASON
+from tests.real_ledgers import journaled_real_ledger
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -67,6 +68,21 @@ def test_papermill_by_hand_with_a_changed_design_prints_the_deviation_first(
     assert BY_HAND_NO_REASON in first
     assert "entry `agreement-study`, version 1" in first
     assert "Data card." in shown[1]  # then the page, as `study run` shows it
+
+
+@pytest.mark.notebook
+@pytest.mark.usefixtures("no_runner")
+def test_the_monitor_run_by_hand_on_a_real_ledger_states_its_deviation_and_data(
+    tmp_path: Path,
+) -> None:
+    metrics = journaled_real_ledger("ledger-2026-04-13", tmp_path / "april" / "metrics")
+    shown = _by_hand("monitor", tmp_path, {"metrics_dir": str(metrics), "ceiling": 0.2})
+    first = shown[0]
+    assert first.startswith("> **Deviation from the pre-registration.** 1 locked design")
+    assert "> - `ceiling`: locked `0.1`, this run `0.2` (given)" in first
+    assert "entry `monitor`, version 1" in first and BY_HAND_NO_REASON in first
+    assert "Data card." in shown[1] and "(not a preset)" in shown[1]
+    assert str(tmp_path) not in "\n".join(shown)  # no machine path in what the page shows
 
 
 def test_the_statement_of_the_locked_design_is_the_pre_registered_banner() -> None:
