@@ -18,34 +18,14 @@ from evalkit.prereg.lock import LOCK_ENV
 from evalkit.studies import by_hand
 from evalkit.studies import run as studies
 from evalkit.studies.lock import BY_HAND_NO_REASON
+from tests.by_hand import execute_by_hand
 from tests.real_ledgers import journaled_real_ledger
-
-REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = REPO / "notebooks"
 
 
 def _by_hand(name: str, tmp_path: Path, parameters: dict[str, Any]) -> list[str]:
     """Execute the notebook as papermill does by hand; the Markdown of its outputs, in order."""
-    import papermill as pm
-
-    out = tmp_path / f"{name}.ipynb"
-    pm.execute_notebook(
-        str(NOTEBOOKS / f"{name}.ipynb"),
-        str(out),
-        parameters=parameters,
-        kernel_name="python3",
-        language="python",
-        cwd=str(tmp_path),
-        progress_bar=False,
-        execution_timeout=300,
-    )
-    nb = nbformat.read(str(out), as_version=4)
-    return [
-        o.get("data", {}).get("text/markdown", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-    ]
+    outputs = execute_by_hand(name, tmp_path, cwd=tmp_path, parameters=parameters)
+    return [o.get("data", {}).get("text/markdown", "") for o in outputs]
 
 
 @pytest.fixture
