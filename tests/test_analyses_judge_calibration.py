@@ -133,6 +133,16 @@ def test_views_of_the_default_study(default_study: Any) -> None:
     json.dumps(figures)  # JSON-simple
 
 
+def test_a_tied_majority_reads_as_a_tie_on_the_page_never_nan(default_study: Any) -> None:
+    study = default_study.model[0]
+    ties = set(study.result.repeats.majority_ties)
+    assert ties  # the synthetic judge ties on some items (5 repeats, three labels)
+    shown = cal.disagreements(study.result)
+    tied = shown[shown.index.isin(ties)]
+    assert len(tied) and set(tied["judge"]) == {"tie (no majority)"}
+    assert "nan" not in shown.to_string().lower()
+
+
 def test_a_labels_file_of_several_hostile_judges_is_calibrated_judge_by_judge(
     gold: Any, tmp_path: Path
 ) -> None:

@@ -503,8 +503,12 @@ def decision_text(result: Any) -> str:
 
 
 def disagreements(result: Any) -> pd.DataFrame:
-    """Every item where judge and gold differ, with the gold rule and rationale."""
+    """Every item where judge and gold differ, with the gold rule and rationale; a repeated
+    judge's tied majority reads "tie (no majority)", never ``NaN``."""
     df = result.disagreements.copy()
+    if "judge" in df.columns:
+        judge = df["judge"].astype(object)
+        df["judge"] = judge.where(judge.notna(), "tie (no majority)")
     return df.set_index("item_id") if "item_id" in df.columns else df
 
 
