@@ -40,6 +40,7 @@ from evalkit.cli.common import (
     DIAGNOSTICS_SHOWN,
     add_metrics_dir,
     journal_path,
+    output_path,
     print_diagnostics,
     require_text,
 )
@@ -298,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
         return score_fleet.run(args)
     if args.metrics_dir is None:
         args.metrics_dir = DEFAULT_METRICS_DIR
+    if args.out is not None:  # before any work: a place no output flag writes is refused
+        args.out = output_path(args.out, "--out", metrics_dirs=[args.metrics_dir])
     journal_given = args.journal is not None
     if args.journal == "":  # --journal without a file: the default journal
         args.journal = None
@@ -309,6 +312,9 @@ def run(args: argparse.Namespace) -> int:
         return score_all.run_table(args)
     if not args.no_write:
         _check_journal_target(args)
+        journal = journal_path(args)
+        if not journal.exists() or journal.is_file():  # a folder, a FIFO: the writer names it
+            output_path(journal, "--journal", metrics_dirs=[args.metrics_dir], journals=False)
     if args.all:
         return score_all.run_journal(args)
     return _run_one(args)

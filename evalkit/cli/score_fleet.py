@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from evalkit.cli.common import DIAGNOSTICS_SHOWN
+from evalkit.cli.common import DIAGNOSTICS_SHOWN, output_path
 from evalkit.cli.score_all import (
     REFUSED_SHOWN,
     err,
@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = table_format(args)
     _require_extras(args)
     dirs = resolve_fleet(args.fleet)  # a bad spec: EvalkitError, exit 1, nothing scored
+    if args.out is not None:  # before any work: a place no output flag writes is refused
+        args.out = output_path(args.out, "--out", metrics_dirs=dirs)
     with _client(args) as client:
         where = _where(args, client)
         if args.journal_each:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.files.append import (
         AppendError,
         AppendHold,
+        FirstLine,
         LineAppender,
         append_lines,
         encode_line,
@@ -24,10 +25,13 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         input_file_error,
     )
     from evalkit.files.escape import (
+        FORMULA_STARTS,
+        csv_text,
         html_text,
         markdown_code,
         markdown_text,
         plot_text,
+        spreadsheet_cell,
     )
     from evalkit.files.hashing import (
         file_digest,
@@ -68,11 +72,19 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         majority_label,
         read_item_labels,
     )
+    from evalkit.files.output import (
+        NoWrite,
+        OutputRefusedError,
+        OutputWriteError,
+        check_output,
+        write_output,
+    )
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
     "AppendError": "evalkit.files.append",
     "AppendHold": "evalkit.files.append",
+    "FirstLine": "evalkit.files.append",
     "LineAppender": "evalkit.files.append",
     "append_lines": "evalkit.files.append",
     "encode_line": "evalkit.files.append",
@@ -83,6 +95,9 @@ _LAZY: dict[str, str] = {
     "InputNotFoundError": "evalkit.files.errors",
     "InputPermissionError": "evalkit.files.errors",
     "input_file_error": "evalkit.files.errors",
+    "FORMULA_STARTS": "evalkit.files.escape",
+    "csv_text": "evalkit.files.escape",
+    "spreadsheet_cell": "evalkit.files.escape",
     "html_text": "evalkit.files.escape",
     "markdown_code": "evalkit.files.escape",
     "markdown_text": "evalkit.files.escape",
@@ -113,6 +128,11 @@ _LAZY: dict[str, str] = {
     "read_text": "evalkit.files.input",
     "split_lines": "evalkit.files.input",
     "unreadable_reason": "evalkit.files.input",
+    "NoWrite": "evalkit.files.output",
+    "OutputRefusedError": "evalkit.files.output",
+    "OutputWriteError": "evalkit.files.output",
+    "check_output": "evalkit.files.output",
+    "write_output": "evalkit.files.output",
     "ItemLabels": "evalkit.files.labels",
     "LONG_COLUMNS": "evalkit.files.labels",
     "MAJORITY_RULE": "evalkit.files.labels",
@@ -125,6 +145,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "FORMULA_STARTS",
     "LONG_COLUMNS",
     "MAJORITY_RULE",
     "MAX_FILE_BYTES_ENV",
@@ -132,6 +153,7 @@ __all__ = [
     "SIMPLE_COLUMNS",
     "AppendError",
     "AppendHold",
+    "FirstLine",
     "InputFileError",
     "InputIsADirectoryError",
     "InputNotADirectoryError",
@@ -142,9 +164,14 @@ __all__ = [
     "ItemLabels",
     "JsonInputError",
     "LineAppender",
+    "NoWrite",
+    "OutputRefusedError",
+    "OutputWriteError",
     "RawLine",
     "append_lines",
+    "check_output",
     "clip",
+    "csv_text",
     "decode_text",
     "dumps",
     "encode_line",
@@ -171,7 +198,9 @@ __all__ = [
     "sha256_file",
     "sha256_hex",
     "split_lines",
+    "spreadsheet_cell",
     "unreadable_reason",
+    "write_output",
 ]
 
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

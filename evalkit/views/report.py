@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.files.escape import html_text
+from evalkit.files.output import write_output
 from evalkit.record.contract import (
     KPI_KEYS,
     UNCALIBRATED,
@@ -283,8 +284,6 @@ def write_report(
     metrics_dir: str | os.PathLike[str] | None = None,
     accepted: CalibrationAcceptance | None = None,
 ) -> Path:
-    """Render ``record`` and write it to ``out`` (UTF-8); return the path."""
-    path = Path(out)
+    """Render ``record`` and write it to ``out`` (UTF-8, atomically, never through a link)."""
     page = render_report(record, metrics_dir=metrics_dir, accepted=accepted)
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_output(out, page, "report")
