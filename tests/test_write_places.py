@@ -259,3 +259,37 @@ def test_an_output_flag_never_writes_through_a_link_and_writes_atomically(
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert hard.read_text(encoding="utf-8") == "old\n"  # a new file was renamed over it
     assert [p.name for p in page.parent.iterdir()] == ["page.html"]
+
+
+def test_a_study_folder_or_a_lock_is_never_written_into_a_protected_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``study run --out`` and ``demo --out`` into calibrations/ or a gold set, and
+    ``preregister --out`` into gold/: refused before any kernel starts or anything is locked."""
+    before = _digests(REPO_ROOT / "gold"), _digests(REPO_ROOT / "calibrations")
+    inside = REPO_ROOT / "calibrations" / "study"
+    code = main(["study", "run", "agreement-study", "--no-lock", "--out", str(inside)])
+    assert code == 1
+    assert "is inside the repository's calibration certificates" in capsys.readouterr().err
+    assert main(["demo", "--out", str(GOLD_V1 / "reports")]) == 1
+    assert "is inside the repository's gold sets" in capsys.readouterr().err
+    lock = GOLD_V1.parent / "preregistration.lock.json"
+    assert main(["preregister", "--out", str(lock)]) == 1
+    assert "is inside the repository's gold sets" in capsys.readouterr().err
+    assert not inside.exists() and not (GOLD_V1 / "reports").exists() and not lock.exists()
+    assert (_digests(REPO_ROOT / "gold"), _digests(REPO_ROOT / "calibrations")) == before
+
+
+def test_writing_the_lock_never_follows_a_planted_link(tmp_path: Path) -> None:
+    """The lock was written through ``<lock>.tmp``: a link planted there was followed."""
+    from evalkit.prereg.lock import write_lock
+
+    root = tmp_path / "repo"
+    (root / "rubrics").mkdir(parents=True)
+    (root / "rubrics" / "rubric-v9.md").write_text("# a rubric\n", encoding="utf-8")
+    victim = _victim(tmp_path, "keep me\n")
+    lock = root / "preregistration.lock.json"
+    lock.with_name(lock.name + ".tmp").symlink_to(victim)
+    write_lock(lock, root, date="2026-12-02")
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+    assert '"rubric-v9"' in lock.read_text(encoding="utf-8")

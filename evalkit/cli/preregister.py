@@ -76,6 +76,9 @@ def _run(args: argparse.Namespace) -> int:
         if not changes:
             print(f"ok: every input locked in {path} is unchanged")
         return 1 if changes else 0
+    from evalkit.cli.common import output_path
+
+    output_path(path, "--out", lock=False)  # a lock, never into gold/, calibrations/, a ledger
     previous = read_lock(path)
     before = {entry_key(e): e for e in (previous or {}).get("entries", [])}
     lock = write_lock(args.out, args.root, kinds=args.kind, reason=args.reason)

@@ -93,6 +93,10 @@ def load_parameters_file(path: str) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalkit.cli.common import output_path
+
+    if args.out is not None:  # before any kernel: never a folder no output flag writes into
+        output_path(Path(args.out) / "index.html", "--out")
     params: dict[str, Any] = {}
     if args.parameters_file:
         params.update(load_parameters_file(args.parameters_file))

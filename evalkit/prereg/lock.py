@@ -42,6 +42,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.input import decode_text, dumps, escape_surrogates, own_cap, read_bytes
+from evalkit.files.output import write_output
 from evalkit.gold.sets import MANIFEST_NAME, VERSION_DIR, set_sha256, sha256_hex
 from evalkit.prereg.study_params import (
     canonical_json,
@@ -571,7 +572,6 @@ def write_lock(
         lock["created_commit"] = commit
     if seeded_from:
         lock["restored_from_commit"] = seeded_from
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # a new file renamed into place, never through a link (a planted .tmp link is no way in)
+    write_output(path, dumps(lock, indent=2, sort_keys=True) + "\n", "pre-registration lock")
     return lock

@@ -36,6 +36,7 @@ from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_text
 from evalkit.files.input import parse_json
+from evalkit.files.output import write_output
 from evalkit.prereg.study_params import (
     Parameter,
     injected_source,
@@ -370,14 +371,16 @@ def run_study(
     nb, error, figures = _execute(prepared, name, timeout, say, no_lock=no_lock)
     nb = stable_notebook(nb, name)
     html_path = out / "index.html"
-    html_path.write_text(render_html(nb, title=name), encoding="utf-8")
+    # each file written anew and renamed into place, never through a link (evalkit.files.output)
+    write_output(html_path, render_html(nb, title=name), "study page")
     import nbformat  # deferred: the notebook stack is heavy and only studies need it
 
-    nbformat.write(nb, str(out / f"{name}.ipynb"))
+    text = nbformat.writes(nb)
+    write_output(out / f"{name}.ipynb", text if text.endswith("\n") else text + "\n", "notebook")
     run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
     results = _results(name, run_status, merged, status, inputs, error, figures, path)
     results_path = out / "results.json"
-    results_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_output(results_path, json.dumps(results, indent=2) + "\n", "study results")
     say(f"[study] {name}: {run_status.value} -> {html_path}")
     return StudyRun(name, run_status, out, html_path, results_path, results, error)
 
