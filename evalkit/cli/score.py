@@ -46,6 +46,7 @@ from evalkit.cli.common import (
 )
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
+from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.journal.reader import dumps_record
 from evalkit.ledger.files import describe_sessions_file, ledger_role
 from evalkit.record.contract import ModelSource, validate_timestamp
@@ -176,13 +177,14 @@ def _add_fleet_arguments(parser: Any) -> None:
         type=int,
         metavar="N",
         help="run on a local Dask cluster of N worker processes on loopback, one task per "
-        "directory (needs pip install 'evalkit[fleet]')",
+        "directory; it speaks mutual TLS with a key made for this run, so no other local user "
+        "can reach it (needs pip install 'evalkit[fleet]')",
     )
     where.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on the running Dask scheduler at ADDRESS, e.g. tcp://scheduler:8786 "
-        "(needs pip install 'evalkit[fleet]')",
+        f"(needs pip install 'evalkit[fleet]'). Trust: {SCHEDULER_TRUST}",
     )
     fleet.add_argument(
         "--journal-each",

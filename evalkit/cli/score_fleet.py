@@ -46,6 +46,7 @@ from evalkit.errors import EvalkitError
 from evalkit.extras import MissingExtraError, require
 from evalkit.fleet.score import (
     METRICS_DIR_COLUMN,
+    SCHEDULER_TRUST,
     DirectoryOutcome,
     FleetFailure,
     FleetFailureWarning,
@@ -127,6 +128,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
     if args.workers is None and args.scheduler is None:
         yield None
         return
+    if args.scheduler is not None:  # said before connecting, every time
+        err(f"--scheduler {args.scheduler}: {SCHEDULER_TRUST}")
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(fleet_client(args.scheduler, workers=args.workers))

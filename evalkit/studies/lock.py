@@ -33,6 +33,7 @@ from evalkit.files.escape import markdown_code, markdown_text
 from evalkit.files.hashing import file_digest, sha256_hex
 from evalkit.files.hashing import listing_sha256 as set_sha256
 from evalkit.files.input import decode_text, escape_surrogates
+from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.prereg.history import first_committed, lock_history, rewritten_entries
 from evalkit.prereg.lock import (
     FROZEN_KINDS,
@@ -108,6 +109,7 @@ class LockStatus:
     git_history: bool = False
     lock_created: str | None = None
     execution_parameters: tuple[str, ...] = ()
+    scheduler: str = ""  # named with --scheduler only ("": computed in the kernel)
 
     @property
     def amended(self) -> bool:
@@ -130,7 +132,10 @@ class LockStatus:
             "design_parameters": list(self.design_parameters),
             "input_parameters": list(self.input_parameters),
             **(
-                {"execution_parameters": list(self.execution_parameters)}
+                {
+                    "execution_parameters": list(self.execution_parameters),
+                    "scheduler": self.scheduler or None,
+                }
                 if self.execution_parameters
                 else {}
             ),
@@ -148,7 +153,7 @@ class LockStatus:
             return (
                 "> **Not pre-registered.** This run was started with `--no-lock`: its design "
                 "was not checked against a pre-registration lock, so every figure on this page "
-                "is exploratory."
+                "is exploratory." + self._execution_text()
             )
         e = self.entry or {}
         lines = []
@@ -202,7 +207,13 @@ class LockStatus:
         if not self.execution_parameters:
             return ""
         names = ", ".join(markdown_code(p) for p in self.execution_parameters)
-        return f" Execution settings (free; where it runs, never what it computes): {names}."
+        text = f" Execution settings (free; where it runs, never what it computes): {names}."
+        if not self.scheduler:
+            return text + " Computed in the kernel: no scheduler was named."
+        return (
+            f"{text} Computed on the Dask scheduler {markdown_code(self.scheduler)}, named on "
+            f"the command line (--scheduler), which was trusted: {markdown_text(SCHEDULER_TRUST)}."
+        )
 
     def _committed_text(self) -> str:
         if self.committed is not None:
@@ -350,7 +361,11 @@ def check_study(
                 "is none (the page already says the run is not pre-registered)"
             )
         return LockStatus(
-            "not pre-registered", design_names, input_names, execution_parameters=execution_names
+            "not pre-registered",
+            design_names,
+            input_names,
+            execution_parameters=execution_names,
+            scheduler=str(merged.get("scheduler") or ""),
         )
     path = Path(lock) if lock is not None else default_lock_path(root)
     read = _read_checked_lock(name, path, root)
@@ -387,6 +402,7 @@ def check_study(
         git_history=bool(read.history),
         lock_created=read.data.get("created"),
         execution_parameters=execution_names,
+        scheduler=str(merged.get("scheduler") or ""),
     )
 
 

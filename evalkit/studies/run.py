@@ -40,6 +40,7 @@ from evalkit.files.output import write_output
 from evalkit.prereg.study_params import (
     Parameter,
     injected_source,
+    is_execution_parameter,
     json_value,
     notebook_parameters,
     parameters_cell,
@@ -202,6 +203,36 @@ def _describe(params: Mapping[str, Parameter]) -> str:
     return ", ".join(f"{p.name} ({p.type})" for p in params.values()) or "(none)"
 
 
+def _peer_from_elsewhere(name: str, key: str) -> EvalkitError:
+    """A network peer (the ``scheduler``) given as a parameter: it comes only from ``--scheduler``."""
+    from evalkit.fleet.score import SCHEDULER_TRUST
+
+    return EvalkitError(
+        f"study {name!r}: parameter {key!r} names a network peer, which comes only from the "
+        f"command line (--{key} ADDRESS; run_study(..., {key}=...)), never from -p, a "
+        f"parameters file or a parameters mapping: {SCHEDULER_TRUST}"
+    )
+
+
+def _execution(
+    name: str, declared: Mapping[str, Parameter], scheduler: str | None
+) -> dict[str, Any]:
+    """The execution settings a run uses: ``scheduler`` as named on the command line, else ""."""
+    out: dict[str, Any] = {}
+    for p in declared.values():
+        if not is_execution_parameter(p.name):
+            continue
+        if p.default != "":  # a notebook names no peer either: only the command line does
+            raise EvalkitError(
+                f"study {name!r}: the notebook's default for {p.name!r} is {p.default!r}; an "
+                f'execution setting\'s default must be "" (a peer is named with --{p.name})'
+            )
+        out[p.name] = scheduler or ""
+    if scheduler and "scheduler" not in out:
+        raise EvalkitError(f"study {name!r} declares no scheduler: it computes in the kernel")
+    return out
+
+
 def _validate(
     name: str, params: Mapping[str, Any] | None, declared: Mapping[str, Parameter]
 ) -> dict[str, Any]:
@@ -211,6 +242,8 @@ def _validate(
             raise EvalkitError(
                 f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
             )
+        if is_execution_parameter(key):
+            raise _peer_from_elsewhere(name, key)
         value = json_value(raw, f"study {name!r}: parameter {key}")
         want = declared[key].type
         if not type_ok(value, want):
@@ -234,6 +267,8 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
         raise EvalkitError(
             f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
         )
+    if is_execution_parameter(key):
+        raise _peer_from_elsewhere(name, key)
     want = declared[key].type
     try:
         if want == "str":
@@ -329,6 +364,7 @@ def run_study(
     deviation: str | None = None,
     no_lock: bool = False,
     lock: str | os.PathLike[str] | None = None,
+    scheduler: str | None = None,
 ) -> StudyRun:
     """Execute study ``name`` and write ``index.html`` + ``results.json`` into ``out_dir``.
 
@@ -341,6 +377,9 @@ def run_study(
     Without a lock file the run is refused unless ``no_lock`` (stated on the page).
     ``timeout`` is papermill's per-cell execution timeout in seconds. A failing or timed-out
     cell still yields the HTML, with the error visible, and ``status == "failed"``.
+    ``scheduler``: the Dask scheduler a fleet study computes on (``--scheduler``), the only way
+    to name one: a ``scheduler`` in ``params`` is refused, as a scheduler runs code in the
+    kernel (:data:`evalkit.fleet.score.SCHEDULER_TRUST`); the page says where the run computed.
     """
     require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
@@ -349,7 +388,7 @@ def run_study(
     nb_dict = read_notebook(path)
     source = parameters_cell(nb_dict, path)
     declared = notebook_parameters(path)
-    merged = _validate(name, params, declared)
+    merged = {**_validate(name, params, declared), **_execution(name, declared, scheduler)}
     name = path.stem if str(name).endswith(".ipynb") else name  # ad-hoc notebook: its stem
     status = check_study(
         name,
