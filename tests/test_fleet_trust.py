@@ -34,21 +34,6 @@ from evalkit.studies import run as studies
 PEER = "tcp://127.0.0.1:9"  # nothing is ever started there
 
 
-@pytest.fixture
-def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every attempt to start a notebook; none may happen when a run is refused."""
-    import papermill
-
-    calls: list[Any] = []
-
-    def record(*args: Any, **kwargs: Any) -> None:
-        calls.append(args)
-        raise AssertionError("a kernel was started")
-
-    monkeypatch.setattr(papermill, "execute_notebook", record)
-    return calls
-
-
 # ------------------------------------------------------------- finding 1: no peer from files
 
 
