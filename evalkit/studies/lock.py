@@ -30,7 +30,14 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.escape import markdown_code, markdown_text
-from evalkit.files.hashing import file_digest, sha256_hex
+from evalkit.files.hashing import (
+    Link,
+    file_digest,
+    link_of,
+    listing_name,
+    sha256_hex,
+    tree_digest,
+)
 from evalkit.files.hashing import listing_sha256 as set_sha256
 from evalkit.files.input import decode_text, escape_surrogates
 from evalkit.fleet.score import SCHEDULER_TRUST
@@ -410,48 +417,37 @@ def check_study(
 # data inputs
 
 
-def _safe_name(rel: str) -> str:
-    # set_sha256 writes "name<TAB>sha<LF>" lines: a tab or newline in a name must not forge one
-    text = escape_surrogates(rel)
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+def _linked(path: str, record: dict[str, Any], links: tuple[Link, ...] = ()) -> dict[str, Any]:
+    """``record`` with the links followed to read ``path``: itself, and any below it."""
+    found = [link for link in (link_of(path), *links) if link is not None]
+    return {**record, "links": [link.to_json() for link in found]} if found else record
 
 
 def _dir_sha256(root: str) -> dict[str, Any]:
-    digests: dict[str, str] = {}
-    total = 0
-    for here, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for fname in sorted(files):
-            full = os.path.join(here, fname)
-            rel = _safe_name(os.path.relpath(full, root).replace(os.sep, "/"))
-            if os.path.islink(full):
-                digests[rel] = "symlink:" + sha256_hex(os.fsencode(os.readlink(full)))
-            else:
-                try:
-                    digests[rel], size = file_digest(full, "study input")
-                    total += size
-                except (EvalkitError, OSError) as exc:  # a FIFO, a device: named, never read
-                    digests[rel] = "unreadable:" + sha256_hex(str(exc).encode("utf-8", "replace"))
-            if len(digests) > _MAX_INPUT_FILES:
-                return {"kind": "directory", "error": f"more than {_MAX_INPUT_FILES} files"}
-    return {"kind": "directory", "sha256": set_sha256(digests), "files": len(digests),
-            "bytes": total}  # fmt: skip
+    tree = tree_digest(root, "study input", max_files=_MAX_INPUT_FILES)
+    if tree.error is not None:
+        return {"kind": "directory", "error": tree.error}
+    return _linked(root, {"kind": "directory", "sha256": tree.sha256, "files": tree.files,
+                          "bytes": tree.bytes}, tree.links)  # fmt: skip
 
 
 def _glob_sha256(pattern: str) -> dict[str, Any]:
-    """The files a glob pattern matches (an input such as ``runs/*.jsonl``), each hashed as
-    :func:`_dir_sha256` hashes a folder's, keyed by the path as matched."""
+    """The files a glob pattern matches (an input such as ``runs/*.jsonl``), each hashed by
+    content (links followed and recorded), keyed by the path as matched."""
     digests: dict[str, str] = {}
+    links = []
     total = 0
     for match in sorted(glob.glob(pattern)):
         if not os.path.isfile(match):
             continue
-        digests[_safe_name(match)], size = file_digest(match, "study input")
+        digests[listing_name(match)], size = file_digest(match, "study input")
+        links.append(link_of(match))
         total += size
         if len(digests) > _MAX_INPUT_FILES:
             return {"kind": "glob", "error": f"more than {_MAX_INPUT_FILES} files"}
-    return {"kind": "glob", "sha256": set_sha256(digests), "files": sorted(digests),
-            "bytes": total}  # fmt: skip
+    record = {"kind": "glob", "sha256": set_sha256(digests), "files": sorted(digests),
+              "bytes": total}  # fmt: skip
+    return _linked(pattern, record, tuple(link for link in links if link is not None))
 
 
 def _path_sha256(path: str) -> dict[str, Any]:
@@ -461,7 +457,7 @@ def _path_sha256(path: str) -> dict[str, Any]:
     if os.path.isdir(path):
         return {"path": path, **_dir_sha256(path)}
     digest, size = file_digest(path, "study input")
-    return {"path": path, "kind": "file", "sha256": digest, "bytes": size}
+    return _linked(path, {"path": path, "kind": "file", "sha256": digest, "bytes": size})
 
 
 def _resolved(name: str, value: Any) -> list[str]:
@@ -489,7 +485,7 @@ def _several_sha256(name: str, value: Any) -> dict[str, Any]:
         except (EvalkitError, OSError) as exc:
             item = {"path": path, "error": escape_surrogates(str(exc))}
         items.append(item)
-        digests[_safe_name(path)] = str(
+        digests[listing_name(path)] = str(
             item.get("sha256") or "error:" + sha256_hex(str(item.get("error")).encode())
         )
     return {"path": value, "kind": "several", "count": len(items),
@@ -501,8 +497,9 @@ def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -
 
     A file hashes its bytes; a glob pattern that is not itself a path hashes the files it
     matches as a directory does; a directory hashes ``"<relative path>\\t<sha256>\\n"`` lines over
-    every file below it (symlinks by their target text, nothing followed, a FIFO or device named
-    and never opened). A plural input (``*_dirs``, ``*_paths``: a list of paths or a glob) is
+    every file below it (:func:`evalkit.files.hashing.tree_digest`: by what is read, links to
+    files and folders followed, a FIFO or device named and never opened). Every link followed
+    is recorded under ``links`` (its path, text and target). A plural input (``*_dirs``, ``*_paths``: a list of paths or a glob) is
     resolved to its paths (a ``*_dirs`` glob or list file as :func:`evalkit.fleet.score.resolve_fleet`
     reads it), each hashed as above (``items``), with one ``sha256`` over them all. An empty
     value means the notebook's default data (see its page).
