@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.files.escape import (
         FORMULA_STARTS,
         csv_text,
+        has_visible_character,
         html_text,
         markdown_code,
         markdown_text,
@@ -102,6 +103,7 @@ _LAZY: dict[str, str] = {
     "input_file_error": "evalkit.files.errors",
     "FORMULA_STARTS": "evalkit.files.escape",
     "csv_text": "evalkit.files.escape",
+    "has_visible_character": "evalkit.files.escape",
     "spreadsheet_cell": "evalkit.files.escape",
     "html_text": "evalkit.files.escape",
     "markdown_code": "evalkit.files.escape",
@@ -189,6 +191,7 @@ __all__ = [
     "encode_line",
     "escape_surrogates",
     "file_digest",
+    "has_visible_character",
     "html_text",
     "input_file_error",
     "link_of",

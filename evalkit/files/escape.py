@@ -22,6 +22,7 @@ import html
 import io
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from evalkit.files.input import escape_surrogates
@@ -29,6 +30,7 @@ from evalkit.files.input import escape_surrogates
 __all__ = [
     "FORMULA_STARTS",
     "csv_text",
+    "has_visible_character",
     "html_text",
     "markdown_code",
     "markdown_text",
@@ -44,6 +46,16 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # end Markdown constructs (emphasis, links, code, headings, lists, tables); < > & are left to
 # html.escape, which turns them into entities (a backslash before them would show an entity).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def has_visible_character(text: str) -> bool:
+    """Whether ``text`` shows anything on a page: a letter, digit, punctuation mark or symbol.
+
+    Whitespace, zero-width and other format characters (U+200B, U+2060, U+FEFF, bidi marks),
+    control characters and combining marks alone render as nothing: a reason made of them is
+    no reason.
+    """
+    return any(unicodedata.category(ch)[0] in "LNPS" for ch in text)
 
 
 def html_text(value: object) -> str:

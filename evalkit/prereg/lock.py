@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.escape import has_visible_character
 from evalkit.files.input import decode_text, dumps, escape_surrogates, own_cap, read_bytes
 from evalkit.files.output import write_output
 from evalkit.gold.sets import MANIFEST_NAME, VERSION_DIR, set_sha256, sha256_hex
@@ -527,6 +528,11 @@ def write_lock(
     (rubric, gold version, decision rule) refuses, naming it. ``kinds`` limits which inputs
     are added or amended (default: all of :data:`KINDS`); entries already in the lock are kept.
     """
+    if reason is not None and not has_visible_character(reason):
+        raise EvalkitError(
+            "--reason needs a reason a reader can see (a letter, digit or mark; not only spaces "
+            "or zero-width characters), or leave it out"
+        )
     wanted_kinds = set(KINDS if kinds is None else kinds)
     if not wanted_kinds <= set(KINDS):
         raise EvalkitError(f"kinds must be among {KINDS}, got {sorted(wanted_kinds)}")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.files.escape import markdown_code, markdown_text
+from evalkit.files.escape import has_visible_character, markdown_code, markdown_text
 from evalkit.files.hashing import (
     Link,
     file_digest,
@@ -359,8 +359,11 @@ def check_study(
     design_names = tuple(p for p in declared if is_design_parameter(p))
     input_names = tuple(p for p in declared if is_input_parameter(p))
     execution_names = tuple(p for p in declared if is_execution_parameter(p))
-    if deviation is not None and not deviation.strip():
-        raise EvalkitError("--deviation needs a reason: say why the design deviates")
+    if deviation is not None and not has_visible_character(deviation):
+        raise EvalkitError(
+            "--deviation needs a reason a reader can see (a letter, digit or mark; not only "
+            "spaces or zero-width characters): say why the design deviates"
+        )
     if no_lock:
         if deviation is not None:
             raise EvalkitError(
