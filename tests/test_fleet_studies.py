@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 FEWER = "test suite: fewer bootstrap resamples than pre-registered, to keep it fast"
 THRESHOLD = {"n_resamples": 100}  # the smallest bootstrap fire_rates accepts
 SEED = 20260919  # the threshold study's pre-registered seed
-_RUNNER = {"git_commit", "git_dirty", "versions", "notebook_sha256", "lock_sha256",
+_RUNNER = {"git_commit", "git_dirty", "git_dirty_paths", "versions", "notebook_sha256", "lock_sha256",
            "lock_mismatches", "preregistration", "parameters", "inputs", "deviation"}  # fmt: skip
 
 

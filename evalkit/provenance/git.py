@@ -24,6 +24,7 @@ from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = [
     "Revision",
+    "dirty_paths",
     "evalkit_commit",
     "file_history",
     "has_commit",
@@ -107,11 +108,27 @@ def has_commit(sha: str) -> bool | None:
 
 
 def is_dirty(cwd: str | os.PathLike[str]) -> bool | None:
-    """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    res = run_git(cwd, "status", "--porcelain", "--untracked-files=no")
+    """True when the work tree is not its commit; None without git.
+
+    A tracked file that differs counts, and so does an untracked file git does not ignore: an
+    untracked ``calibrations/*.json`` decides what a page says is registered, so the commit
+    alone does not name what ran.
+    """
+    found = dirty_paths(cwd, limit=1)
+    return None if found is None else bool(found)
+
+
+def dirty_paths(cwd: str | os.PathLike[str], *, limit: int = 100) -> list[str] | None:
+    """What makes the work tree differ from its commit, at most ``limit``; None without git.
+
+    As ``git status --porcelain`` lines: ``" M path"`` (changed), ``"?? path"`` (untracked, not
+    ignored).
+    """
+    res = run_git(cwd, "status", "--porcelain", "--untracked-files=all")
     if res is None or res.returncode != 0:
         return None
-    return bool(res.stdout.strip())
+    lines = res.stdout.decode("utf-8", "replace").splitlines()
+    return [line for line in lines if line.strip()][:limit]
 
 
 def _repo_path(path: Path) -> tuple[Path, str] | None:

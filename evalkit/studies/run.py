@@ -47,7 +47,7 @@ from evalkit.prereg.study_params import (
     read_notebook,
     type_ok,
 )
-from evalkit.provenance.git import head_commit, is_dirty
+from evalkit.provenance.git import dirty_paths, head_commit, is_dirty
 from evalkit.provenance.lockfile import environment_mismatches, lock_sha256
 from evalkit.provenance.repository import REPO_ROOT
 from evalkit.studies.lock import check_study, input_hashes
@@ -89,6 +89,7 @@ _RUNNER_KEYS = (
     "versions",
     "git_commit",
     "git_dirty",
+    "git_dirty_paths",
     "notebook_sha256",
     "lock_sha256",
     "lock_mismatches",
@@ -329,8 +330,13 @@ def _git_commit() -> str | None:
 
 
 def _git_dirty() -> bool | None:
-    """True when tracked files differ from the commit (the commit alone does not name the code)."""
+    """True when the work tree differs from its commit, untracked files included."""
     return is_dirty(REPO_ROOT)
+
+
+def _git_dirty_paths() -> list[str] | None:
+    """What differs (``git status --porcelain`` lines, the first 100): e.g. ``?? calibrations/...``."""
+    return dirty_paths(REPO_ROOT)
 
 
 @contextlib.contextmanager
@@ -448,6 +454,7 @@ def _results(
         "versions": _versions(),
         "git_commit": _git_commit(),
         "git_dirty": _git_dirty(),
+        "git_dirty_paths": _git_dirty_paths(),
         "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         # the dependency lock this checkout installs, and where this environment differs from it
         "lock_sha256": lock_sha256(),
