@@ -41,7 +41,12 @@ from evalkit.files.hashing import (
 from evalkit.files.hashing import listing_sha256 as set_sha256
 from evalkit.files.input import decode_text, escape_surrogates
 from evalkit.fleet.score import SCHEDULER_TRUST
-from evalkit.prereg.history import first_committed, lock_history, rewritten_entries
+from evalkit.prereg.history import (
+    first_committed,
+    lock_history,
+    rewritten_entries,
+    uncommitted_changes,
+)
 from evalkit.prereg.lock import (
     FROZEN_KINDS,
     check_lock,
@@ -117,6 +122,7 @@ class LockStatus:
     lock_created: str | None = None
     execution_parameters: tuple[str, ...] = ()
     scheduler: str = ""  # named with --scheduler only ("": computed in the kernel)
+    uncommitted: tuple[str, ...] = ()  # how the lock differs from its last commit
 
     @property
     def amended(self) -> bool:
@@ -152,6 +158,7 @@ class LockStatus:
             "first_committed": None
             if self.committed is None
             else {"commit": self.committed[0], "date": self.committed[1]},
+            "uncommitted_lock_changes": list(self.uncommitted),
         }
 
     def banner(self) -> str:
@@ -200,6 +207,12 @@ class LockStatus:
                 f"(version {int(e.get('version', 1))}); the original was locked on "
                 f"{markdown_text(self.original_locked_on or '?')}."
                 + (f" Reason recorded: {markdown_text(reason)}" if reason else ""),
+            ]
+        if self.uncommitted:
+            lines += [
+                ">",
+                "> **The lock has changes not committed to git**, so nothing but the file "
+                "vouches for them: " + "; ".join(markdown_text(c) for c in self.uncommitted) + ".",
             ]
         design = ", ".join(markdown_code(p) for p in self.design_parameters) or "none"
         inputs = ", ".join(markdown_code(p) for p in self.input_parameters) or "none"
@@ -319,7 +332,12 @@ def _read_checked_lock(name: str, path: Path, root: str | os.PathLike[str] | Non
             f"study {name!r}: the pre-registration lock {shown} was rewritten: "
             + "; ".join(
                 f"{g['kind']} {g['name']!r} version {g['version']} (locked on {g['locked_on']}, "
-                f"committed in {g['commit'][:12]} on {g['committed_on']}) is no longer in it"
+                f"committed in {g['commit'][:12]} on {g['committed_on']}) "
+                + (
+                    "is no longer in it"
+                    if g["changed"] is None
+                    else f"was edited since ({', '.join(g['changed'])} differ)"
+                )
                 for g in rewritten
             )
             + ". Restore it from git; a pre-registration is amended, never replaced"
@@ -413,6 +431,7 @@ def check_study(
         lock_created=read.data.get("created"),
         execution_parameters=execution_names,
         scheduler=str(merged.get("scheduler") or ""),
+        uncommitted=tuple(uncommitted_changes(read.data, read.history)),
     )
 
 
