@@ -85,6 +85,11 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         check_output,
         write_output,
     )
+    from evalkit.files.parquet import (
+        DEFAULT_MAX_TABLE_BYTES,
+        DEFAULT_MAX_TABLE_ROWS,
+        read_parquet,
+    )
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
@@ -145,6 +150,9 @@ _LAZY: dict[str, str] = {
     "OutputWriteError": "evalkit.files.output",
     "check_output": "evalkit.files.output",
     "write_output": "evalkit.files.output",
+    "DEFAULT_MAX_TABLE_BYTES": "evalkit.files.parquet",
+    "DEFAULT_MAX_TABLE_ROWS": "evalkit.files.parquet",
+    "read_parquet": "evalkit.files.parquet",
     "ItemLabels": "evalkit.files.labels",
     "LONG_COLUMNS": "evalkit.files.labels",
     "MAJORITY_RULE": "evalkit.files.labels",
@@ -157,6 +165,8 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_TABLE_BYTES",
+    "DEFAULT_MAX_TABLE_ROWS",
     "FORMULA_STARTS",
     "LONG_COLUMNS",
     "MAJORITY_RULE",
@@ -210,6 +220,7 @@ __all__ = [
     "plot_text",
     "read_bytes",
     "read_item_labels",
+    "read_parquet",
     "read_stream",
     "read_text",
     "sha256_file",
