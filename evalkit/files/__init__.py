@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         unreadable_reason,
     )
     from evalkit.files.labels import (
+        CALL_OUTCOMES,
         LONG_COLUMNS,
         MAJORITY_RULE,
         SIMPLE_COLUMNS,
@@ -153,6 +154,7 @@ _LAZY: dict[str, str] = {
     "DEFAULT_MAX_TABLE_BYTES": "evalkit.files.parquet",
     "DEFAULT_MAX_TABLE_ROWS": "evalkit.files.parquet",
     "read_parquet": "evalkit.files.parquet",
+    "CALL_OUTCOMES": "evalkit.files.labels",
     "ItemLabels": "evalkit.files.labels",
     "LONG_COLUMNS": "evalkit.files.labels",
     "MAJORITY_RULE": "evalkit.files.labels",
@@ -163,6 +165,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "CALL_OUTCOMES",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_TABLE_BYTES",

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError
 from evalkit.files.append import FirstLine
 from evalkit.files.input import JsonInputError, parse_json, read_bytes, split_lines
+from evalkit.files.labels import CALL_OUTCOMES
 from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.record.dimension import DimensionId
 
@@ -64,7 +65,7 @@ SCHEMA = "evalkit-judge-runlog/1"
 RUNLOG_LINES = FirstLine(
     "run-log lines", re.compile(rb'^\s*\{.*"schema"\s*:\s*"evalkit-judge-runlog/')
 )
-OUTCOMES = ("ok", "cannot-parse", "error")
+OUTCOMES = CALL_OUTCOMES  # one vocabulary for run logs and label files
 LABEL_COLUMNS = ("item_id", "judge", "repeat", "label", "outcome", "reason")
 Key = tuple[str, int, str]
 
