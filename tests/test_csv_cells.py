@@ -112,3 +112,16 @@ def test_every_csv_evalkit_writes_neutralizes_a_formula_session_id(
     assert main(["judge", "--rules", "--metrics-dir", str(metrics)]) == 0
     labelled = _cells(capsys.readouterr().out, "item_id")
     assert len({c for c in labelled if c.startswith(tuple(run_ids))}) == len(ids)
+
+
+def test_monitor_csv_neutralizes_a_formula_cell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``monitor --format csv`` (merged from the monitor branch) names the session a band's
+    state was first reached at: a hostile session id there is written as text too."""
+    metrics, ids = _ledger(tmp_path)
+    argv = ["monitor", "--metrics-dir", str(metrics), "--format", "csv", "--no-progress"]
+    assert main([*argv, "--floor", "0"]) in (0, 4)
+    text = capsys.readouterr().out
+    sessions = _cells(text, "since_session_id")  # no cell is a formula
+    assert sessions & {"'" + i for i in ids}, sessions  # and the hostile ones are there, as text

@@ -293,3 +293,30 @@ def test_writing_the_lock_never_follows_a_planted_link(tmp_path: Path) -> None:
     write_lock(lock, root, date="2026-12-02")
     assert victim.read_text(encoding="utf-8") == "keep me\n"
     assert '"rubric-v9"' in lock.read_text(encoding="utf-8")
+
+
+def test_explore_never_writes_its_page_onto_a_journal_a_ledger_or_through_a_link(
+    metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``explore --out`` (merged from the explorer branch) passes the same check: the journal
+    it reads, the ledger beside it, a link, gold/; refused before the page is built."""
+    _record(metrics)
+    before = _digests(metrics)
+    explore = ["explore", "--metrics-dir", str(metrics), "--no-verify", "--no-progress", "--out"]
+    journal_file = metrics / "eval.jsonl"
+    _refused([*explore, str(journal_file)], journal_file, "this command's", capsys)
+    for name in ("sessions.jsonl", "events.jsonl"):
+        _refused([*explore, str(metrics / name)], metrics / name, f"{name} of the ledger", capsys)
+    victim = _victim(tmp_path, "keep me\n")
+    link = tmp_path / "explorer.html"
+    link.symlink_to(victim)
+    _refused([*explore, str(link)], link, "a symbolic link", capsys)
+    inside = GOLD_V1 / "explorer.html"
+    _refused([*explore, str(inside)], inside, "inside", capsys)
+    fleet = ["explore", "--fleet", str(metrics), "--no-verify", "--no-progress", "--out"]
+    _refused([*fleet, str(metrics / "sessions.jsonl")], metrics / "sessions.jsonl", "sess", capsys)
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+    assert _digests(metrics) == before and not inside.exists()
+    page = tmp_path / "ok.html"
+    assert main([*explore, str(page)]) == 0
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
