@@ -143,3 +143,62 @@ def test_an_uncommitted_lock_change_is_on_the_page(legacy: Path) -> None:
     assert status.to_json()["uncommitted_lock_changes"] == list(status.uncommitted)
     _commit(legacy, "amend")
     assert _check(legacy).uncommitted == ()
+
+
+@pytest.fixture
+def unrecorded(tmp_path: Path) -> Path:
+    """A project whose committed lock entry holds only its parameters cell's hash (locked
+    before designs were recorded), its design not yet recorded."""
+    proj = tmp_path / "proj"
+    nb = toy_notebook(proj / "notebooks" / f"{NAME}.ipynb", PARAMS, "print('ran')")
+    cell = parameters_cell(read_notebook(nb), nb)
+    entry = {"kind": "study", "name": NAME, "locked_on": "2026-01-02",
+             "path": f"notebooks/{NAME}.ipynb#parameters",
+             "sha256": hashlib.sha256(cell.encode()).hexdigest()}  # fmt: skip
+    lock = proj / "preregistration.lock.json"
+    lock.write_text(json.dumps({"schema": 1, "created": "2026-01-02", "entries": [entry]}))
+    _git(proj, "init", "-q")
+    _commit(proj, "lock, before designs were recorded")
+    return proj
+
+
+def _record_by_hand(proj: Path, design: dict[str, Any]) -> None:
+    lock = proj / "preregistration.lock.json"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data["entries"][0].update(
+        design=design, design_sha256=design_sha256(design), inputs=["metrics_dir"],
+        design_recorded_on="2026-01-03",
+    )  # fmt: skip
+    lock.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+@pytest.mark.parametrize("commit_it", [False, True])
+@pytest.mark.parametrize("cell_changed", [False, True])
+def test_a_design_recorded_by_hand_onto_a_cell_hash_entry_is_refused(
+    unrecorded: Path, commit_it: bool, cell_changed: bool
+) -> None:
+    """The one edit the history allows (recording the design of an entry that held only its
+    cell's hash) must record that cell's design: a hand-written ceiling 0.5 over the locked
+    cell's 0.1 (the notebook unchanged, or changed to 0.5 too) is refused, committed or not."""
+    if cell_changed:
+        toy_notebook(
+            unrecorded / "notebooks" / f"{NAME}.ipynb", PARAMS.replace("0.1", "0.5"), "print(1)"
+        )
+    _record_by_hand(unrecorded, {"ceiling": 0.5, "n_resamples": 1000})
+    if commit_it:
+        _commit(unrecorded, "record a design by hand")
+    with pytest.raises(EvalkitError, match="is not the locked parameters cell's") as caught:
+        _check(unrecorded, ceiling=0.5) if not cell_changed else _check(unrecorded)
+    assert "design, design_sha256" in str(caught.value)
+
+
+def test_the_honest_design_record_of_a_cell_hash_entry_stands(unrecorded: Path) -> None:
+    _record_by_hand(unrecorded, {"ceiling": 0.1, "n_resamples": 1000})
+    assert _check(unrecorded).status == "pre-registered"
+    _commit(unrecorded, "record the design")
+    # the cell changed since (its committed version names the design): still the locked one
+    toy_notebook(
+        unrecorded / "notebooks" / f"{NAME}.ipynb", PARAMS.replace("0.1", "0.2"), "print(1)"
+    )
+    with pytest.raises(EvalkitError, match="differs from the pre-registered design"):
+        _check(unrecorded)

@@ -7,18 +7,28 @@ the current lock: :func:`rewritten_entries` lists what a committed version held 
 no longer holds, unchanged (an honest lock only grows: an amendment adds a version and keeps
 the old one; the one edit allowed is ``preregister`` recording the design of an entry locked
 before designs were, :data:`~evalkit.prereg.lock.DESIGN_RECORD_FIELDS`, which adds fields and
-changes none). :func:`uncommitted_changes` says how the lock differs from its last commit, and
-:func:`first_committed` dates an entry by the oldest commit holding it.
+changes none, and :func:`recorded_design_error` checks that what it added is the design of the
+cell the entry's ``sha256`` names). :func:`uncommitted_changes` says how the lock differs from
+its last commit, and :func:`first_committed` dates an entry by the oldest commit holding it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.hashing import sha256_hex
 from evalkit.prereg.lock import DESIGN_RECORD_FIELDS, entry_id, entry_key, parse_lock
+from evalkit.prereg.study_params import (
+    Parameter,
+    design_of,
+    design_sha256,
+    parameters_cell,
+    parse_parameters,
+)
 from evalkit.provenance.git import file_history
 
 __all__ = [
@@ -26,6 +36,7 @@ __all__ = [
     "first_committed",
     "holds",
     "lock_history",
+    "recorded_design_error",
     "rewritten_entries",
     "uncommitted_changes",
 ]
@@ -135,3 +146,60 @@ def uncommitted_changes(lock: Mapping[str, Any], history: list[Committed]) -> li
     if fields:
         out.append(f"the lock's own fields {', '.join(fields)}")
     return [f"{clause} (since commit {commit[:12]})" for clause in out]
+
+
+def _committed_cell(sha256: str, notebook: str | os.PathLike[str]) -> str | None:
+    """The parameters cell whose sha256 is ``sha256`` in a committed version of ``notebook``."""
+    for revision in file_history(notebook):
+        if revision.content is None:
+            continue
+        try:
+            nb = json.loads(revision.content)
+            cell = parameters_cell(nb, notebook) if isinstance(nb, dict) else None
+        except (EvalkitError, ValueError):
+            continue
+        if cell is not None and sha256_hex(cell.encode("utf-8")) == sha256:
+            return cell
+    return None
+
+
+def recorded_design_error(
+    entry: Mapping[str, Any],
+    source_sha256: str,
+    declared: Mapping[str, Parameter],
+    notebook: str | os.PathLike[str],
+) -> str | None:
+    """Why a design recorded onto an older entry is not its locked cell's; None when it is.
+
+    ``preregister`` records, once, the design of an entry locked before designs were recorded
+    (its ``sha256`` is its parameters cell's): the defaults of that very cell, the current one
+    (``source_sha256``, ``declared``) or a committed version of ``notebook``. A design that is
+    not that cell's, or a cell found nowhere, is no pre-registration: the lock was edited.
+    """
+    if "design_recorded_on" not in entry or not isinstance(entry.get("design"), dict):
+        return None
+    if entry["sha256"] != source_sha256:
+        cell = _committed_cell(entry["sha256"], notebook)
+        if cell is None:
+            return (
+                "has a design recorded onto an entry that holds only its parameters cell's "
+                "hash, and no version of the notebook (current or committed) has that cell"
+            )
+        declared = parse_parameters(cell, notebook)
+    design = design_of({p.name: p.default for p in declared.values()}, declared)
+    inputs = [p.name for p in declared.values() if p.is_input]
+    differ = [
+        field
+        for field, ok in (
+            ("design", entry["design"] == design),
+            ("design_sha256", entry.get("design_sha256") == design_sha256(design)),
+            ("inputs", list(entry.get("inputs", inputs)) == inputs),
+        )
+        if not ok
+    ]
+    if not differ:
+        return None
+    return (
+        f"has a recorded {', '.join(differ)} that is not the locked parameters cell's (the cell "
+        "its sha256 names): the lock was edited by hand"
+    )

@@ -44,6 +44,7 @@ from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.prereg.history import (
     first_committed,
     lock_history,
+    recorded_design_error,
     rewritten_entries,
     uncommitted_changes,
 )
@@ -289,10 +290,17 @@ def _refuse_changed(data: Mapping[str, Any], name: str, root: Path | None, shown
 
 
 def _locked_design(
-    entry: Mapping[str, Any], declared: Mapping[str, Parameter], source_sha256: str
+    entry: Mapping[str, Any], declared: Mapping[str, Parameter], source_sha256: str, root: Path
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The locked design, or (None, why) for an old entry whose cell changed."""
     if isinstance(entry.get("design"), dict):
+        notebook = root / str(entry["path"]).split("#", 1)[0]
+        forged = recorded_design_error(entry, source_sha256, declared, notebook)
+        if forged is not None:
+            raise EvalkitError(
+                f"study {entry['name']!r}: the pre-registration lock entry version "
+                f"{int(entry.get('version', 1))} {forged}. Restore the lock from git"
+            )
         return dict(entry["design"]), None
     # an entry locked before designs were recorded: its sha256 is the parameters cell's
     if entry["sha256"] == source_sha256:
@@ -405,7 +413,8 @@ def check_study(
             "with `evalkit preregister` before its first run, or run it as not pre-registered "
             "(--no-lock)"
         )
-    locked, why = _locked_design(entry, declared, source_sha256)
+    project = Path(root) if root is not None else REPO_ROOT
+    locked, why = _locked_design(entry, declared, source_sha256, project)
     if locked is None:
         devs: tuple[Deviation, ...] = (
             Deviation("(parameters cell)", entry["sha256"], source_sha256, why or ""),
