@@ -3,7 +3,8 @@
 ``--deviation`` made only of zero-width characters was accepted and the page showed an empty
 reason. Now a deviation reason (and a pre-registration amendment's ``--reason``) needs a
 letter, digit, punctuation mark or symbol: whitespace, zero-width and other format characters,
-control characters and combining marks alone are refused before any kernel starts or any
+control characters, combining marks and the letters drawn blank (Hangul fillers) alone are
+refused before any kernel starts or any
 entry is locked.
 """
 
@@ -25,6 +26,8 @@ INVISIBLE = [
     "\u202e\u2066\u200e",  # bidi controls
     "\u0301\u20dd",  # combining marks with nothing to combine with
     "\t\x0b\x7f",  # control characters
+    "\u3164\u115f\u1160\uffa0",  # Hangul fillers: letters (Lo) drawn as nothing
+    "\u2800\U000e0041\ufe0f",  # the blank Braille pattern, a tag character, a selector
 ]
 VISIBLE = ["a", "\u200bwhy\u200b", "é", "因为", "—", "1", "🙂"]
 

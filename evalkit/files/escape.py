@@ -52,10 +52,16 @@ def has_visible_character(text: str) -> bool:
     """Whether ``text`` shows anything on a page: a letter, digit, punctuation mark or symbol.
 
     Whitespace, zero-width and other format characters (U+200B, U+2060, U+FEFF, bidi marks),
-    control characters and combining marks alone render as nothing: a reason made of them is
-    no reason.
+    control characters and combining marks alone render as nothing, and so do the few letters
+    and symbols drawn blank (:data:`_BLANK`: the Hangul fillers, the blank Braille pattern): a
+    reason made of them is no reason.
     """
-    return any(unicodedata.category(ch)[0] in "LNPS" for ch in text)
+    return any(unicodedata.category(ch)[0] in "LNPS" and ch not in _BLANK for ch in text)
+
+
+#: Letters and symbols (categories L, S) that render as blank space: the Hangul fillers
+#: (Unicode's default-ignorable letters) and the blank Braille pattern.
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def html_text(value: object) -> str:
