@@ -4,8 +4,7 @@
 reason. Now a deviation reason (and a pre-registration amendment's ``--reason``) needs a
 letter, digit, punctuation mark or symbol: whitespace, zero-width and other format characters,
 control characters, combining marks and the letters drawn blank (Hangul fillers) alone are
-refused before any kernel starts or any
-entry is locked.
+refused before any kernel starts or any entry is locked.
 """
 
 from __future__ import annotations
