@@ -60,3 +60,27 @@ def test_outside_a_repository_dirtiness_is_unknown(tmp_path: Path) -> None:
     _git(tmp_path, "init", "-q")  # a repository without a commit yet: every file is new
     (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
     assert git.dirty_paths(tmp_path) == ["?? a.txt"]
+
+
+def test_a_certificate_git_is_told_to_ignore_or_not_to_look_at_is_named(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other ways to hide a file that decides a page from ``git status``: excluded in
+    ``.git/info/exclude`` (ignored below a decisive folder counts), or a tracked one marked
+    ``--assume-unchanged`` / ``--skip-worktree`` and then edited."""
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("calibrations/*.json\n", encoding="utf-8")
+    (repo / "calibrations" / "abc.json").write_text("{}\n", encoding="utf-8")
+    assert git.dirty_paths(repo) == []  # a plain status does not see it
+    assert git.dirty_paths(repo, decisive=["calibrations"]) == ["!! calibrations/abc.json"]
+    monkeypatch.setattr(studies, "REPO_ROOT", repo)
+    assert studies._git_dirty() is True
+    (repo / "calibrations" / "abc.json").unlink()
+    for flag, code in (("--assume-unchanged", "?h"), ("--skip-worktree", "?S")):
+        _git(repo, "update-index", flag, "calibrations/README.md")
+        (repo / "calibrations" / "README.md").write_text("edited\n", encoding="utf-8")
+        assert git.dirty_paths(repo) == [f"{code} calibrations/README.md"]
+        assert git.is_dirty(repo) is True
+        _git(repo, "update-index", flag.replace("--", "--no-"), "calibrations/README.md")
+        _git(repo, "checkout", "--", "calibrations/README.md")
+    assert git.is_dirty(repo, decisive=["calibrations"]) is False

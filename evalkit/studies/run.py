@@ -38,6 +38,7 @@ from evalkit.extras import require
 from evalkit.files.escape import markdown_text
 from evalkit.files.input import parse_json
 from evalkit.files.output import write_output
+from evalkit.prereg.lock import LOCK_NAME
 from evalkit.prereg.study_params import (
     Parameter,
     injected_source,
@@ -352,14 +353,18 @@ def _git_commit() -> str | None:
     return head_commit(REPO_ROOT)
 
 
+#: What decides a study's page beside the code: even an ignored file there makes a tree dirty.
+_DECISIVE = ("calibrations", "gold", "rubrics", LOCK_NAME)
+
+
 def _git_dirty() -> bool | None:
     """True when the work tree differs from its commit, untracked files included."""
-    return is_dirty(REPO_ROOT)
+    return is_dirty(REPO_ROOT, decisive=_DECISIVE)
 
 
 def _git_dirty_paths() -> list[str] | None:
     """What differs (``git status --porcelain`` lines, the first 100): e.g. ``?? calibrations/...``."""
-    return dirty_paths(REPO_ROOT)
+    return dirty_paths(REPO_ROOT, decisive=_DECISIVE)
 
 
 @contextlib.contextmanager
