@@ -571,3 +571,46 @@ def test_json_output_names_absent_keys_and_beyond_double_numbers(
     missing = drifts[("token_input", "missing-key")]
     assert missing["stored"] is None and missing["stored_absent"] is True
     assert result["verdicts_changed"] == [] and result["claims"] == list(CLAIMS)
+
+
+def test_report_flags_every_record_it_cannot_re_verify(
+    metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding 7's second half, as a class: an agreeing record renders without the warning; a
+    rubric text this evalkit lacks (a version mismatch), any drift, and a ledger that no
+    longer holds the session each open the page with "Not verified"."""
+    (metrics / "eval.jsonl").unlink(missing_ok=True)
+    run_id = _store(metrics)["run_id"]
+    page = tmp_path / "page.html"
+    report = ["report", run_id, "--metrics-dir", str(metrics), "--out", str(page)]
+
+    def flagged() -> tuple[bool, str]:
+        assert main(report) == 0
+        err = capsys.readouterr().err
+        return "Not verified" in page.read_text(encoding="utf-8"), err
+
+    assert flagged() == (False, f"evalkit report: wrote {page}\n")
+
+    def unknown_text(rec: Record) -> None:
+        rec["provenance"]["rubric_sha256"] = "a" * 64
+
+    def verdict(rec: Record) -> None:
+        dim = rec["dimensions"][0]
+        dim["status"] = "fail" if dim["status"] != "fail" else "pass"
+
+    for edit in (unknown_text, verdict):
+        line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
+        rec = json.loads(line)
+        edit(rec)
+        (metrics / "eval.jsonl").write_text(json.dumps(seal_record(rec)) + "\n", "utf-8")
+        shown, err = flagged()
+        assert shown and "warning: not verified: " in err, err
+        (metrics / "eval.jsonl").write_text(line, encoding="utf-8")
+    assert flagged()[0] is False
+    moved = tmp_path / "elsewhere"
+    shutil.copy(metrics / "eval.jsonl", tmp_path / "eval.jsonl")
+    metrics.rename(moved)
+    metrics.mkdir()
+    shutil.copy(tmp_path / "eval.jsonl", metrics / "eval.jsonl")  # the journal, no ledger
+    shown, err = flagged()
+    assert shown and "it cannot be re-scored" in err, err
