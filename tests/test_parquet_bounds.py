@@ -54,7 +54,8 @@ def test_decoded_bytes_are_bounded_and_only_the_needed_columns_read(tmp_path: Pa
     )
     path = tmp_path / "wide.parquet"
     pq.write_table(table, path)
-    with pytest.raises(EvalkitError, match=r"more than 1048576 bytes decoded .* refused at row "):
+    # its pages alone are over the cap: refused from the footer, before a value is decoded
+    with pytest.raises(EvalkitError, match=r"hold \d+ bytes uncompressed, more than the 1048576"):
         read_parquet(path, "labels file", max_bytes=1 << 20)
     few = _dictionary_file(tmp_path / "few.parquet", 10, extra=3)
     frame = read_parquet(few, "labels file", columns=["item_id", "label", "absent"])
@@ -62,3 +63,41 @@ def test_decoded_bytes_are_bounded_and_only_the_needed_columns_read(tmp_path: Pa
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(EvalkitError, match=r"bad\.parquet.*not a parquet file"):
         read_parquet(tmp_path / "bad.parquet", "labels file")
+
+
+def _long_value_file(path: Path, rows: int, value_bytes: int) -> Path:
+    """``rows`` rows (well under the row cap) all naming one ``value_bytes``-long value of a
+    dictionary: a small file whose decoded label column is ``rows * value_bytes`` bytes."""
+    index = pa.array([0] * rows, type=pa.int32())
+    long = pa.DictionaryArray.from_arrays(index, pa.array(["x" * value_bytes]))
+    short = {c: pa.DictionaryArray.from_arrays(index, pa.array([f"{c}-0"])) for c in COLUMNS}
+    # no Arrow schema stored: a reader sees plain text columns (as most writers leave them),
+    # dictionary-encoded on disk, which pyarrow expands batch by batch
+    table = pa.table({**short, "label": long})
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+    return path
+
+
+def test_one_long_value_on_every_row_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    """Another member of finding 15's class: 100,000 rows (a twentieth of the row cap) that
+    all name one 64 KB value decode to 6.5 GB; the first batch alone was 4 GB. Counted by the
+    dictionary's value lengths, it is refused before a copy is made, under a memory limit."""
+    path = _long_value_file(tmp_path / "labels.parquet", 100_000, 64 << 10)
+    assert path.stat().st_size < 1_000_000
+    outcome = in_child(_load, str(path), timeout=60)
+    assert outcome.kind == "raised" and outcome.evalkit_error, outcome
+    assert "bytes decoded" in outcome.message and "refused at row 65536" in outcome.message
+    # plain text columns (parquet dictionary-encodes them on disk) are counted the same way,
+    # and an honest file reads with its values as plain strings, as before
+    from evalkit.errors import EvalkitError
+    from evalkit.files.parquet import read_parquet
+
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({c: pa.array(["x" * 1000] * 5000) for c in COLUMNS}), plain)
+    with pytest.raises(EvalkitError, match=r"more than 1048576 bytes decoded .* refused at row "):
+        read_parquet(plain, "labels file", max_bytes=1 << 20)
+    frame = read_parquet(plain, "labels file", columns=["item_id", "label"])
+    assert frame["label"].tolist() == ["x" * 1000] * 5000 and list(frame.columns) == [
+        "item_id", "label"
+    ]  # fmt: skip
+    assert str(frame["label"].dtype) != "category"  # plain text, as pandas reads it
