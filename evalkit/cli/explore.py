@@ -34,8 +34,9 @@ EPILOG = """examples:
   or explorer.html#run=RUN_ID (one record)
 
 exit codes: 0 the page was written; 1 no journal to read (with --fleet: no directory has
-one; those without are left out and named on stderr), a bad argument or fleet spec;
-2 the page could not be written.
+one; those without are left out and named on stderr), a bad argument or fleet spec, an --out
+no output flag writes (a journal or ledger file, gold/, calibrations/, a link; docs/CLI.md);
+2 the page could not be written (the old file, if any, is left as it was).
 """
 
 
