@@ -180,7 +180,8 @@ _INTRUDER = textwrap.dedent(
     if __name__ == "__main__":
         with fleet_client(workers=1) as client:
             info = client.scheduler_info()
-            addresses = [client.scheduler.address, *info["workers"]]
+            nannies = [w.get("nanny") for w in info["workers"].values()]
+            addresses = [client.scheduler.address, *info["workers"], *filter(None, nannies)]
             print(json.dumps({
                 "addresses": addresses,
                 "http": http(info["services"]["dashboard"]),
@@ -201,9 +202,9 @@ def test_a_local_cluster_evalkit_starts_refuses_every_client_but_its_own(tmp_pat
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
-    assert len(seen["addresses"]) == 2
+    assert len(seen["addresses"]) == 3  # the scheduler, the worker, the worker's nanny
     assert all(a.startswith("tls://127.0.0.1:") for a in seen["addresses"]), seen
-    assert seen["intrusions"] == [None, None], seen  # neither the scheduler nor the worker
+    assert seen["intrusions"] == [None, None, None], seen  # none of them runs a stranger's code
     assert seen["http"] == {  # a health check, and nothing about the tasks or the workers
         "/health": 200, "/json/identity.json": 404, "/info/main/workers.html": 404, "/metrics": 404,
     }  # fmt: skip
