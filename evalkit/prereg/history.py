@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
@@ -148,7 +149,7 @@ def uncommitted_changes(lock: Mapping[str, Any], history: list[Committed]) -> li
     return [f"{clause} (since commit {commit[:12]})" for clause in out]
 
 
-def _committed_cell(sha256: str, notebook: str | os.PathLike[str]) -> str | None:
+def _committed_cell(sha256: str, notebook: Path) -> str | None:
     """The parameters cell whose sha256 is ``sha256`` in a committed version of ``notebook``."""
     for revision in file_history(notebook):
         if revision.content is None:
@@ -167,7 +168,7 @@ def recorded_design_error(
     entry: Mapping[str, Any],
     source_sha256: str,
     declared: Mapping[str, Parameter],
-    notebook: str | os.PathLike[str],
+    notebook: Path,
 ) -> str | None:
     """Why a design recorded onto an older entry is not its locked cell's; None when it is.
 
