@@ -320,3 +320,20 @@ def test_explore_never_writes_its_page_onto_a_journal_a_ledger_or_through_a_link
     page = tmp_path / "ok.html"
     assert main([*explore, str(page)]) == 0
     assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("name", ["results.json", "threshold-study.ipynb", "index.html"])
+def test_a_link_planted_in_a_study_folder_is_refused_before_any_kernel(
+    name: str, tmp_path: Path, kernel_calls: list[object], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each of the three files a study writes, planted as a link to someone's file in the
+    folder ``--out`` names: refused before the kernel starts, the target untouched."""
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = _victim(tmp_path, "keep me\n")
+    (out / name).symlink_to(victim)
+    argv = ["study", "run", "threshold-study", "--no-lock", "-p", "n_resamples", "60"]
+    assert main([*argv, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{str(out / name)!r}: is a symbolic link" in err, err
+    assert kernel_calls == [] and victim.read_text(encoding="utf-8") == "keep me\n"

@@ -37,7 +37,7 @@ from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_text
 from evalkit.files.input import parse_json
-from evalkit.files.output import write_output
+from evalkit.files.output import check_output, write_output
 from evalkit.prereg.lock import LOCK_NAME
 from evalkit.prereg.study_params import (
     Parameter,
@@ -79,6 +79,7 @@ STUDIES: tuple[str, ...] = (
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
+_RESULTS = "results.json"
 #: Set to "1" for the kernel of a run with ``no_lock`` ("0" otherwise, whatever the caller's
 #: environment says): a study that calibrates then runs its calibrations without a lock too,
 #: as its page states (never mintable). It can only take trust away, never add it.
@@ -437,6 +438,9 @@ def run_study(
     inputs = input_hashes(declared, merged)
     prepared = _prepared_notebook(nb_dict, merged, status.banner())
     out = Path(out_dir) if out_dir is not None else Path("reports") / name
+    outputs = {"study page": "index.html", "notebook": f"{name}.ipynb", "study results": _RESULTS}
+    for what, file in outputs.items():  # before any kernel: no link, no folder in their place
+        check_output(out / file, what)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
@@ -452,7 +456,7 @@ def run_study(
     write_output(out / f"{name}.ipynb", text if text.endswith("\n") else text + "\n", "notebook")
     run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
     results = _results(name, run_status, merged, status, inputs, error, figures, path)
-    results_path = out / "results.json"
+    results_path = out / _RESULTS
     write_output(results_path, json.dumps(results, indent=2) + "\n", "study results")
     say(f"[study] {name}: {run_status.value} -> {html_path}")
     return StudyRun(name, run_status, out, html_path, results_path, results, error)
