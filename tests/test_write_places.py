@@ -337,3 +337,23 @@ def test_a_link_planted_in_a_study_folder_is_refused_before_any_kernel(
     err = capsys.readouterr().err
     assert f"{str(out / name)!r}: is a symbolic link" in err, err
     assert kernel_calls == [] and victim.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_no_output_flag_writes_onto_the_ledger_or_journal_of_a_directory_not_in_play(
+    metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --out`` and ``explore --out`` onto another repository's ``eval.jsonl`` or
+    ledger (a metrics directory this command does not read): refused the same way."""
+    run_id = _record(metrics)
+    other = tmp_path / "other" / "metrics"
+    shutil.copytree(metrics, other)
+    before = _digests(other)
+    report = ["report", run_id, "--metrics-dir", str(metrics), "--out"]
+    explore = ["explore", "--metrics-dir", str(metrics), "--no-verify", "--no-progress", "--out"]
+    for argv in (report, explore):
+        _refused([*argv, str(other / "eval.jsonl")], other / "eval.jsonl", "the journal", capsys)
+        for name in ("sessions.jsonl", "events.jsonl"):
+            _refused([*argv, str(other / name)], other / name, f"{name} of the ledger", capsys)
+    assert _digests(other) == before
+    beside = other / "page.html"  # beside them is fine: only their files are protected
+    assert main([*report, str(beside)]) == 0 and beside.is_file()

@@ -208,6 +208,19 @@ def _frozen_gold_version(path: Path) -> NoWrite | None:
     return None
 
 
+def _metrics_dir_around(path: Path) -> Path | None:
+    """The metrics directory ``path`` would be written into (in play or not), or None.
+
+    A folder holding a ledger file or a journal is one; so is the folder of a ``_archive``.
+    """
+    here = path.parent if str(path.parent) else Path(".")
+    for folder in (here, here.parent) if here.name == ARCHIVE_DIR_NAME else (here,):
+        names = [p for _, p in ledger_paths(folder)] + [os.fspath(folder / JOURNAL_NAME)]
+        if any(os.path.isfile(p) for p in names):
+            return folder
+    return None
+
+
 def output_path(
     path: PathLike,
     flag: str,
@@ -221,9 +234,12 @@ def output_path(
     """``path`` once an output flag may write it; an ``EvalkitError`` (exit 1) naming why not.
 
     :func:`never_write_here` lists the places refused (its keywords as there), and any frozen
-    gold version folder; a link or a special file is refused too.
+    gold version folder and the ledger and journal files of any metrics directory ``path`` is
+    in (one not named on the command line too); a link or a special file is refused too.
     """
-    never = list(never_write_here(metrics_dirs, gold, inputs=inputs, journals=journals, lock=lock))
+    around = _metrics_dir_around(Path(path))
+    dirs = [*metrics_dirs, *([] if around is None else [around])]
+    never = list(never_write_here(dirs, gold, inputs=inputs, journals=journals, lock=lock))
     frozen = _frozen_gold_version(Path(path))
     if frozen is not None:
         never.append(frozen)
