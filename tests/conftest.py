@@ -56,10 +56,24 @@ sys.addaudithook(_loopback_only)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when any test tried to connect beyond loopback."""
+    """Fail the run when any test tried to connect beyond loopback.
+
+    Under pytest-xdist a worker hands its list to the controller (``workeroutput``), which
+    fails the whole run: a worker's own exit status would be lost.
+    """
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["outside_loopback"] = list(OUTSIDE_LOOPBACK)
+        return
     if OUTSIDE_LOOPBACK:
         print(f"\nconnections attempted beyond loopback: {OUTSIDE_LOOPBACK}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Collect a finished xdist worker's loopback violations (see pytest_sessionfinish)."""
+    OUTSIDE_LOOPBACK.extend(getattr(node, "workeroutput", {}).get("outside_loopback", []))
 
 
 def require_shared(*parts: str) -> Path:
