@@ -114,6 +114,9 @@ def test_a_symlinked_alias_in_a_fleet_is_refused_not_counted_twice(
     assert main(["score", "--all", "--fleet", pattern, "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "is the same directory" in err and "counted twice" in err
+    # every command that takes a fleet reads it so: the explorer's pooled rates too
+    assert main(["explore", "--fleet", pattern, "--no-verify", "--no-progress"]) == 1
+    assert "is the same directory" in capsys.readouterr().err
     recorded = _hashed(Path(pattern), "metrics_dirs")
     assert "is the same directory" in recorded["error"]
     shutil.rmtree(fleet[1])
