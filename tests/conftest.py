@@ -128,3 +128,18 @@ def no_lock_or_registry_env(monkeypatch: pytest.MonkeyPatch) -> None:
     the repository a test names (a temporary copy) counts; use with ``pytestmark``."""
     monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
     monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record every attempt to start a notebook; none may happen when a run is refused."""
+    import papermill
+
+    calls: list[Any] = []
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        calls.append(args)
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(papermill, "execute_notebook", record)
+    return calls

@@ -313,6 +313,7 @@ def test_a_rerun_diffs_cleanly(
     first = threshold_run.results
     monkeypatch.setattr(studies, "_git_commit", lambda: first["git_commit"])
     monkeypatch.setattr(studies, "_git_dirty", lambda: first["git_dirty"])
+    monkeypatch.setattr(studies, "_git_dirty_paths", lambda: first["git_dirty_paths"])
     again = studies.run_study(
         "threshold-study", {"n_resamples": 200}, out_dir=tmp_path, deviation=FEWER_RESAMPLES
     )
