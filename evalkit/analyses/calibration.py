@@ -286,6 +286,12 @@ def _advisory(result: Any) -> str:
 
 def advisory_text(result: Any) -> str:
     """One sentence: are the judge figures on this page advisory, and why."""
+    if not getattr(result, "pre_registered", True):
+        return (
+            "**Advisory.** This calibration is not pre-registered: its decision rule is not the "
+            "repository's locked rule for this gold set (or it ran with `--no-lock`), so it "
+            "licenses no verdict; judge dimensions stay `uncalibrated`."
+        )
     if not result.graduates:
         return (
             "**Advisory.** This calibration does not graduate under its pre-registered rule: "
@@ -454,14 +460,18 @@ def decision_text(result: Any) -> str:
         share = g.get("failed_calls_share_at_most")
         shown = f"{100 * share:g}%" if isinstance(share, int | float) else str(share)
         extra += f", calls without a label ≤ {markdown_text(shown)}"
+    pre = getattr(result, "pre_registered", True)
     head = (
-        f"Pre-registered rule ({markdown_code(rule.get('path'))}, sha256 "
+        f"{'Pre-registered rule' if pre else 'Rule, not pre-registered'} "
+        f"({markdown_code(rule.get('path'))}, sha256 "
         f"{markdown_code(str(rule.get('sha256', ''))[:12])}…, frozen {t(rule.get('frozen_on'))}): "
         f"graduate iff the κ CI lower bound ≥ {t(g.get('kappa_ci_low_at_least'))}, n ≥ "
         f"{t(g.get('n_at_least'))} and missing ≤ {t(g.get('missing_at_most'))}{extra}; "
         f"otherwise {markdown_code(rule.get('otherwise'))}."
     )
     verdict = "**graduates**" if result.graduates else "**does not graduate**"
+    if not pre:
+        verdict = "**not pre-registered**"
     ci = rule.get("ci", {})
     pre_n, pre_rng = ci.get("n_resamples"), ci.get("rng")
     interval = ""

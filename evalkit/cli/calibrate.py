@@ -25,9 +25,15 @@ gold set or decision rule changed. ``--no-lock`` runs without one: the result th
 
 ``--register`` mints a graduating calibration: it writes the calibration certificate
 ``calibrations/<calibration_ref>.json`` into this repository (never anywhere else), re-checks
-it, and only then may records carry its ``calibrated:`` status. A calibration against a gold
-set outside the repository, or not as the lock holds it, is computed and shown, never minted:
-``mintable`` is false and ``mintable_reason`` says why.
+it, and only then may records carry its ``calibrated:`` status, and only records whose judge
+has the identity that earned it (docs/JUDGES.md: the spec, the model the API reported, the
+prompt template, the parameters, K). A certificate made from a labels file says so and names
+no judge: no record can claim it. A calibration against a gold set outside the repository, or
+not as the lock holds it, is computed and shown, never minted: ``mintable`` is false and
+``mintable_reason`` says why. Graduation is judged only under the repository's locked rule for
+the gold set's name; under any other rule, or with ``--no-lock``, the result says "not
+pre-registered" and does not graduate. A certificate whose re-check would exceed the bound
+(calls x resamples) is not registered.
 
 Exit 0 when the result was written (and registered, with ``--register``), whether the judge
 graduates or not; exit 1 on bad input (unreadable labels, a gold set whose bytes changed, a
@@ -126,8 +132,8 @@ def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
         return rule_judge_labels(gold), args.judge or RULE_JUDGE_NAME
     labels = read_labels(args.labels, None if args.judge is None else args.judge)
     say_notes(labels)
-    if labels.judge is None:  # a plain file: --judge names it, else the file does
-        return labels, args.judge or args.labels
+    if labels.judge is None:  # a plain file: --judge names it, else its name (never a path)
+        return labels, args.judge or Path(args.labels).name
     return labels, None
 
 
