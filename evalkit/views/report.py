@@ -93,26 +93,52 @@ def _score(dim: Mapping[str, Any]) -> str:
     return _value(dim["score"])
 
 
-def _calibration(dim: Mapping[str, Any]) -> str:
-    """The calibration cell of a judge dimension.
+def _calibration(dim: Mapping[str, Any], accepted: Any = None) -> str:
+    """The calibration cell of a judge dimension: its status, and why.
 
     A status other than ``uncalibrated`` only reaches here after validation against verified
-    certificates, so it names its certificate.
+    certificates (earned by this dimension's judge identity), so it names its certificate.
+    ``accepted`` (the repository's calibrations) says why, when it can explain.
     """
     status = dim.get("calibration_status")
+    explain = getattr(accepted, "explain", None)
+    reason = explain(str(dim.get("id")), dim) if callable(explain) else ""
+    why = f'<br><span class="certificate">{html_text(reason)}</span>' if reason else ""
     if status == UNCALIBRATED:
-        return html_text(status)
+        return html_text(status) + why
     return (
         f'{html_text(status)}<br><span class="certificate">verified calibration certificate '
-        f"<code>calibrations/{html_text(dim.get('calibration_ref'))}.json</code></span>"
+        f"<code>calibrations/{html_text(dim.get('calibration_ref'))}.json</code></span>{why}"
     )
 
 
-def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool) -> str:
-    extra_head = "<th>calibration</th>" if judge else ""
+def _judge_cell(dim: Mapping[str, Any]) -> str:
+    """Who judged: spec, the model the API reported, K and how they became one, the calls."""
+    block = dim.get("judge")
+    if not isinstance(block, Mapping):
+        return '<span class="missing">not recorded (written without its judge)</span>'
+    found = block.get("calls")
+    calls: list[Any] = found if isinstance(found, list) else []
+    statuses = ", ".join(
+        f"r{c.get('repeat')}: {c.get('status')}" for c in calls if isinstance(c, Mapping)
+    )
+    template = str(block.get("prompt_template_sha256") or "")[:12]
+    return (
+        f"<code>{_e(block.get('spec'))}</code>, model reported "
+        f"<code>{_value(block.get('model'))}</code><br>K = {_e(block.get('repeats'))} "
+        f"({_e(block.get('aggregation'))}): {_e(statuses)}<br>"
+        f'<span class="certificate">params {_e(block.get("params"))}; prompt template '
+        f"{_e(template)}…; run log <code>{_e(block.get('run_log'))}</code></span>"
+    )
+
+
+def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool, accepted: Any = None) -> str:
+    extra_head = "<th>judge</th><th>calibration</th>" if judge else ""
     rows = []
     for dim in dims:
-        extra = f"<td>{_calibration(dim)}</td>" if judge else ""
+        extra = (
+            f"<td>{_judge_cell(dim)}</td><td>{_calibration(dim, accepted)}</td>" if judge else ""
+        )
         rows.append(
             f"<tr><td><code>{_e(dim.get('id'))}</code></td><td>{_status(dim.get('status'))}</td>"
             f"<td>{_score(dim)}</td>{extra}"
@@ -156,15 +182,17 @@ def _provenance_rows(rec: Mapping[str, Any]) -> str:
     )
 
 
-def _judge_body(judges: list[Mapping[str, Any]], calibration_label: str) -> str:
+def _judge_body(
+    judges: list[Mapping[str, Any]], calibration_label: str, accepted: Any = None
+) -> str:
     """The advisory judge section: its label, why it carries no weight, its table."""
     if judges:
         judge_body = (
             f'<p><span class="label">advisory · {_e(calibration_label)}</span> '
             "These verdicts come from a judge, not from a deterministic check. They are not part "
-            "of the evaluation above, carry no weight, and are not re-verified. Discarding them "
-            "leaves the deterministic evaluation complete.</p>\n"
-            + _dimension_table(judges, judge=True)
+            "of the evaluation above and carry no weight; <code>evalkit verify</code> re-derives "
+            "each from the run log its judge wrote. Discarding them leaves the deterministic "
+            "evaluation complete.</p>\n" + _dimension_table(judges, judge=True, accepted=accepted)
         )
     else:
         judge_body = (
@@ -186,7 +214,11 @@ def _limits(all_uncalibrated: bool, model_source: Any) -> list[str]:
         else "<strong>The judge is advisory.</strong> A calibration against a frozen gold set "
         "bounds its agreement on that set only, with the uncertainty of that study; it does "
         "not make a single verdict here correct. Its certificate was re-checked offline (gold "
-        "set, decision rule and labels by sha256, the labels re-scored under the rule).",
+        "set, decision rule and labels by sha256, the labels re-scored under the rule) and was "
+        "earned by this judge's identity (spec, reported model, prompt template, parameters, "
+        "K). It proves that these labels, from this judge identity, agree with the frozen gold "
+        "labels under the locked rule; it cannot prove that a provider really ran the model: "
+        "no provider signs its replies.",
         "<strong>Self-evaluation.</strong> The session's own harness wrote the ledger this "
         f"record is scored from, and the model id was taken from <code>{_e(model_source)}"
         "</code>. No independent observer checked either.",
@@ -220,7 +252,7 @@ def render_report(
 
     all_uncalibrated = all(d.get("calibration_status") == UNCALIBRATED for d in judges)
     calibration_label = "uncalibrated" if all_uncalibrated else "calibration per dimension"
-    judge_body = _judge_body(judges, calibration_label)
+    judge_body = _judge_body(judges, calibration_label, accepted)
     limits = _limits(all_uncalibrated, rec["model"]["source"])
     limit_items = "\n".join(f"<li>{item}</li>" for item in limits)
 
