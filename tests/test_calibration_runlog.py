@@ -50,15 +50,16 @@ def rule_kappa() -> dict[str, Any]:
     return calibrate(rule_judge_labels(gold), gold).to_dict()
 
 
-def _judge_run(protocol: str, out: Path, script: Any = None, *extra: str) -> None:
-    """The hidden check's `judge run` command (with ``extra`` flags) against a scripted server."""
+def _judge_run(protocol: str, out: Path, script: Any = None, *extra: str, code: int = 0) -> None:
+    """The hidden check's `judge run` command (with ``extra`` flags) against a scripted server;
+    ``code``: the exit it must give (4 when calls are left unanswered)."""
     with ScriptedServer(script) as server:
         url = server.base_url(protocol)
         command = (
             f"judge run --gold {GOLD_ARG} --judge {protocol}:NAME --base-url {url} --repeats 3 "
             f"--concurrency 8 --out {out}"
         ).split()
-        assert main([*command, "--quiet", *extra]) == 0
+        assert main([*command, "--quiet", *extra]) == code
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -118,7 +119,7 @@ def test_error_and_parse_failure_outcomes_count_against_the_judge(tmp_path: Path
             return Reply("no json block here")
         return rules_reply(request)
 
-    _judge_run("openai", out, script, "--max-retries", "0")
+    _judge_run("openai", out, script, "--max-retries", "0", code=4)
     logged = lines(out)
     failed = sum(d["outcome"] != "ok" for d in logged)
     assert {d["outcome"] for d in logged} == {"ok", "cannot-parse", "error"}
