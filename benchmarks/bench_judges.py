@@ -50,6 +50,9 @@ def _one_run(url: str, out: Path) -> tuple[float, float, int]:
 
 _JUDGE_TIME = re.compile(r"judge openai:bench: (\d+) call\(s\) in ([0-9.]+) s")
 N_SESSIONS = 500
+#: events per session of the benchmark's ledger (a realistic orchestrator session, not the
+#: scoring benchmark's stress ledger, whose scoring would be the figure instead of the judge)
+EVENTS_PER_SESSION = 50
 
 
 def _one_scoring(url: str, metrics: Path) -> tuple[float, float, int]:
@@ -81,7 +84,9 @@ def bench_scoring(server: object, tmp: Path) -> None:
     walls, runs = [], []
     for index in range(REPEATS):
         metrics = tmp / f"ledger{index}"
-        sessions = generate_ledger(metrics, n_sessions=N_SESSIONS)
+        sessions = generate_ledger(
+            metrics, n_sessions=N_SESSIONS, n_events=EVENTS_PER_SESSION * N_SESSIONS
+        )
         wall, run, calls = _one_scoring(server.base_url("openai"), metrics)  # type: ignore[attr-defined]
         walls.append(wall)
         runs.append(run)
@@ -113,7 +118,11 @@ def main() -> None:
                 raise RuntimeError(f"expected {N_ITEMS * N_REPEATS} calls, the run made {calls}")
             walls.append(wall)
             runs.append(run)
+        _print_run(ideal, walls, runs)
         bench_scoring(server, Path(tmp))
+
+
+def _print_run(ideal: float, walls: list[float], runs: list[float]) -> None:
     wall, run = statistics.median(walls), statistics.median(runs)
     print(
         f"judge run: {N_ITEMS} items x {N_REPEATS} repeats = {N_ITEMS * N_REPEATS} calls, "

@@ -138,28 +138,42 @@ def test_an_over_long_reply_text_is_an_error_stored_cut_to_its_cap(tmp_path: Pat
     assert read_runlog(out).diagnostics == ()
 
 
-def test_the_base_url_actually_used_is_the_one_logged(tmp_path: Path) -> None:
+ENDPOINT = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+def test_the_base_url_actually_used_is_the_one_logged(protocol: str, tmp_path: Path) -> None:
     out = tmp_path / "env.jsonl"
+    variable = f"{protocol.upper()}_BASE_URL"
     with ScriptedServer() as server:
-        url = server.base_url("openai")
-        env = clean_env(OPENAI_BASE_URL=url)  # no --base-url: the SDK reads the variable
-        done = run_cli(run_args("openai:NAME", out, "--quiet"), env=env)
+        url = server.base_url(protocol)
+        env = clean_env(**{variable: url})  # no --base-url: the SDK reads the variable
+        done = run_cli(run_args(f"{protocol}:NAME", out, "--quiet"), env=env)
         assert done.returncode == 0, done.stderr
     rows = lines(out)
+    root = f"http://127.0.0.1:{server_port(url)}"
     assert {r["params"]["base_url"] for r in rows} == {loggable_base_url(url)}
-    assert {r["url"] for r in rows} == {f"{loggable_base_url(url)}/chat/completions"}
+    assert {r["url"] for r in rows} == {root + ENDPOINT[protocol]}
 
     out = tmp_path / "redirected.jsonl"
     with ScriptedServer() as target, ScriptedServer() as first:
-        moved = f"{target.base_url('openai')}/chat/completions"
+        moved = f"http://127.0.0.1:{target.port}{ENDPOINT[protocol]}"
         first.script = lambda request: Redirect(moved)
-        first_url = first.base_url("openai")
-        done = run_cli(run_args("openai:NAME", out, "--quiet", url=first_url))
+        first_url = first.base_url(protocol)
+        done = run_cli(run_args(f"{protocol}:NAME", out, "--quiet", url=first_url))
         assert done.returncode == 0, done.stderr
-        assert target.requests and all(r.path == "/v1/chat/completions" for r in target.requests)
+        assert target.requests and all(r.path == ENDPOINT[protocol] for r in target.requests)
     rows = lines(out)
-    assert {r["url"] for r in rows} == {loggable_base_url(moved)}
+    assert {r["url"] for r in rows} == {moved}  # the URL that answered, after the redirect
     assert {r["params"]["base_url"] for r in rows} == {loggable_base_url(first_url)}
+
+
+def server_port(url: str) -> int:
+    from urllib.parse import urlsplit
+
+    port = urlsplit(url).port
+    assert port is not None
+    return port
 
 
 def test_a_second_run_on_the_same_log_refuses_and_no_call_is_asked_twice(

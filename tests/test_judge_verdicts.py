@@ -132,3 +132,23 @@ def test_score_with_the_rule_judge_writes_judged_records_that_verify(tmp_path: P
     records = [json.loads(x) for x in (metrics / "eval.jsonl").read_text("utf-8").splitlines()]
     assert records and all(r["dimensions"][-1]["judge"]["spec"] == "rules" for r in records)
     assert verify_journal(metrics / "eval.jsonl", metrics).exit_code == 0
+
+
+def test_score_session_and_score_records_take_a_judge(tmp_path: Path) -> None:
+    from evalkit.judge.model_judge import RulesHandle
+    from evalkit.judge.record_judge import ModelRecordJudge
+    from evalkit.scoring.engine import score_records, score_session
+
+    sample = Path(__file__).resolve().parents[1] / "evalkit" / "data" / "sample"
+    journal, log = tmp_path / "eval.jsonl", tmp_path / "eval.judge.jsonl"
+    stamp = "2026-10-01T00:00:00.000Z"
+    with ModelRecordJudge(RulesHandle(), repeats=2, run_log=log, journal=journal) as judge:
+        one = score_session(sample, timestamp=stamp, judge=judge).to_dict()
+        every = [r.to_dict() for r in score_records(sample, timestamp=stamp, judge=judge)]
+    [dim] = [d for d in one["dimensions"] if d["method"] == "judge"]
+    assert dim["judge"]["spec"] == "rules" and dim["judge"]["repeats"] == 2
+    assert len(dim["judge"]["calls"]) == 2 and dim["judge"]["run_log"] == "eval.judge.jsonl"
+    same = next(r for r in every if r["session_id"] == one["session_id"])
+    assert same["dimensions"] == one["dimensions"]  # one path, whichever entry point
+    # the batch asked nothing the single session had asked: one line per (record, repeat)
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 2 * len(every)

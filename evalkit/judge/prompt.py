@@ -154,6 +154,8 @@ def _encode_str(text: str, nonce: str) -> str:
     For the nonce, its first LETTER is escaped in every occurrence (a digit's escape ends in the
     digit itself, so escaping a digit would rebuild the nonce).
     """
+    if "<" not in text and "`" not in text and not re.search(re.escape(nonce), text, re.I):
+        return json.dumps(text, ensure_ascii=False)  # nothing to escape: the common case
     letter = next(i for i, ch in enumerate(nonce) if ch.isalpha())
     # every occurrence, overlapping ones too, case-insensitive; positions in ``text`` itself
     occurrences = re.finditer(f"(?=(?:{re.escape(nonce)}))", text, re.IGNORECASE)

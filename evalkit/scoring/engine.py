@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+import threading
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -301,26 +303,68 @@ class ScoredRecords:
         return self._generate() if self.judge is None else self._judged(self.judge)
 
     def _judged(self, judge: RecordJudge) -> Iterator[EvalRecord]:
-        """The records of :meth:`_generate`, ``judge.batch_size`` at a time through the judge."""
-        batch: list[EvalRecord] = []
+        """The records of :meth:`_generate`, through the judge ``judge.batch_size`` at most.
 
-        def flush() -> Iterator[EvalRecord]:
-            found = judge.judge_records([r.to_dict(sealed=False) for r in batch])
-            for record, dims in zip(batch, found, strict=True):
+        Sessions are scored in a thread meanwhile, so scoring overlaps the judge's calls
+        (which wait on the network); the queue between them is bounded.
+        """
+        size = max(1, judge.batch_size)
+        ready: queue.Queue[Any] = queue.Queue(maxsize=2 * size)
+        done, stop = object(), threading.Event()
+
+        def put(item: Any) -> bool:
+            while not stop.is_set():  # a consumer that stopped never leaves it blocked
+                try:
+                    ready.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def produce() -> None:
+            records = self._generate()
+            try:
+                for record in records:
+                    if not put(record):
+                        return
+            except BaseException as exc:  # handed to the consumer, raised there
+                put(exc)
+            finally:
+                records.close()  # the collector's pause ends with the scoring
+            put(done)
+
+        threading.Thread(target=produce, name="score-records", daemon=True).start()
+        try:
+            yield from self._consume(judge, ready, done, size)
+        finally:
+            stop.set()
+
+    def _consume(
+        self, judge: RecordJudge, ready: queue.Queue[Any], done: object, size: int
+    ) -> Iterator[EvalRecord]:
+        finished = False
+        while not finished:
+            batch = [ready.get()]
+            while len(batch) < size and batch[-1] is not done:
+                try:  # whatever is scored already, and at least a quarter batch
+                    batch.append(ready.get(block=len(batch) < size // 4))
+                except queue.Empty:
+                    break
+            finished = batch[-1] is done
+            records = [r for r in batch if r is not done]
+            for item in records:
+                if isinstance(item, BaseException):
+                    raise item
+            if not records:
+                continue
+            found = judge.judge_records([r.to_dict(sealed=False) for r in records])
+            for record, dims in zip(records, found, strict=True):
                 if dims is None:
                     self.held_back.append(record.session_id)
                 else:
                     yield dataclasses.replace(record, judge_dimensions=tuple(dims))
-            batch.clear()
 
-        for record in self._generate():
-            batch.append(record)
-            if len(batch) >= max(1, judge.batch_size):
-                yield from flush()
-        if batch:
-            yield from flush()
-
-    def _generate(self) -> Iterator[EvalRecord]:
+    def _generate(self) -> Generator[EvalRecord, None, None]:
         # the collector stays paused while the batch runs (restored when it ends or is closed):
         # re-enabling it between records would walk the whole ledger again and again
         with gc_paused():
