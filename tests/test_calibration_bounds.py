@@ -101,6 +101,9 @@ def test_a_gold_copy_outside_the_repository_brings_no_rule_of_its_own(
     assert not result.mintable
     assert result.gold_tag.startswith(f"{SET}-v1@sha256:")  # never the locked set's tag
     assert result.gold_tag != f"{SET}-v1"
+    from evalkit.analyses.calibration import gold_text
+
+    assert f"`{result.gold_tag}`" in gold_text(copy, root=repo)  # the page names it so too
 
 
 def test_a_set_the_repository_has_no_rule_for_is_not_pre_registered_wherever_it_appears(

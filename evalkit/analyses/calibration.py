@@ -89,13 +89,20 @@ def load_gold(gold_path: str = "") -> Any:
     return gold.load(path)
 
 
-def gold_text(gold: Any) -> str:
-    """One line naming the gold set (its manifest name is untrusted: escaped), n and balance."""
+def gold_text(gold: Any, root: str | os.PathLike[str] | None = None) -> str:
+    """One line naming the gold set (its manifest name is untrusted: escaped), n and balance.
+
+    A gold set that is not the repository's locked version is named by its hash too
+    (:func:`evalkit.calibration.gold_tag`), so it never reads as the locked set.
+    """
+    from evalkit.calibration import gold_tag
+
     balance = ", ".join(
         f"{markdown_code(k)} {markdown_text(v)}" for k, v in gold.class_balance.items()
     )
     return (
-        f"Gold set {markdown_code(gold.tag)} (sha256 {markdown_code(str(gold.sha256)[:12])}…): "
+        f"Gold set {markdown_code(gold_tag(gold, root))} (sha256 "
+        f"{markdown_code(str(gold.sha256)[:12])}…): "
         f"n = {gold.n_items} items; gold labels: {balance}."
     )
 
