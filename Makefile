@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m evalkit.provenance.lockfile pyproject.toml $(LOCK)
 	rm -rf evalkit.egg-info  # stale metadata of an older checkout would shadow pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	# the commit-msg hook (.githooks/commit-msg) in a git checkout; an installed wheel has none
+	if git rev-parse --git-dir >/dev/null 2>&1; then git config core.hooksPath .githooks; fi
 	touch $(STAMP)
 
 # Regenerate the lock from pyproject.toml: every extra and the build system's requirements,
@@ -36,6 +38,8 @@ demo: install
 
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install
+	# commit messages after .ci/commits-checked-since: a subject <= 72 characters and a body
+	$(PY) .ci/commit_message.py --since-file .ci/commits-checked-since
 	$(VENV)/bin/ruff check evalkit tests benchmarks
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 	$(VENV)/bin/mypy
@@ -47,8 +51,13 @@ test: install
 bench: install
 	$(PY) benchmarks/run.py
 
+# JupyterLab on the notebooks, on loopback only. Jupyter refuses to run as root without
+# --allow-root, and a container's user is root: added then, and only then.
+LAB_PORT ?= 8888
+LAB_ARGS ?=
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi) $(LAB_ARGS) notebooks/
 
 lint: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks

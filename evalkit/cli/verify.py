@@ -27,9 +27,7 @@ import io
 import sys
 from typing import Any
 
-from tqdm import tqdm
-
-from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
+from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, progress_bar
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
 
@@ -95,16 +93,7 @@ def _run_all(args: argparse.Namespace) -> int:
     # deferred: verify loads the engine (numpy); every command imports this module
     from evalkit.verify.rescore import verify_journal
 
-    def progress(entries: Any, total: int) -> Any:
-        return tqdm(
-            entries,
-            total=total,
-            desc="verify --all",
-            unit="record",
-            file=sys.stderr,
-            disable=args.no_progress,
-        )
-
+    progress = progress_bar("verify --all", "record", disable=args.no_progress)
     found = verify_journal(
         args.journal, args.metrics_dir, accepted=accepted_calibrations(), progress=progress
     )

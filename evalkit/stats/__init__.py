@@ -1,5 +1,6 @@
-"""Agreement, bootstrap intervals, sample sizes, threshold studies and class shares.
+"""Agreement, bootstrap intervals, sample sizes, threshold studies, class shares, monitoring.
 
+Anytime-valid confidence sequences of a rate read after every session (``confidence_sequence``).
 Class shares on a target: judge-error-corrected prevalence, prediction-powered inference
 (PPI++), judge panels (Dawid-Skene) and their planning.
 
@@ -15,8 +16,6 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only when first used
-    from evalkit.stats._inputs import check_level, check_resamples
-    from evalkit.stats._labels import order_classes
     from evalkit.stats._result import AgreementResult, BootstrapResult, ConfidenceInterval
     from evalkit.stats.agreement.cohen import cohen_kappa, kappa_max
     from evalkit.stats.agreement.gwet import brennan_prediger, gwet_ac1, pabak
@@ -31,6 +30,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
     from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
     from evalkit.stats.proportion import wilson_interval
+    from evalkit.stats.sequential import ConfidenceSequence, confidence_sequence
     from evalkit.stats.thresholds import (
         FIRE_RATE_CEILING,
         ThresholdStudy,
@@ -72,10 +72,8 @@ _LAZY: dict[str, str] = {
     "plan_prevalence": "evalkit.stats.planning",
     "PrevalencePlan": "evalkit.stats.planning",
     "wilson_interval": "evalkit.stats.proportion",
-    # the argument checks every statistic applies, for callers that check first
-    "check_level": "evalkit.stats._inputs",
-    "check_resamples": "evalkit.stats._inputs",
-    "order_classes": "evalkit.stats._labels",
+    "confidence_sequence": "evalkit.stats.sequential",
+    "ConfidenceSequence": "evalkit.stats.sequential",
 }
 
 __all__ = [
@@ -83,6 +81,7 @@ __all__ = [
     "AgreementResult",
     "BootstrapResult",
     "ConfidenceInterval",
+    "ConfidenceSequence",
     "CorrectedPrevalence",
     "DawidSkeneResult",
     "JudgePanel",
@@ -91,9 +90,8 @@ __all__ = [
     "ThresholdStudy",
     "bootstrap_sums",
     "brennan_prediger",
-    "check_level",
-    "check_resamples",
     "cohen_kappa",
+    "confidence_sequence",
     "conger_kappa",
     "corrected_prevalence",
     "dawid_skene",
@@ -105,7 +103,6 @@ __all__ = [
     "kappa_test_sample_size",
     "krippendorff_alpha",
     "light_kappa",
-    "order_classes",
     "pabak",
     "plan_prevalence",
     "plot_threshold_study",

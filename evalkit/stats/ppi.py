@@ -1,47 +1,10 @@
 """Prediction-powered class shares (PPI++): a judge on every item, humans on a random subsample.
 
-For each class ``c`` the estimand is the share ``theta_c = P(Y = c)`` of the target. With
-``Y_i`` the human label and ``f_i`` the judge's label of the ``n`` human-labelled items and
-``f~_j`` the judge's labels on the ``N`` items without a human label, PPI++ (Angelopoulos,
-Duchi & Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference", arXiv:2311.01453) is
-
-    theta_c = lambda * mean_j 1{f~_j = c} + mean_i (1{Y_i = c} - lambda * 1{f_i = c})
-
-with the power-tuning ``lambda`` that minimizes its variance (clipped to [0, 1]):
-``lambda = cov(1{Y = c}, 1{f = c}) / ((1 + n / N) var(1{f = c}))`` (the covariance over the
-labelled items with divisor n, the variance over all ``n + N`` judge labels with divisor
-``n + N - 1``; exactly ``ppi_py.ppi_mean_ci``'s ``_calc_lam_glm``). Its interval is the normal
-one, ``theta_c +- z sqrt(lambda^2 var(1{f~ = c}) / N + var(1{Y = c} - lambda 1{f = c}) / n)``
-(divisor-n variances, as ppi_py). ``lambda = 0`` is the classical human-only estimate,
-``lambda = 1`` the original PPI (Angelopoulos et al. 2023, Science 382: 669-674).
-
-``tuning``: ``"per-class"`` (default) tunes lambda for each class share separately, i.e.
-``ppi_py.ppi_mean_ci`` on that class's indicator; ``"shared"`` uses one lambda for all classes
-(ppi_py's ``lam_optim_mode="overall"`` on the one-hot matrix), so the shares sum to 1;
-``"none"`` is lambda = 1. A class the judge never or always gives (``var(1{f = c}) = 0``)
-carries no information from the judge: its lambda is 0, the classical share (as ppi_py).
-
-``judge_all`` holds the judge's label on every target item, the human-labelled ones included
-(``overlap="included"``, the default); the unlabelled part is ``judge_all`` less the labelled
-items, taken by class counts (the estimator needs only counts of the unlabelled labels, so
-this is exact). With ``overlap="disjoint"`` ``judge_all`` holds only the unlabelled items
-(ppi_py's ``Yhat_unlabeled``).
-
-Beside it: the classical interval from the human labels alone (``ppi_py.classical_mean_ci``),
-and the *effective sample size* ``n * se_classical^2 / se_ppi^2``: how many human labels the
-classical estimate would need for the precision PPI++ reaches (``n_gained`` = that minus n).
-
-The interval is the normal (Wald) one of ppi_py, so it shares the Wald interval's weakness for
-a rare class with few human labels: in our simulation (tests/test_prevalence_coverage.py's
-docstring) a 10% class with 150 human labels covered 92.4-92.9% (the classical Wald interval
-92.4-92.7%); with about 60 or more expected human labels of the class it covered 93-97%.
-
-Shares and intervals are clipped to [0, 1] (the unclipped values are kept in
-``unclipped_statistic`` and ``unclipped_interval``). Undefined (``statistic`` None, a
-``reason`` and a ``DegenerateDataWarning``): fewer than two human-labelled items (no sampling
-variation can be estimated), or no target item. A class whose standard error is 0 (every
-label and every judgment the same) keeps its estimate but has interval ``(None, None)``
-with a warning: a zero-width interval from a sample would be a false certainty.
+Each class share by PPI++ (Angelopoulos, Duchi & Zrnic 2023) with its power-tuned lambda and
+normal interval, exactly as ``ppi_py``, beside the classical human-only interval and the
+effective number of human labels. The Wald interval's weakness for a rare class with few human
+labels applies (measured by simulation). Method, sources, tuning modes and the undefined cases:
+docs/STATISTICS.md.
 """
 
 from __future__ import annotations
@@ -54,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_number, fmt_shares
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
 from evalkit.stats._inputs import check_level
@@ -72,8 +36,8 @@ ASSUMPTION = (
 )
 
 
-@dataclass(frozen=True)
-class PPIPrevalence:
+@dataclass(frozen=True, repr=False)
+class PPIPrevalence(Readable):
     """PPI++ class shares beside the human-only classical estimate; see the module docstring.
 
     ``statistic``: class -> PPI++ share (None when undefined, see ``reason``); ``n``: human-
@@ -152,6 +116,37 @@ class PPIPrevalence:
             self.classical, self.classical_standard_error, level, True, "classical share"
         )
 
+    def _intervals(self) -> tuple[dict[Any, ConfidenceInterval], dict[Any, ConfidenceInterval]]:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # undefined intervals read as "undefined"
+            return self.confidence_interval(), self.classical_interval()
+
+    def _headline(self) -> str:
+        if self.statistic is None:
+            return f"PPI++ prevalence undefined ({self.reason}), n = {self.n}"
+        ppi_ci, _ = self._intervals()
+        shares = fmt_shares(self.statistic, ppi_ci, self.classes)
+        return f"PPI++ prevalence {shares}, n = {self.n} (+{self.n_unlabelled} judge-only)"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        ppi_ci, cl_ci = self._intervals()
+        return [
+            (
+                f"PPI++ shares, {100 * self.level:g}% interval",
+                fmt_shares(self.statistic, ppi_ci, self.classes),
+            ),
+            ("human-only shares", fmt_shares(self.classical, cl_ci, self.classes)),
+            ("judge's own shares (naive)", fmt_shares(self.naive, None, self.classes)),
+            ("human-labelled items", self.n),
+            ("judge-only items", self.n_unlabelled),
+            ("effective n", _per_class(self.effective_n)),
+            ("method", self.method),
+            ("why undefined", self.reason),
+            ("assumption", self.assumption),
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple summary (what a CLI or a notebook shows)."""
         import warnings
@@ -180,6 +175,15 @@ class PPIPrevalence:
             "reason": self.reason,
             "assumption": self.assumption,
         }
+
+
+def _per_class(values: Mapping[Any, float | None] | None) -> str:
+    """``pass 412, fail 88``: a per-class count, whole, or ``undefined``."""
+    if not values:
+        return "undefined"
+    return ", ".join(
+        f"{c} {fmt_number(None if v is None else round(v))}" for c, v in values.items()
+    )
 
 
 # --------------------------------------------------------------------------- the computation
