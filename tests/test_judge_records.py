@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -339,3 +340,59 @@ def test_the_certificate_s_run_log_hash_names_the_log(calibrated_repo: dict[str,
     cert = json.loads(ctx["cert"].read_text(encoding="utf-8"))
     data = (ctx["tmp"] / "gold-run.jsonl").read_bytes()
     assert cert["judge"]["run_log_sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def _explorer_judge_fields(ctx: dict[str, Any], metrics: Path) -> list[dict[str, str]]:
+    """The (key -> text) fields the explorer page carries for each judge dimension."""
+    page = ctx["tmp"] / f"{metrics.name}-explore.html"
+    done = run_evalkit(
+        ctx["repo"], "explore", "--metrics-dir", str(metrics), "--no-verify", "--out", str(page),
+        env=_env(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    found = re.search(
+        r'<script type="application/json" id="explorer-data">(.*?)</script>', html, re.S
+    )
+    assert found is not None
+    data = json.loads(found.group(1))
+    judged = {i for i, d in enumerate(data["dims"]) if d["method"] == "judge"}
+    return [
+        dict(data["values"][dim[3]])
+        for row in data["records"]
+        for dim in row[5]
+        if dim[0] in judged
+    ]
+
+
+@OPENAI_ONLY
+def test_the_explorer_names_each_judge_dimension_s_judge_and_why_it_is_calibrated(
+    calibrated_repo: dict[str, Any],
+) -> None:
+    ctx = calibrated_repo
+    ref = ctx["cert"].stem
+    done, metrics = _score(ctx, "NAME", "explored")
+    assert done.returncode == 0, done.stderr
+    fields = _explorer_judge_fields(ctx, metrics)
+    assert len(fields) == 6
+    for got in fields:
+        assert got["judge"] == "openai:NAME, model reported NAME"
+        labels = "(pass|fail|cannot-determine)"
+        assert re.fullmatch(
+            rf"K = 3 \(first-labelled-call\): r0: {labels}, r1: {labels}, r2: {labels}",
+            got["calls"],
+        ), got["calls"]
+        assert got["run log"] == "eval.judge.jsonl"
+        assert got["calibration_status"] == f"calibrated:instruction-adherence-v2:{ref[:8]}"
+        assert (
+            f"certificate calibrations/{ref}.json re-checked: earned by this judge"
+            in (got["calibration"])
+        )
+        assert "line_sha256" not in " ".join(got.values())  # the raw block is not dumped
+
+    done, metrics = _score(ctx, "OTHER", "explored-other")
+    assert done.returncode == 0, done.stderr
+    for got in _explorer_judge_fields(ctx, metrics):
+        assert got["judge"] == "openai:OTHER, model reported OTHER"
+        assert got["calibration_status"] == "uncalibrated"
+        assert "the nearest" in got["calibration"] and "model 'NAME'" in got["calibration"]

@@ -11,6 +11,7 @@ the re-verify command) is defined here once and used by both.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -33,8 +34,10 @@ __all__ = [
     "JUDGE_ADVISORY",
     "NOT_RECORDED",
     "RECORD_FIELDS",
+    "calibration_reason",
     "display_value",
     "field_value",
+    "judge_summary",
     "render_report",
     "verify_command",
     "write_report",
@@ -145,16 +148,24 @@ def _score(dim: Mapping[str, Any]) -> str:
     return _value(dim["score"])
 
 
+def calibration_reason(dim: Mapping[str, Any], accepted: Any = None) -> str:
+    """Why a judge dimension is calibrated or not, as ``accepted`` explains it ("": it cannot).
+
+    ``accepted`` is the repository's calibrations (``RepositoryCalibrations.explain``); a
+    plain acceptance set explains nothing.
+    """
+    explain = getattr(accepted, "explain", None)
+    return str(explain(str(dim.get("id")), dim)) if callable(explain) else ""
+
+
 def _calibration(dim: Mapping[str, Any], accepted: Any = None) -> str:
     """The calibration cell of a judge dimension: its status, and why.
 
     A status other than ``uncalibrated`` only reaches here after validation against verified
     certificates (earned by this dimension's judge identity), so it names its certificate.
-    ``accepted`` (the repository's calibrations) says why, when it can explain.
     """
     status = dim.get("calibration_status")
-    explain = getattr(accepted, "explain", None)
-    reason = explain(str(dim.get("id")), dim) if callable(explain) else ""
+    reason = calibration_reason(dim, accepted)
     why = f'<br><span class="certificate">{html_text(reason)}</span>' if reason else ""
     if status == UNCALIBRATED:
         return html_text(status) + why
@@ -164,21 +175,48 @@ def _calibration(dim: Mapping[str, Any], accepted: Any = None) -> str:
     )
 
 
+#: A judge dimension written without its judge (before judged records): nothing to re-derive.
+JUDGE_NOT_RECORDED = "not recorded (written without its judge)"
+
+
+def _calls_text(block: Mapping[str, Any]) -> str:
+    """``r0: pass, r1: fail, ...``: each call's label, in repeat order."""
+    found = block.get("calls")
+    calls: list[Any] = found if isinstance(found, list) else []
+    return ", ".join(
+        f"r{c.get('repeat')}: {c.get('status')}" for c in calls if isinstance(c, Mapping)
+    )
+
+
+def judge_summary(dim: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Who judged a judge dimension, as (label, plain text) rows a page escapes itself.
+
+    The spec and the model the API reported, K and how the calls became one verdict with each
+    call's label, the parameters, the prompt template's sha256 and the run log.
+    """
+    block = dim.get("judge")
+    if not isinstance(block, Mapping):
+        return (("judge", JUDGE_NOT_RECORDED),)
+    calls = f"K = {block.get('repeats')} ({block.get('aggregation')}): {_calls_text(block)}"
+    return (
+        ("judge", f"{block.get('spec')}, model reported {display_value(block.get('model'))}"),
+        ("calls", calls),
+        ("judge params", json.dumps(block.get("params"), ensure_ascii=False)),
+        ("prompt template sha256", display_value(block.get("prompt_template_sha256"))),
+        ("run log", display_value(block.get("run_log"))),
+    )
+
+
 def _judge_cell(dim: Mapping[str, Any]) -> str:
     """Who judged: spec, the model the API reported, K and how they became one, the calls."""
     block = dim.get("judge")
     if not isinstance(block, Mapping):
-        return '<span class="missing">not recorded (written without its judge)</span>'
-    found = block.get("calls")
-    calls: list[Any] = found if isinstance(found, list) else []
-    statuses = ", ".join(
-        f"r{c.get('repeat')}: {c.get('status')}" for c in calls if isinstance(c, Mapping)
-    )
+        return f'<span class="missing">{JUDGE_NOT_RECORDED}</span>'
     template = str(block.get("prompt_template_sha256") or "")[:12]
     return (
         f"<code>{_e(block.get('spec'))}</code>, model reported "
         f"<code>{_value(block.get('model'))}</code><br>K = {_e(block.get('repeats'))} "
-        f"({_e(block.get('aggregation'))}): {_e(statuses)}<br>"
+        f"({_e(block.get('aggregation'))}): {_e(_calls_text(block))}<br>"
         f'<span class="certificate">params {_e(block.get("params"))}; prompt template '
         f"{_e(template)}…; run log <code>{_e(block.get('run_log'))}</code></span>"
     )
@@ -225,8 +263,7 @@ def _judge_body(
     if judges:
         judge_body = (
             f'<p><span class="label">advisory · {_e(calibration_label)}</span> '
-            f"{_e(JUDGE_ADVISORY)}</p>\n"
-            + _dimension_table(judges, judge=True, accepted=accepted)
+            f"{_e(JUDGE_ADVISORY)}</p>\n" + _dimension_table(judges, judge=True, accepted=accepted)
         )
     else:
         judge_body = (
