@@ -253,3 +253,29 @@ def test_re_checking_a_perfect_labels_certificate_warns_nothing(tmp_path: Path) 
         warnings.simplefilter("always")
         verify_certificate(path, root=repo)
     assert [w for w in caught if issubclass(w.category, DegenerateDataWarning)] == []
+
+
+def test_calibrate_says_a_perfect_judge_s_degenerate_interval_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gold labels as a judge's: every interval is a point. The command line says so in
+    one line per statistic, never as a Python warning with a source path."""
+    from conftest import REPO_ROOT
+
+    from evalkit.cli.main import main
+
+    gold = REPO_ROOT / "gold" / SET / "v2"
+    labels = tmp_path / "labels.jsonl"
+    shutil.copy(gold / "labels.jsonl", labels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(["calibrate", "--labels", str(labels), "--gold", str(gold),
+                     "--n-resamples", "200", "--out", str(tmp_path / "result.json")])  # fmt: skip
+    assert code == 0
+    assert [w for w in caught if issubclass(w.category, DegenerateDataWarning)] == []
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if line.startswith("evalkit calibrate: note: ")]
+    assert "evalkit calibrate: note: Cohen's kappa: every bootstrap resample gives 1; the " \
+        "interval is that point" in notes  # fmt: skip
+    assert len(notes) == len(set(notes))  # each said once
+    assert "Warning" not in err and ".py:" not in err

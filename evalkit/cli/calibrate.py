@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import DegenerateDataWarning
 from evalkit.record.dimension import DimensionId
 
 
@@ -137,6 +139,22 @@ def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
     return labels, None
 
 
+def _say_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Say each degenerate interval (a perfect judge's) in one line on stderr.
+
+    Never as a warning with a source path (issue 24 #16); any other warning is shown as
+    Python shows it.
+    """
+    notes: dict[str, None] = {}
+    for w in caught:
+        if issubclass(w.category, DegenerateDataWarning):
+            notes[str(w.message)] = None
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for note in notes:
+        print(f"evalkit calibrate: note: {note}", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     from evalkit.calibration import calibrate
     from evalkit.calibration import register as register_calibration
@@ -144,16 +162,19 @@ def _run(args: argparse.Namespace) -> int:
 
     gold = load(_gold_path(args.gold))
     labels, judge = _labels(args, gold)
-    result = calibrate(
-        labels,
-        gold,
-        dimension_id=args.dimension,
-        judge=judge,
-        n_resamples=args.n_resamples,
-        rng=args.rng,
-        decision_rule=args.rule,
-        no_lock=args.no_lock,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateDataWarning)
+        result = calibrate(
+            labels,
+            gold,
+            dimension_id=args.dimension,
+            judge=judge,
+            n_resamples=args.n_resamples,
+            rng=args.rng,
+            decision_rule=args.rule,
+            no_lock=args.no_lock,
+        )
+    _say_warnings(caught)
     text = result.to_json() + "\n"
     if args.out:
         _write_out(Path(args.out), text)
