@@ -10,7 +10,10 @@ imports, reading the gold set included) and the run itself (the summary line's o
 the first call to the last line written). Each is the median of ``REPEATS`` runs, and the
 server runs in this process, in threads of its own. For ``score --judge`` (issue 19 target:
 <= 1.5x) the ideal is ``sessions x 50 ms / 8``; the figures are the whole process (scoring and
-journaling included) and the judge's own call time.
+journaling included) and the judge's own call time. Its baseline in the same run is the bare
+``openai`` SDK making as many calls (a prompt of the same size, concurrency 8, in a process of
+its own): on a shared machine the ideal is out of reach of the SDK too, and the ratio to the
+SDK is evalkit's own overhead.
 """
 
 from __future__ import annotations
@@ -76,22 +79,57 @@ def _one_scoring(url: str, metrics: Path) -> tuple[float, float, int]:
     return wall, float(match.group(2)), int(match.group(1))
 
 
+#: The bare SDK: ``n`` chat completions at concurrency ``c``; prints the seconds they took.
+_SDK_FLOOR = """
+import asyncio, sys, time
+from openai import AsyncOpenAI
+url, n, c, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+prompt = "x" * size
+async def main():
+    client = AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
+    gate = asyncio.Semaphore(c)
+    async def one():
+        async with gate:
+            await client.chat.completions.create(
+                model="bench", messages=[{"role": "user", "content": prompt}],
+                max_tokens=1024, temperature=0.0)
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(n)))
+    print(time.perf_counter() - started)
+    await client.close()
+asyncio.run(main())
+"""
+#: characters of a benchmark session's prompt (about 1,700 tokens)
+PROMPT_CHARS = 6_800
+
+
+def _sdk_floor(url: str, calls: int) -> float:
+    """Seconds the bare ``openai`` SDK takes for ``calls`` calls at ``CONCURRENCY``."""
+    args = [sys.executable, "-c", _SDK_FLOOR, url, str(calls), str(CONCURRENCY), str(PROMPT_CHARS)]
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the bare SDK run failed: {done.stderr[-2000:]}")
+    return float(done.stdout.strip())
+
+
 def bench_scoring(server: object, tmp: Path) -> None:
     """``score --all --journal --judge`` over 500 sessions: wall time against the ideal."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_scoring import generate_ledger
 
-    walls, runs = [], []
+    walls, runs, floors = [], [], []
+    url = server.base_url("openai")  # type: ignore[attr-defined]
     for index in range(REPEATS):
         metrics = tmp / f"ledger{index}"
         sessions = generate_ledger(
             metrics, n_sessions=N_SESSIONS, n_events=EVENTS_PER_SESSION * N_SESSIONS
         )
-        wall, run, calls = _one_scoring(server.base_url("openai"), metrics)  # type: ignore[attr-defined]
+        wall, run, calls = _one_scoring(url, metrics)
         walls.append(wall)
         runs.append(run)
+        floors.append(_sdk_floor(url, calls))  # interleaved: the same load as the run
     ideal = calls * DELAY_S / CONCURRENCY
-    wall, run = statistics.median(walls), statistics.median(runs)
+    wall, run, floor = (statistics.median(x) for x in (walls, runs, floors))
     print(
         f"score --all --journal --judge: {len(sessions)} sessions ({calls} records judged), "
         f"concurrency {CONCURRENCY}, server answers after {DELAY_S * 1000:.0f} ms"
@@ -102,6 +140,13 @@ def bench_scoring(server: object, tmp: Path) -> None:
         f"the judge's calls: median {run:.2f} s = {run / ideal:.2f}x ideal "
         f"(target <= {TARGET_RATIO}x; {REPEATS} runs: "
         + ", ".join(f"{w:.2f}/{r:.2f} s" for w, r in zip(walls, runs, strict=True))
+        + ")"
+    )
+    print(
+        f"  the bare openai SDK, {calls} calls of {PROMPT_CHARS:,} characters at concurrency "
+        f"{CONCURRENCY} in this run: median {floor:.2f} s = {floor / ideal:.2f}x ideal; "
+        f"the judge's calls are {run / floor:.2f}x the SDK's time ("
+        + ", ".join(f"{f:.2f} s" for f in floors)
         + ")"
     )
 
