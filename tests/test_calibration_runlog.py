@@ -312,3 +312,18 @@ def test_register_mints_a_model_judge_certificate_from_a_run_log(
     verified = verify_certificate(cert, root=repo)
     assert verified.calibration_status == json.loads(done.stdout)["calibration_status"]
     assert not list((REPO_ROOT / "calibrations").glob("*.json"))  # never written here
+
+
+def test_a_certificate_records_the_base_url_s_host_only(v2_log: Path, tmp_path: Path) -> None:
+    """Credentials, path and query of the base URL never reach a certificate's judge section."""
+    from evalkit.calibration import read_labels
+
+    def with_credentials(row: dict[str, Any]) -> None:
+        row["params"]["base_url"] = "http://user:s3cret@127.0.0.1:8080/v1?api_key=k3y#frag"
+
+    log = _rewrite(v2_log, tmp_path / "run.jsonl", with_credentials)
+    info = read_labels(log).judge_info
+    assert info["base_url_host"] == "127.0.0.1:8080"
+    assert info["origin"] == "model-api"
+    text = json.dumps(info)
+    assert "s3cret" not in text and "k3y" not in text and "user" not in text

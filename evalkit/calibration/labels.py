@@ -294,17 +294,11 @@ def _host(url: Any) -> str | None:
     """The host[:port] of a base URL (no scheme, path or credentials), or None."""
     from urllib.parse import urlsplit
 
+    from evalkit.judge.specs import loggable_base_url
+
     if not isinstance(url, str):
         return None
-    parts = urlsplit(url)
-    if not parts.hostname:
-        return None
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return host + (f":{port}" if port is not None else "")
+    return urlsplit(loggable_base_url(url)).netloc or None
 
 
 def runlog_judge_info(
