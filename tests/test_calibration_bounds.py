@@ -279,3 +279,24 @@ def test_calibrate_says_a_perfect_judge_s_degenerate_interval_in_one_line(
         "interval is that point" in notes  # fmt: skip
     assert len(notes) == len(set(notes))  # each said once
     assert "Warning" not in err and ".py:" not in err
+
+
+# ----------------------------- issue 19: a certificate says what it proves and what it cannot
+
+
+def test_a_certificate_says_what_it_proves_and_cannot_and_no_more(repo: Path) -> None:
+    from evalkit.analyses.calibration import CalibrationStudy, decision_text
+    from evalkit.calibration.certificate import STATEMENT
+
+    _path, obj = _cert(repo)
+    assert obj["statement"] == STATEMENT
+    assert "Cannot prove: that a provider really ran the model" in obj["statement"]
+    assert "agree with the frozen gold labels under the locked rule" in obj["statement"]
+    obj["statement"] = "Proves: a provider ran this model, signed."  # a certificate claiming more
+    planted = plant_certificate(repo, obj)
+    with pytest.raises(CertificateError, match="field statement"):
+        verify_certificate(planted, root=repo)
+    gold = load(repo / "gold" / SET / "v2")
+    result = calibrate(rule_judge_labels(gold), gold, judge=RULE_JUDGE, n_resamples=N_RES,
+                       root=repo)  # fmt: skip
+    assert "no provider signs its replies" in decision_text(CalibrationStudy(result))

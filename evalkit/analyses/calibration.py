@@ -513,9 +513,12 @@ def decision_text(result: Any) -> str:
         "`evalkit calibrate` does, and only a registered calibration lets a record carry that "
         "status."
     )
+    from evalkit.calibration.certificate import STATEMENT
+
     return (
         f"{head}\n\nDecision: {verdict} — {t(result.graduation_reason)}.{interval} "
         f"Resulting calibration status: {markdown_code(result.calibration_status)}. {registered}"
+        f"\n\nWhat a certificate says of itself: {markdown_text(STATEMENT)}"
     )
 
 

@@ -8,7 +8,8 @@ host, the run log's sha256, a labels file's name but never a path), the judge's 
 embedded in canonical form with their sha256 (one label per item, or for a model judge every
 call, ``labels.form`` ``"repeats"``) and the calibration result, in one canonical byte form
 whose sha256 is ``calibration_ref`` and the file's name. Every field is re-checked; nothing is
-informative only (schema 2 dropped the malleable ``evalkit_version``).
+informative only (schema 2 dropped the malleable ``evalkit_version``). Its ``statement`` says
+what it proves and what it cannot, in the same words in every certificate.
 
 Re-checking a certificate is bounded before any compute: its calls times its resamples (the
 displayed and the decision rule's) may not exceed :data:`MAX_RECHECK_WORK`, and one that would
@@ -42,6 +43,7 @@ __all__ = [
     "CERTIFICATE_KIND",
     "MAX_RECHECK_WORK",
     "ORIGINS",
+    "STATEMENT",
     "CertificateError",
     "VerifiedCertificate",
     "certificate_bytes",
@@ -69,6 +71,14 @@ MAX_REPEAT = 999
 MAX_RECHECK_WORK = 6_000_000
 #: Where a certificate's labels came from.
 ORIGINS = ("model-api", "replay", "rules", "file")
+#: What every certificate says it proves and what it cannot (docs/JUDGES.md). Re-checked like
+#: every other field, so a certificate cannot claim more.
+STATEMENT = (
+    "Proves: these labels, from the judge identity in the judge section, agree with the "
+    "frozen gold labels under the locked rule (re-scored offline from hashed content). Labels "
+    "from a file name no judge identity, so no record's judge can claim this certificate. "
+    "Cannot prove: that a provider really ran the model (no provider signs its replies)."
+)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _JUDGE_KEYS = frozenset(
     {"identity", "identity_sha256", "origin", "base_url_host", "run_log_sha256", "source"}
@@ -129,6 +139,7 @@ def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
     return {
         "kind": CERTIFICATE_KIND,
         "schema": SCHEMA,
+        "statement": STATEMENT,
         "judge": dict(result.judge_info),
         "gold": {
             "name": result.gold_name,
@@ -262,6 +273,8 @@ def _claim(obj: Any) -> _Claim:
             f"re-checking it would compute {len(items):,} calls x resamples = {work:,}, over "
             f"the bound of {MAX_RECHECK_WORK:,}; refused before any compute"
         )
+    if obj.get("statement") != STATEMENT:
+        raise EvalkitError("field statement is not what a certificate proves (docs/JUDGES.md)")
     return _Claim(
         gold_path=_repo_path(_field(gold, "path", str, "gold."), "gold.path"),
         gold_sha256=_field(gold, "sha256", str, "gold."),
