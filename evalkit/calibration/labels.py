@@ -296,9 +296,8 @@ def _host(url: Any) -> str | None:
 
     from evalkit.judge.specs import loggable_base_url
 
-    if not isinstance(url, str):
-        return None
-    return urlsplit(loggable_base_url(url)).netloc or None
+    safe = loggable_base_url(url) if isinstance(url, str) else None
+    return (urlsplit(safe).netloc or None) if safe is not None else None
 
 
 def runlog_judge_info(
