@@ -131,3 +131,12 @@ def reference_record(expected_file: Path, *, timestamp: str = TIMESTAMP) -> dict
         "dimensions": body["dimensions"],
         "timestamp": timestamp,
     }
+
+
+def judge_block(identity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A judge dimension's ``judge`` block with ``identity`` (default: the rule judge's, as
+    ``score --judge rules`` writes it), as validation reads it; its run log is not written."""
+    from evalkit.calibration._inputs import rule_judge_info  # the rule judge's identity
+
+    ident = identity if identity is not None else rule_judge_info()["identity"]
+    return {**ident, "run_log": "eval.judge.jsonl", "calls": []}

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from record_factory import judge_block
 from repo_layout import SET, clean_env, make_repo
 
 from evalkit.calibration import (
@@ -342,7 +343,11 @@ def test_a_graduating_calibration_is_not_accepted_until_registered(
     try:
         accepted = accepted_calibrations(repo)
         assert accepted.entries == {("instruction-adherence", status, ref)} == {cert.entry}
-        assert validate_record(_record(dim), accepted=accepted)["dimensions"][1]["calibration_ref"]
+        # these labels came from a table, not from a judge: no judge identity can claim them
+        assert cert.origin == "file" and cert.identity is None
+        for judge in (None, judge_block()):
+            with pytest.raises(ValidationError, match="is not an accepted calibration status"):
+                validate_record(_record({**dim, "judge": judge}), accepted=accepted)
         with pytest.raises(ValidationError, match=r"\(report-quality\)\.calibration_status"):
             validate_record(_record({**dim, "id": "report-quality"}), accepted=accepted)
         wrong = ref[:-1] + ("0" if ref[-1] != "0" else "1")  # same hash8, another reference
@@ -400,9 +405,16 @@ def test_calibrate_cli_writes_json(gold, tmp_path: Path) -> None:
             "--n-resamples", str(N_RES), "--no-lock"]  # fmt: skip
     assert main(argv) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["graduates"] is True and result["n"] == len(items)
+    # --no-lock: nothing pre-registered was checked, so it is shown and never graduates
+    assert result["graduates"] is False and result["n"] == len(items)
+    assert result["graduation_reason"].startswith("not pre-registered: run with --no-lock")
     assert math.isclose(result["kappa"]["statistic"], 1.0)
     assert result["mintable"] is False and result["calibration_ref"] is None
+    # a labels file names no judge, and never a local path
+    assert result["judge_info"] == {"identity": None, "identity_sha256": None, "origin": "file",
+                                    "base_url_host": None, "run_log_sha256": None,
+                                    "source": "judge.jsonl"}  # fmt: skip
+    assert result["judge"] == "judge.jsonl"
 
 
 def test_calibrate_cli_register_refuses_non_graduate(gold, tmp_path: Path) -> None:

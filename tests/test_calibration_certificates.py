@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from record_factory import make_record
+from record_factory import judge_block, make_record
 from repo_layout import (
     RULE_JUDGE,
     SET,
@@ -54,6 +54,9 @@ JUDGE = RULE_JUDGE
 
 
 pytestmark = pytest.mark.usefixtures("no_lock_or_registry_env")
+#: The judge section of a certificate made from a labels table (no judge identity).
+FILE_JUDGE = {"identity": None, "identity_sha256": None, "origin": "file", "base_url_host": None,
+              "run_log_sha256": None, "source": None}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +76,10 @@ def repo_with_cert(minted: dict[str, Any], tmp_path: Path) -> Path:
 
 
 def _judge_record(status: str, ref: str | None) -> dict[str, Any]:
+    """A record whose judge dimension claims ``status`` as the rule judge would (its identity)."""
     rec = make_record()
     rec["dimensions"][-1].update(calibration_status=status, calibration_ref=ref)
+    rec["dimensions"][-1]["judge"] = judge_block()
     return rec
 
 
@@ -200,7 +205,7 @@ def test_a_relabelled_gold_set_in_place_refuses_its_certificates(repo_with_cert:
 
 def test_a_hand_written_certificate_is_refused(repo_with_cert: Path) -> None:
     real = json.loads(_cert_path(repo_with_cert).read_text(encoding="utf-8"))
-    forged = {"kind": real["kind"], "schema": 1, "dimension_id": "instruction-adherence",
+    forged = {"kind": real["kind"], "schema": 2, "dimension_id": "instruction-adherence",
               "calibration_status": f"calibrated:{SET}-v2:deadbeef", "graduated": True}  # fmt: skip
     path = _plant(repo_with_cert, forged)
     with pytest.raises(CertificateError, match=rf"{path.name}: refused: field gold"):
@@ -228,6 +233,7 @@ def test_labels_that_do_not_graduate_are_refused_even_with_the_right_hashes(
     items = [{"item_id": i["item_id"], "label": str(rng.choice(LABELS))}
              for i in body["labels"]["items"]]  # fmt: skip
     body["labels"] = {"sha256": _labels_sha(items), "items": items}
+    body["judge"] = FILE_JUDGE  # not the rule judge's labels, so not claimed as them
     path = _plant(repo_with_cert, body)  # still claims graduates: true
     with pytest.raises(CertificateError, match=r"re-scored against .* do not graduate"):
         verify_certificate(path, root=repo_with_cert)
@@ -245,6 +251,7 @@ def test_labels_for_another_gold_set_are_refused(repo_with_cert: Path) -> None:
     body = json.loads(_cert_path(repo_with_cert).read_text(encoding="utf-8"))
     items = [{"item_id": f"other-{k:03d}", "label": "pass"} for k in range(199)]
     body["labels"] = {"sha256": _labels_sha(items), "items": items}
+    body["judge"] = FILE_JUDGE
     path = _plant(repo_with_cert, body)
     with pytest.raises(CertificateError, match="is not in the gold set"):
         verify_certificate(path, root=repo_with_cert)
@@ -403,9 +410,11 @@ def test_no_lock_refuses_unless_asked_and_then_never_mints(
     with pytest.raises(EvalkitError, match=r"no pre-registration lock .*--no-lock"):
         calibrate(labels, gs, n_resamples=N_RES, root=repo_with_cert)
     res = calibrate(labels, gs, n_resamples=N_RES, root=repo_with_cert, no_lock=True)
-    assert res.graduates and not res.mintable
+    # nothing pre-registered was checked: shown, never a graduation, never minted
+    assert not res.graduates and not res.mintable and not res.pre_registered
+    assert res.graduation_reason.startswith("not pre-registered: run with --no-lock")
     assert res.to_dict()["preregistration"] == "none (--no-lock)"
-    with pytest.raises(EvalkitError, match="cannot be registered: run with --no-lock"):
+    with pytest.raises(EvalkitError, match="did not graduate"):
         register(res)
     # a lock named elsewhere lets the run start, but only the repository's own lock mints
     write_lock(repo_with_cert)
@@ -422,15 +431,17 @@ def test_is_accepted_asks_the_calibrations_it_is_given(minted: dict[str, Any]) -
 
     cert = minted["cert"]
     package = repository_calibrations()
+    judge = judge_block()  # the identity that earned it (the rule judge's)
     assert is_accepted(cert.dimension_id, "uncalibrated", None, accepted=package)
     # the package's repository holds no certificate: the minted status stands only in its own
     assert not is_accepted(
-        cert.dimension_id, cert.calibration_status, cert.calibration_ref, accepted=package
-    )
+        cert.dimension_id, cert.calibration_status, cert.calibration_ref, accepted=package,
+        judge=judge,
+    )  # fmt: skip
     accepted = accepted_calibrations(minted["repo"])
-    assert is_accepted(
-        cert.dimension_id, cert.calibration_status, cert.calibration_ref, accepted=accepted
-    )
+    claim = (cert.dimension_id, cert.calibration_status, cert.calibration_ref)
+    assert is_accepted(*claim, accepted=accepted, judge=judge)
+    assert not is_accepted(*claim, accepted=accepted)  # no judge: not the one that earned it
 
 
 # --------------------------------------------------------------------------- caching
@@ -560,13 +571,15 @@ def test_repository_calibrations_agree_with_the_verified_set(repo_with_cert: Pat
         (dim, status, ref[:8]), (dim, status, "0" * 64), (dim, status, None),
         (dim, f"calibrated:{SET}-v1:{ref[:8]}", ref), (dim, "calibrated", ref),
     ]  # fmt: skip
-    assert [lazy.accepts(*c) for c in claims] == [eager.accepts(*c) for c in claims]
-    assert [lazy.accepts(*c) for c in claims][:2] == [True, True]
+    judge = judge_block()
+    assert [lazy.accepts(*c, judge) for c in claims] == [eager.accepts(*c, judge) for c in claims]
+    assert [lazy.accepts(*c, judge) for c in claims][:2] == [True, True]
+    assert not lazy.accepts(*claims[0])  # the same claim without its judge
     path = _cert_path(repo_with_cert)
     path.write_bytes(path.read_bytes().replace(b'"n": 199', b'"n": 198', 1))
     seen: list[str] = []
     fresh = RepositoryCalibrations(repo_with_cert, on_refused=seen.append)
-    assert not fresh.accepts(dim, status, ref)
+    assert not fresh.accepts(dim, status, ref, judge)
     assert "its name is not the sha256 of its bytes" in (fresh.why_refused(ref) or "")
     assert len(seen) == 1  # told once, however often it is asked
     assert fresh.why_refused(ref) == accepted_calibrations(repo_with_cert).why_refused(ref)

@@ -88,17 +88,21 @@ def test_register_then_journal_verify_and_report_show_the_judge_calibrated(
     assert cert.name == f"{ref}.json" and status == f"calibrated:{SET}-v2:{ref[:8]}"
     assert f"registered calibrations/{ref}.json (verified)" in out.stderr
 
-    rec = _scored_with_judge(metrics, status, ref)
-    journal = _write_journal(tmp_path / "eval.jsonl", rec)
+    # the record gets its judge dimension from the judge that earned the calibration
+    journal = tmp_path / "eval.jsonl"
+    scored = run_evalkit(repo, "score", "--metrics-dir", str(metrics), "--journal", str(journal),
+                         "--judge", "rules", "--json")  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    rec = json.loads(scored.stdout)
+    [judged] = [d for d in rec["dimensions"] if d["method"] == "judge"]
+    assert (judged["calibration_status"], judged["calibration_ref"]) == (status, ref)
     assert _journal_count(repo, journal) == 1
     run_id = rec["run_id"]
     verify = run_evalkit(repo, "verify", run_id, "--metrics-dir", str(metrics),
                          "--journal", str(journal))  # fmt: skip
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    assert (
-        "not re-scored (judge, advisory; checked against the judge contract): "
-        "instruction-adherence" in verify.stdout
-    )
+    assert "re-derived from their run log" in verify.stdout
+    assert f"instruction-adherence: {status}: certificate calibrations/{ref}.json" in verify.stdout
     page = tmp_path / "page.html"
     report = run_evalkit(repo, "report", run_id, "--journal", str(journal), "--out", str(page))
     assert report.returncode == 0, report.stderr
@@ -224,7 +228,8 @@ def test_calibrate_refuses_without_a_lock_unless_no_lock_and_never_registers_the
     assert result["preregistration"] == "none (--no-lock)" and result["mintable"] is False
     assert "preregistration none (--no-lock)" in out.stderr
     out = run_evalkit(repo, *args, "--no-lock", "--register", "--out", str(tmp_path / "r2.json"))
-    assert out.returncode == 1 and "cannot be registered: run with --no-lock" in out.stderr
+    assert out.returncode == 1
+    assert "did not graduate (not pre-registered: run with --no-lock" in out.stderr
     assert _certificates(repo) == []
 
 

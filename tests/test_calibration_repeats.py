@@ -35,7 +35,7 @@ from evalkit.calibration import (
     register,
     verify_certificate,
 )
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, ValidationError
 from evalkit.gold.sets import LABELS, load
 from evalkit.judge.consistency import (
     flip_rate,
@@ -275,11 +275,16 @@ def test_a_model_judge_certificate_embeds_every_call_and_re_checks(
     assert body["result"]["graduation"]["repeat_kappa"]["ci"]["low"] >= 0.8
     assert cert.judge == "openai:m" and is_registered(result)
     accepted = accepted_calibrations(repo)
+    assert accepted.entries == {cert.entry}  # it re-checks ...
+    # ... but its calls came from a table naming a judge, not from that judge's run log: it
+    # has no judge identity, so no record's judge (whatever its block says) can claim it
+    assert body["judge"]["origin"] == "file" and body["judge"]["identity"] is None
     rec = make_record()
     rec["dimensions"][-1].update(
         calibration_status=cert.calibration_status, calibration_ref=cert.calibration_ref
     )
-    assert validate_record(rec, accepted=accepted)
+    with pytest.raises(ValidationError, match="is not an accepted calibration status"):
+        validate_record(rec, accepted=accepted)
 
 
 def _drop_call(body: dict[str, Any]) -> None:

@@ -49,15 +49,16 @@ def rule_kappa() -> dict[str, Any]:
     return calibrate(rule_judge_labels(gold), gold).to_dict()
 
 
-def _judge_run(protocol: str, out: Path, script: Any = None, *extra: str) -> None:
-    """The hidden check's `judge run` command (with ``extra`` flags) against a scripted server."""
+def _judge_run(protocol: str, out: Path, script: Any = None, *extra: str, code: int = 0) -> None:
+    """The hidden check's `judge run` command (with ``extra`` flags) against a scripted server;
+    ``code``: the exit it must give (4 when calls are left unanswered)."""
     with ScriptedServer(script) as server:
         url = server.base_url(protocol)
         command = (
             f"judge run --gold {GOLD_ARG} --judge {protocol}:NAME --base-url {url} --repeats 3 "
             f"--concurrency 8 --out {out}"
         ).split()
-        assert main([*command, "--quiet", *extra]) == 0
+        assert main([*command, "--quiet", *extra]) == code
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -117,7 +118,7 @@ def test_error_and_parse_failure_outcomes_count_against_the_judge(tmp_path: Path
             return Reply("no json block here")
         return rules_reply(request)
 
-    _judge_run("openai", out, script, "--max-retries", "0")
+    _judge_run("openai", out, script, "--max-retries", "0", code=4)
     logged = lines(out)
     failed = sum(d["outcome"] != "ok" for d in logged)
     assert {d["outcome"] for d in logged} == {"ok", "cannot-parse", "error"}
@@ -312,3 +313,18 @@ def test_register_mints_a_model_judge_certificate_from_a_run_log(
     verified = verify_certificate(cert, root=repo)
     assert verified.calibration_status == json.loads(done.stdout)["calibration_status"]
     assert not list((REPO_ROOT / "calibrations").glob("*.json"))  # never written here
+
+
+def test_a_certificate_records_the_base_url_s_host_only(v2_log: Path, tmp_path: Path) -> None:
+    """Credentials, path and query of the base URL never reach a certificate's judge section."""
+    from evalkit.calibration import read_labels
+
+    def with_credentials(row: dict[str, Any]) -> None:
+        row["params"]["base_url"] = "http://user:s3cret@127.0.0.1:8080/v1?api_key=k3y#frag"
+
+    log = _rewrite(v2_log, tmp_path / "run.jsonl", with_credentials)
+    info = read_labels(log).judge_info
+    assert info["base_url_host"] == "127.0.0.1:8080"
+    assert info["origin"] == "model-api"
+    text = json.dumps(info)
+    assert "s3cret" not in text and "k3y" not in text and "user" not in text

@@ -82,7 +82,7 @@ def test_a_key_reaches_no_file_and_no_output_whatever_the_server_does(
         done = run_cli(args, env=env)
         sent = {server.sent_key(r) for r in server.requests}
     assert sent == {key}  # the key was really used on every request
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # errors are recorded: calls left unanswered
     final = {e.item_id: e for e in read_runlog(out).final().values()}
     assert final["ia-001"].error_kind == "auth" and final["ia-002"].error_kind == "server-error"
     assert final["ia-003"].outcome == "ok", final["ia-003"].data  # 429, Retry-After, success

@@ -30,6 +30,8 @@ LINE_FIELDS = {
     "source",
     "model",
     "prompt_sha256",
+    "prompt_template_sha256",
+    "url",
     "nonce",
     "outcome",
     "status",
@@ -85,6 +87,7 @@ def test_the_hidden_check_command_logs_every_item_and_repeat_once(
         assert line["params"]["temperature"] == 0.0 and line["params"]["max_tokens"] == 1024
         assert line["input_tokens"] > 0 and line["output_tokens"] > 0 and line["latency_s"] > 0
         assert len(line["prompt_sha256"]) == 64 and line["reply"].startswith("```json")
+        assert line["url"].endswith(next(iter(paths)))  # the URL that answered
     err = capsys.readouterr().err
     assert "placeholder key" in err  # no key set: said so
     assert f"{3 * N_GOLD} call(s) in " in err and f"{3 * N_GOLD} ok, 0 cannot-parse" in err
@@ -136,7 +139,7 @@ def test_rerun_skips_answered_calls_and_retries_only_the_errors(
             "--quiet",
             url=server.base_url(),
         )
-        assert main(args) == 0
+        assert main(args) == 4  # four calls left unanswered: exit 4 (docs/CLI.md)
         first = lines(out)
         errors = [d for d in first if d["outcome"] == "error"]
         assert {(d["item_id"], d["repeat"]) for d in errors} == {
@@ -179,10 +182,10 @@ def test_replay_answers_from_the_run_log_with_the_server_down(
         args = run_args(
             f"{protocol}:m", source, "--repeats", "2", "--max-retries", "0", "--quiet", url=url
         )
-        assert main(args) == 0
-    # the server is gone: any network call would fail
-    args = run_args(f"replay:{source}", replayed, "--repeats", "2", "--quiet", url=url)
-    assert main(args) == 0
+        assert main(args) == 4  # the persistent failures stay unanswered
+    # the server is gone: any network call would fail; no --repeats: every repeat of the log
+    args = run_args(f"replay:{source}", replayed, "--quiet", url=url)
+    assert main(args) == 4  # the original errors replay as errors
     original = runlog_labels([source])
     again = runlog_labels([replayed])
     assert again.equals(original)  # same labels, same cannot-parse reasons, same errors
@@ -205,7 +208,7 @@ def test_replay_of_an_item_the_log_does_not_hold_is_an_error_not_a_label(
         assert main(args) == 0
     out = tmp_path / "replayed.jsonl"
     args = run_args(f"replay:{source}", out, "--repeats", "2", "--quiet")
-    assert main(args) == 0
+    assert main(args) == 4  # repeat 1 is in no log: unanswered
     second = [d for d in lines(out) if d["repeat"] == 1]
     assert len(second) == N_GOLD
     assert all(d["outcome"] == "error" and d["status"] is None for d in second)
@@ -279,14 +282,18 @@ def test_journal_records_are_judged_by_run_id(tmp_path: Path) -> None:
         d["source"] == {"kind": "journal", "path": str(path), "sha256": None} for d in logged
     )
     assert all(d["outcome"] == "ok" for d in logged)
-    assert f'item: "{records[0]["run_id"]}"' in "\n".join(prompts)
+    from evalkit.judge.prompt import item_handle
+
+    # the header names an opaque handle; the run id is inside the fence, as data
+    assert f'item: "{item_handle(records[0]["run_id"])}"' in "\n".join(prompts)
+    assert f'"run_id": "{records[0]["run_id"]}"' in "\n".join(prompts)
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--judge", "openai:m", "--run-id", "x"], "--run-id selects journal records"),
-        (["--judge", "gemini:m"], "expected openai:MODEL, anthropic:MODEL or replay:RUNLOG"),
+        (["--judge", "gemini:m"], "expected openai:MODEL, anthropic:MODEL, replay:RUNLOG or rules"),
         (["--judge", "openai:"], "the model name is empty"),
         (["--judge", "openai:m,colour=red"], "judge parameter 'colour' is unknown"),
         (["--judge", "anthropic:m", "--seed", "3"], "the Anthropic Messages API takes no seed"),
@@ -322,16 +329,17 @@ def test_the_journal_itself_is_never_the_run_log(
     assert path.read_bytes() == before
 
 
-def test_every_call_failing_exits_1_with_the_first_error(
+def test_every_call_failing_exits_4_with_the_first_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run.jsonl"
     with ScriptedServer() as server:
         url = f"http://127.0.0.1:{server.port}/not-the-api"  # a path the server does not serve
         args = run_args("openai:m", out, "--quiet", url=url)
-        assert main(args) == 1
+        assert main(args) == 4
     err = capsys.readouterr().err
-    assert "every call failed, no reply came; the first: not-found: Error code: 404" in err
+    assert f"{N_GOLD} (item, repeat, judge) left without an answer" in err
+    assert "the first error: not-found: Error code: 404" in err
     assert Counter(d["error"]["kind"] for d in lines(out)) == {"not-found": N_GOLD}
 
 

@@ -473,16 +473,28 @@ MINTED = f"calibrated:gold-ia-v1:{REFERENCE[:8]}"
 
 def test_a_minted_status_is_accepted_only_with_its_verified_reference() -> None:
     """validate_record is pure: a minted status needs exactly (dimension, status, reference)
-    among the verified certificates passed in; the default accepts 'uncalibrated' only."""
-    from evalkit.record.calibration_status import AcceptedCalibrations
+    among the verified certificates passed in, for the judge identity that earned it; the
+    default accepts 'uncalibrated' only."""
+    from record_factory import judge_block
 
-    accepted = AcceptedCalibrations(frozenset({("instruction-adherence", MINTED, REFERENCE)}))
+    from evalkit.record.calibration_status import AcceptedCalibrations
+    from evalkit.record.judging import identity_sha256, judge_identity
+
+    earned = {REFERENCE: identity_sha256(judge_identity(judge_block()))}
+    accepted = AcceptedCalibrations(
+        frozenset({("instruction-adherence", MINTED, REFERENCE)}), identities=earned
+    )
     rec = make_record()
     rec["dimensions"][-1]["calibration_status"] = MINTED
+    rec["dimensions"][-1]["judge"] = judge_block()
     with pytest.raises(ValidationError, match=r"calibration_status: .*calibration_ref=None"):
         validate_record(rec, accepted=accepted)  # no reference: refused
     rec["dimensions"][-1]["calibration_ref"] = REFERENCE
     assert validate_record(rec, accepted=accepted)["dimensions"][-1]["calibration_status"] == MINTED
+    unjudged = copy.deepcopy(rec)
+    del unjudged["dimensions"][-1]["judge"]
+    with pytest.raises(ValidationError, match=r"for this judge identity"):
+        validate_record(unjudged, accepted=accepted)  # the same claim, no judge that earned it
     with pytest.raises(ValidationError, match=r"is not an accepted calibration status"):
         validate_record(rec)  # nothing verified was passed in
     for forged in (REFERENCE[:8], REFERENCE[:8] + "0" * 56, REFERENCE.upper()):

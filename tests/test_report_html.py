@@ -183,19 +183,32 @@ def test_browser_screenshot_is_not_blank(browser_page: dict[str, Any]) -> None:
 def test_calibrated_judge_is_still_advisory_and_not_called_uncalibrated() -> None:
     """A judge shows as calibrated only for a status validated against verified certificates
     (passed in); the page names the certificate. Without them the record is refused."""
+    from record_factory import judge_block
+
     from evalkit.errors import ValidationError
     from evalkit.record.calibration_status import AcceptedCalibrations
+    from evalkit.record.judging import identity_sha256, judge_identity
 
     reference = "ab" * 32
     status = f"calibrated:gold-ia-v1:{reference[:8]}"
-    accepted = AcceptedCalibrations(frozenset({("instruction-adherence", status, reference)}))
+    block = {**judge_block(), "calls": [{"repeat": 0, "line_sha256": "0" * 64, "status": "pass"}]}
+    earned = {reference: identity_sha256(judge_identity(block))}
+    accepted = AcceptedCalibrations(
+        frozenset({("instruction-adherence", status, reference)}), identities=earned
+    )
     rec = make_record()
     rec["dimensions"][-1].update(calibration_status=status, calibration_ref=reference)
+    rec["dimensions"][-1]["judge"] = block
     page = render_report(rec, accepted=accepted)
     judge = page[page.index('id="judge"') : page.index('id="verify"')]
     assert "Judge dimensions (advisory, calibration per dimension)" in judge
     assert f"<td>{status}<br>" in judge
     assert f"<code>calibrations/{reference}.json</code>" in judge
     assert "uncalibrated" not in judge
+    # the judge is named: its spec, the model it reported, K and its calls
+    assert "<code>rules</code>, model reported <code>evalkit.judge.apply_rules</code>" in judge
+    assert "K = 1 (first-labelled-call): r0: pass" in judge
+    limits = page[page.index('id="limits"') :]
+    assert "cannot prove that a provider really ran the model" in limits
     with pytest.raises(ValidationError, match="is not an accepted calibration status"):
         render_report(rec)  # no verified certificate passed in: never shown as calibrated

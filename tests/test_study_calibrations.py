@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from record_factory import SESSION_ID, make_record
+from record_factory import SESSION_ID, judge_block, make_record
 from repo_layout import SET, make_repo, mint_rule_judge
 
 from evalkit.analyses import replay, threshold
@@ -46,6 +46,7 @@ def minted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     judged = record["dimensions"][-1]
     assert judged["id"] == cert.entry[0] and judged["method"] == "judge"
     judged.update(calibration_status=cert.calibration_status, calibration_ref=cert.calibration_ref)
+    judged["judge"] = judge_block()  # the identity that earned it: the rule judge's
     metrics = tmp_path_factory.mktemp("metrics")
     journal.append(metrics / journal.JOURNAL_NAME, record, accepted=RepositoryCalibrations(repo))
     return {"repo": repo, "metrics": metrics, "cert": cert}
@@ -118,6 +119,7 @@ def forged(
     monkeypatch.setenv("EVALKIT_CALIBRATION_REGISTRY", str(tmp_path / "registry.jsonl"))
     record = make_record(session_id=FORGED_SESSION)
     record["dimensions"][-1].update(calibration_status=status, calibration_ref=ref)
+    record["dimensions"][-1]["judge"] = judge_block()
     # no evalkit command writes this line (validation refuses the claim): a forger appends it
     append_lines(metrics / journal.JOURNAL_NAME, [encode_line(seal_record(record))], "journal")
     return {"repo": repo, "metrics": metrics, "entry": (line["dimension_id"], status, ref)}
@@ -137,5 +139,8 @@ def test_the_studies_skip_a_claim_only_a_hand_written_registry_line_backs(
     assert list(threshold.fact_table(metrics)["session_id"]) == [SESSION_ID]
     assert _replay_sessions(metrics) == {SESSION_ID}
     # the claim is the only thing wrong with the line: accepted as content, it would count
-    trusting = AcceptedCalibrations(entries=frozenset({forged["entry"]}))
+    from evalkit.record.judging import identity_sha256, judge_identity
+
+    earned = {forged["entry"][2]: identity_sha256(judge_identity(judge_block()))}
+    trusting = AcceptedCalibrations(entries=frozenset({forged["entry"]}), identities=earned)
     assert set(threshold.fact_table(metrics, accepted=trusting)["session_id"]) == {FORGED_SESSION}

@@ -155,17 +155,24 @@ def test_wording_only_difference_is_drift_classified_as_wording(metrics: Path) -
     )
 
 
-def test_judge_dimensions_are_carried_not_rescored_but_checked(metrics: Path) -> None:
+def test_a_judge_dimension_without_its_judge_is_checked_against_the_contract(
+    metrics: Path,
+) -> None:
+    """An older writer's judge dimension (no judge block, so no run log to re-derive it from)
+    is checked against the judge writer's contract, and never called an agreement."""
     scored = evalkit.score_session(metrics, timestamp=TIMESTAMP).to_dict()
     judge = dict(JUDGE_DIM, status="fail")
     scored["dimensions"].append(judge)
     stored = journal.append(metrics / "eval.jsonl", scored)
     result = verify_record(stored["run_id"], metrics)
-    assert result.exit_code == 0, result.lines()
+    assert result.outcome is VerifyOutcome.JUDGE_LOG_MISSING and result.exit_code == 1
+    assert result.drifts == (), result.lines()
+    assert "written without its judge (no judge block, no run log)" in " ".join(result.notes)
     assert result.unverified_dimensions == ("instruction-adherence",)
     assert "instruction-adherence" not in result.verified_dimensions
     assert (
-        "not re-scored (judge, advisory; checked against the judge contract): instruction-adherence"
+        "judge dimensions (advisory; re-derived from their run log, or checked against the "
+        "judge contract when they name none): instruction-adherence"
     ) in result.lines()
 
 

@@ -90,13 +90,20 @@ def load_gold(gold_path: str = "") -> Any:
     return gold.load(path)
 
 
-def gold_text(gold: Any) -> str:
-    """One line naming the gold set (its manifest name is untrusted: escaped), n and balance."""
+def gold_text(gold: Any, root: str | os.PathLike[str] | None = None) -> str:
+    """One line naming the gold set (its manifest name is untrusted: escaped), n and balance.
+
+    A gold set that is not the repository's locked version is named by its hash too
+    (:func:`evalkit.calibration.gold_tag`), so it never reads as the locked set.
+    """
+    from evalkit.calibration import gold_tag
+
     balance = ", ".join(
         f"{markdown_code(k)} {markdown_text(v)}" for k, v in gold.class_balance.items()
     )
     return (
-        f"Gold set {markdown_code(gold.tag)} (sha256 {markdown_code(str(gold.sha256)[:12])}…): "
+        f"Gold set {markdown_code(gold_tag(gold, root))} (sha256 "
+        f"{markdown_code(str(gold.sha256)[:12])}…): "
         f"n = {gold.n_items} items; gold labels: {balance}."
     )
 
@@ -303,6 +310,12 @@ def _advisory(result: Any) -> str:
 
 def advisory_text(result: Any) -> str:
     """One sentence: are the judge figures on this page advisory, and why."""
+    if not getattr(result, "pre_registered", True):
+        return (
+            "**Advisory.** This calibration is not pre-registered: its decision rule is not the "
+            "repository's locked rule for this gold set (or it ran with `--no-lock`), so it "
+            "licenses no verdict; judge dimensions stay `uncalibrated`."
+        )
     if not result.graduates:
         return (
             "**Advisory.** This calibration does not graduate under its pre-registered rule: "
@@ -471,14 +484,18 @@ def decision_text(result: Any) -> str:
         share = g.get("failed_calls_share_at_most")
         shown = f"{100 * share:g}%" if isinstance(share, int | float) else str(share)
         extra += f", calls without a label ≤ {markdown_text(shown)}"
+    pre = getattr(result, "pre_registered", True)
     head = (
-        f"Pre-registered rule ({markdown_code(rule.get('path'))}, sha256 "
+        f"{'Pre-registered rule' if pre else 'Rule, not pre-registered'} "
+        f"({markdown_code(rule.get('path'))}, sha256 "
         f"{markdown_code(str(rule.get('sha256', ''))[:12])}…, frozen {t(rule.get('frozen_on'))}): "
         f"graduate iff the κ CI lower bound ≥ {t(g.get('kappa_ci_low_at_least'))}, n ≥ "
         f"{t(g.get('n_at_least'))} and missing ≤ {t(g.get('missing_at_most'))}{extra}; "
         f"otherwise {markdown_code(rule.get('otherwise'))}."
     )
     verdict = "**graduates**" if result.graduates else "**does not graduate**"
+    if not pre:
+        verdict = "**not pre-registered**"
     ci = rule.get("ci", {})
     pre_n, pre_rng = ci.get("n_resamples"), ci.get("rng")
     interval = ""
@@ -496,9 +513,12 @@ def decision_text(result: Any) -> str:
         "`evalkit calibrate` does, and only a registered calibration lets a record carry that "
         "status."
     )
+    from evalkit.calibration.certificate import STATEMENT
+
     return (
         f"{head}\n\nDecision: {verdict} — {t(result.graduation_reason)}.{interval} "
         f"Resulting calibration status: {markdown_code(result.calibration_status)}. {registered}"
+        f"\n\nWhat a certificate says of itself: {markdown_text(STATEMENT)}"
     )
 
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # the names below load lazily: pandas and scipy only when fir
         read_judge_labels,
         rule_judge_labels,
     )
-    from evalkit.calibration._lock import NO_LOCK
+    from evalkit.calibration._lock import NO_LOCK, gold_tag
     from evalkit.calibration._repeats import RepeatFigures
     from evalkit.calibration._result import DEFAULT_WIDTHS, CalibrationResult, Estimate
     from evalkit.calibration.calibrations import (
@@ -95,6 +95,7 @@ _LAZY: dict[str, str] = {
     "rule_judge_labels": "evalkit.calibration._inputs",
     "RULE_JUDGE_NAME": "evalkit.calibration._inputs",
     "NO_LOCK": "evalkit.calibration._lock",
+    "gold_tag": "evalkit.calibration._lock",
     "DEFAULT_WIDTHS": "evalkit.calibration._result",
     "CalibrationResult": "evalkit.calibration._result",
     "Estimate": "evalkit.calibration._result",
@@ -129,6 +130,7 @@ __all__ = [
     "calibrate",
     "certificate_bytes",
     "corrected_prevalence",
+    "gold_tag",
     "is_registered",
     "labels_from_frame",
     "labels_from_runlog",

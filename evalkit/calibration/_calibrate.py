@@ -20,14 +20,16 @@ from evalkit.calibration._inputs import (
     decision_rule_file,
     judge_series,
     load_decision_rule,
+    repository_rule_file,
 )
-from evalkit.calibration._lock import check_preregistration, unlocked_rule
+from evalkit.calibration._lock import check_preregistration, gold_tag, unlocked_rule
 from evalkit.calibration._result import CalibrationResult, Estimate
 from evalkit.calibration.certificate import certificate_bytes
 from evalkit.calibration.labels import (
     CALL_COLUMNS,
     JudgeLabels,
     check_against_gold,
+    judge_info,
     labels_from_frame,
 )
 from evalkit.errors import EvalkitError
@@ -381,6 +383,7 @@ def calibrate(
     no_lock: bool = False,
     lock: str | os.PathLike[str] | None = None,
     root: str | os.PathLike[str] | None = None,
+    judge_info: Mapping[str, Any] | None = None,
 ) -> CalibrationResult:
     """Calibrate a judge's labels against a frozen gold set (see :mod:`evalkit.calibration`).
 
@@ -402,10 +405,20 @@ def calibrate(
     ``prereg.default_lock_path(root)``) and refuses when it is missing or when the locked gold
     set or decision rule changed; ``no_lock=True`` runs without one, says so in the result, and
     can never be registered; an explicit ``decision_rule`` must be one the lock holds, as it is
-    (else ``EvalkitError``), unless ``no_lock``. ``root`` is the repository (default: evalkit's own checkout) whose
-    lock and ``calibrations/`` decide whether the result may be minted (``result.mintable``).
+    (else ``EvalkitError``), unless ``no_lock``. ``root`` is the repository (default: evalkit's
+    own checkout) whose lock and ``calibrations/`` decide whether the result may be minted
+    (``result.mintable``).
+
+    Graduation is judged only under the repository's locked rule for the gold set's name
+    (:func:`~evalkit.calibration._inputs.decision_rule_file`), whatever rule a copied gold
+    folder brings; a result under any other rule, or with ``no_lock``, does not graduate and
+    says ``not pre-registered``. ``dimension_id`` must be the rule's. ``judge_info`` is the
+    certificate's ``judge`` section (default: what the labels say of their judge,
+    :attr:`~evalkit.calibration.JudgeLabels.judge_info`, a frame's ``attrs["judge_info"]``,
+    else a table with no judge identity, ``origin: "file"``).
     """
     gs = gold if isinstance(gold, GoldSet) else load_gold(gold)
+    info = _judge_info(judge_labels, judge_info)
     if decision_rule is not None and not no_lock:
         why = unlocked_rule(decision_rule, root)
         if why is not None:
@@ -418,7 +431,9 @@ def calibrate(
     model = isinstance(labels, JudgeLabels) and labels.model_judge
     name = MODEL_JUDGE_RULE_NAME if model else DECISION_RULE_NAME
     rule_file = decision_rule_file(gs, decision_rule, root=root, name=name)
-    rule = load_decision_rule(gs, rule_file)
+    from_repository = decision_rule is None and rule_file == repository_rule_file(gs, name, root)
+    rule = load_decision_rule(gs, rule_file, bound_by_manifest=not from_repository)
+    _check_dimension(dimension_id, rule, rule_file)
     repeated = model or bool(set(rule["graduate_if"]) & set(REPEAT_CONDITIONS))
     if repeated and not isinstance(labels, JudgeLabels):  # a rule for repeats names the path
         labels = labels_from_frame(labels, judge, model_judge=True)
@@ -432,6 +447,14 @@ def calibrate(
         fields = _with_repeats(run, labels)
     else:
         fields = _single(run, labels.single() if isinstance(labels, JudgeLabels) else labels)
+    why_not = NOT_PRE_REGISTERED_NO_LOCK if no_lock else unlocked_rule(rule_file, root)
+    if why_not is not None:  # computed and shown; never a graduation
+        # what that rule would say, worded as no pre-registered verdict
+        said = str(fields["graduation_reason"]).replace("pre-registered ", "")
+        fields["graduation_reason"] = (
+            f"{NOT_PRE_REGISTERED}: {why_not}; under {rule_file.name} the figures say: {said}"
+        )
+        fields["graduates"] = False
     shown_judge = judge or (labels.judge if isinstance(labels, JudgeLabels) else None)
     result = CalibrationResult(
         dimension_id=dimension_id,
@@ -450,12 +473,43 @@ def calibrate(
         gold_path=prereg.gold_path,
         decision_rule_path=prereg.rule_path,
         root=str(repo_root(root)),
+        gold_tag=gold_tag(gs, root),
+        pre_registered=why_not is None,
+        judge_info=info,
         gold_labels=tuple(
             sorted(zip(gs.items["item_id"].astype(str), gs.items["label"].astype(str), strict=True))
         ),
         **fields,
     )
     return _minted(result, gs)
+
+
+#: How a graduation verdict not judged under the repository's locked rule starts.
+NOT_PRE_REGISTERED = "not pre-registered"
+NOT_PRE_REGISTERED_NO_LOCK = "run with --no-lock: no pre-registration was checked"
+
+
+def _judge_info(labels: Any, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The certificate's ``judge`` section (see :func:`calibrate`)."""
+    if given is not None:
+        return dict(given)
+    if isinstance(labels, JudgeLabels) and labels.judge_info is not None:
+        return dict(labels.judge_info)
+    attrs = getattr(labels, "attrs", None)
+    if isinstance(attrs, Mapping) and isinstance(attrs.get("judge_info"), Mapping):
+        return dict(attrs["judge_info"])
+    return judge_info(None, "file")
+
+
+def _check_dimension(dimension_id: str, rule: Mapping[str, Any], rule_file: Path) -> None:
+    """Refuse a calibration of another dimension than its decision rule's."""
+    ruled = rule.get("dimension_id")
+    if ruled is not None and ruled != dimension_id:
+        raise EvalkitError(
+            f"calibrate: dimension {dimension_id!r} is not the dimension of the decision rule "
+            f"{rule_file.name} ({ruled!r}): a calibration holds only for the dimension its gold "
+            "set and rule were made for"
+        )
 
 
 def _minted(result: CalibrationResult, gs: GoldSet) -> CalibrationResult:

@@ -31,6 +31,8 @@ __all__ = [
     "judge_series",
     "load_decision_rule",
     "read_judge_labels",
+    "repository_rule_file",
+    "rule_judge_info",
     "rule_judge_labels",
 ]
 
@@ -62,14 +64,22 @@ def decision_rule_file(
 ) -> Path:
     """Where the decision rule ``name`` of ``gold`` is read.
 
-    ``path``, else beside the version, else (a copied version folder) the set's rule in the
-    repository ``root`` (default: evalkit's own).
+    ``path``, else the rule of that set name in the repository ``root`` (default: evalkit's
+    own), whatever folder the version lies in: a copy never brings its own rule to graduate
+    by. Only when the repository has no rule of that name is the one beside the version read
+    (and a result under it is not pre-registered, :mod:`evalkit.calibration._lock`).
     """
     if path is not None:
         return Path(path)
-    here = gold.path.parent / name
-    repo = repo_root(root) / "gold" / gold.name / name
-    return here if here.exists() or not repo.exists() else repo
+    repo = repository_rule_file(gold, name, root)
+    return repo if repo.exists() or repo.is_symlink() else gold.path.parent / name
+
+
+def repository_rule_file(
+    gold: GoldSet, name: str = DECISION_RULE_NAME, root: str | os.PathLike[str] | None = None
+) -> Path:
+    """``<root>/gold/<set name>/<name>``: the rule of ``gold``'s set name in the repository."""
+    return repo_root(root) / "gold" / gold.name / name
 
 
 def load_decision_rule(
@@ -77,12 +87,14 @@ def load_decision_rule(
     path: str | os.PathLike[str] | None = None,
     *,
     root: str | os.PathLike[str] | None = None,
+    bound_by_manifest: bool = True,
 ) -> dict[str, Any]:
     """The pre-registered decision rule of the gold set (``gold/<set>/DECISION_RULE.json``).
 
     Read from :func:`decision_rule_file`. When the version's manifest binds the rule's sha256,
-    a different file is refused. The result carries ``sha256`` and ``path`` (the file name)
-    besides the rule's own fields.
+    a different file is refused (``bound_by_manifest=False``: the repository's locked rule is
+    read for a copied version whatever its own manifest names). The result carries ``sha256``
+    and ``path`` (the file name) besides the rule's own fields.
     """
     p = decision_rule_file(gold, path, root=root)
     if not p.exists() and not p.is_symlink():
@@ -91,7 +103,7 @@ def load_decision_rule(
         )
     raw = read_bytes(p, "decision rule", max_bytes=own_cap(_MAX_RULE_BYTES))
     digest = sha256_hex(raw)
-    bound = (gold.manifest.get("decision_rules") or {}).get(p.name)
+    bound = (gold.manifest.get("decision_rules") or {}).get(p.name) if bound_by_manifest else None
     if bound is not None and digest != bound:
         raise EvalkitError(
             f"{p}: not the decision rule {gold.tag} was frozen with (sha256 differs); a "
@@ -141,11 +153,35 @@ def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
     return df
 
 
+def rule_judge_info() -> dict[str, Any]:
+    """The ``judge`` section of the rule judge's certificate: its identity, origin ``rules``.
+
+    The identity is what ``score --judge rules`` writes into a record (one call per record,
+    the prompt template it reads the facts from); a certificate of origin ``rules`` is
+    re-checked by recomputing the labels (:mod:`evalkit.calibration.certificate_check`).
+    """
+    from evalkit.calibration.labels import judge_info
+    from evalkit.judge.prompt import prompt_template_sha256
+    from evalkit.judge.specs import RULES, RULES_MODEL
+    from evalkit.record.judging import AGGREGATION
+
+    identity = {
+        "spec": RULES,
+        "model": RULES_MODEL,
+        "prompt_template_sha256": prompt_template_sha256(),
+        "params": {"temperature": None, "max_tokens": None, "seed": None},
+        "repeats": 1,
+        "aggregation": AGGREGATION,
+    }
+    return judge_info(identity, "rules")
+
+
 def rule_judge_labels(gold: GoldSet) -> pd.DataFrame:
     """The rule judge's labels: ``apply_rules(compute_facts(dimensions))`` for every gold item.
 
     Facts are recomputed from the dimensions with this evalkit (not read from the frozen
-    snapshot), so the rule judge is calibrated as it runs today.
+    snapshot), so the rule judge is calibrated as it runs today. The frame's
+    ``attrs["judge_info"]`` is :func:`rule_judge_info` (what a certificate of it records).
     """
     rows = []
     for rec in gold.items[["item_id", "dimensions"]].to_dict("records"):
@@ -154,7 +190,9 @@ def rule_judge_labels(gold: GoldSet) -> pd.DataFrame:
         rows.append(
             {"item_id": rec["item_id"], "label": str(status), "rule": v.rule, "reason": v.reason}
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["judge_info"] = rule_judge_info()
+    return frame
 
 
 def judge_series(judge_labels: pd.DataFrame, gold_ids: set[str]) -> dict[str, str | None]:

@@ -29,6 +29,7 @@ __all__ = [
     "NO_LOCK",
     "Preregistration",
     "check_preregistration",
+    "gold_tag",
     "inside",
     "mint_check",
     "unlocked_rule",
@@ -155,6 +156,21 @@ def check_preregistration(
         else f"not minted ({reason})"
     )
     return Preregistration(statement, mintable, reason, shown_gold, shown_rule)
+
+
+def gold_tag(gs: GoldSet, root: str | os.PathLike[str] | None = None) -> str:
+    """How a result names its gold set: ``<set>-v<N>`` for a locked version of the repository.
+
+    Any other version (a copy outside the repository's ``gold/``, or one its lock does not
+    hold with that sha256) is ``<set>-v<N>@sha256:<first 12 hex>``, so its tag never collides
+    with the locked set's.
+    """
+    base = repo_root(root)
+    rel = inside(gs.path, base)
+    lock = prereg.read_lock(base / prereg.LOCK_NAME) if rel is not None else None
+    if rel is not None and lock is not None and _matches(lock, "gold", rel, gs.sha256) is None:
+        return gs.tag
+    return f"{gs.tag}@sha256:{gs.sha256[:12]}"
 
 
 def unlocked_rule(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str | None:

@@ -123,6 +123,14 @@ class CalibrationResult(Readable):
     decision_rule_path: str = field(default="", repr=False)
     #: the repository the result was computed against (where --register writes)
     root: str = field(default="", repr=False, compare=False)
+    #: the gold set's tag: ``<set>-v<N>`` when it is the repository's locked version, else
+    #: with ``@sha256:...`` (never the locked set's tag)
+    gold_tag: str = ""
+    #: whether graduation was judged under the repository's locked rule (else: "not
+    #: pre-registered", and it does not graduate)
+    pre_registered: bool = False
+    #: whose labels these are: the certificate's ``judge`` section (identity, origin, where)
+    judge_info: Mapping[str, Any] = field(default_factory=dict, repr=False)
     _class_probs: tuple[float, ...] = field(default=(), repr=False)
     #: a model judge's K repeats per item: consistency, outcomes, the majority kappa (else None)
     repeats: Any = field(default=None, repr=False)  # evalkit.calibration._repeats.RepeatFigures
@@ -231,6 +239,7 @@ class CalibrationResult(Readable):
                 "name": self.gold_name,
                 "version": self.gold_version,
                 "sha256": self.gold_sha256,
+                "tag": self.gold_tag,
             },
             "n": self.n,
             "n_gold": self.n_gold,
@@ -262,6 +271,8 @@ class CalibrationResult(Readable):
         d["mintable"] = self.mintable
         d["mintable_reason"] = self.mint_reason
         d["preregistration"] = self.preregistration
+        d["pre_registered"] = self.pre_registered
+        d["judge_info"] = dict(self.judge_info)
         return d
 
     def to_json(self) -> str:

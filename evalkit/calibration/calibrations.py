@@ -10,10 +10,10 @@ same way. :func:`register` writes a graduating, mintable result's certificate.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.errors import input_file_error
@@ -24,14 +24,19 @@ from evalkit.record.calibration_status import (
     ALLOWED_UNCALIBRATED,
     AcceptedCalibrations,
 )
+from evalkit.record.judging import IDENTITY_KEYS, identity_sha256, judge_identity
 
 if TYPE_CHECKING:
     from evalkit.calibration._result import CalibrationResult
+    from evalkit.judge.record_judge import JudgeCalibration
 from evalkit.calibration.certificate import (
     _HEX64,
     CALIBRATIONS_DIR,
+    MAX_RECHECK_WORK,
     VerifiedCertificate,
     certificate_bytes,
+    read_certificate_bytes,
+    recheck_work,
 )
 from evalkit.calibration.certificate_check import verify_certificate
 
@@ -73,15 +78,19 @@ def accepted_calibrations(root: str | os.PathLike[str] | None = None) -> Accepte
     except OSError as exc:
         return AcceptedCalibrations(refused=((CALIBRATIONS_DIR, str(exc)),))
     entries: set[tuple[str, str, str]] = set()
+    identities: dict[str, str | None] = {}
     refused: list[tuple[str, str]] = []
     for name in names:
         if not name.endswith(".json"):
             continue
         try:
-            entries.add(verify_certificate(folder / name, root=base).entry)
+            cert = verify_certificate(folder / name, root=base)
         except (EvalkitError, OSError) as exc:
             refused.append((name, str(exc)))
-    return AcceptedCalibrations(frozenset(entries), tuple(refused))
+        else:
+            entries.add(cert.entry)
+            identities[cert.calibration_ref] = cert.identity_sha256
+    return AcceptedCalibrations(frozenset(entries), tuple(refused), identities)
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,9 @@ class RepositoryCalibrations:
     on_refused: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
     _outcomes: dict[str, VerifiedCertificate | str | None] = field(
         default_factory=dict, compare=False, repr=False
+    )
+    _head_cache: list[tuple[str, Mapping[str, Any]]] | None = field(
+        default=None, compare=False, repr=False
     )
 
     def certificate(self, reference: object) -> VerifiedCertificate | str | None:
@@ -121,16 +133,100 @@ class RepositoryCalibrations:
             self._outcomes[reference] = outcome
         return self._outcomes[reference]
 
-    def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
-        """Whether a record may carry ``status`` with ``reference`` for ``dimension_id``."""
+    def accepts(
+        self, dimension_id: str, status: object, reference: object, judge: object = None
+    ) -> bool:
+        """Whether a record may carry ``status`` with ``reference`` for ``dimension_id``.
+
+        A minted status needs the certificate's entry exactly and ``judge`` (the dimension's
+        judge block) of the identity the certificate was earned by.
+        """
         if status in ALLOWED_UNCALIBRATED:
             return True
         cert = self.certificate(reference)
-        return isinstance(cert, VerifiedCertificate) and cert.entry == (
-            dimension_id,
-            status,
-            reference,
+        return (
+            isinstance(cert, VerifiedCertificate)
+            and cert.entry == (dimension_id, status, reference)
+            and cert.identity_sha256 is not None
+            and identity_sha256(judge_identity(judge)) == cert.identity_sha256
         )
+
+    def for_judge(self, dimension_id: str, identity: Mapping[str, Any]) -> JudgeCalibration:
+        """The calibration a judge of ``identity`` earns for ``dimension_id``, or why none.
+
+        Each certificate's judge section is read (a file that cannot be read is passed over);
+        only those earned by exactly this identity for this dimension are re-checked, and of
+        those the one on the newest gold version is used. One on an older version than the
+        repository's lock holds (superseded) is not used for new records.
+        """
+        from evalkit.judge.record_judge import JudgeCalibration
+
+        wanted = identity_sha256(identity)
+        matching, near = [], []
+        for ref, head in self._heads():
+            if head.get("dimension_id") != dimension_id:
+                continue
+            if head.get("identity_sha256") == wanted:
+                matching.append(ref)
+            elif isinstance(head.get("identity"), Mapping):
+                near.append((ref, head["identity"]))
+        verified = []
+        for ref in matching:
+            cert = self.certificate(ref)
+            if isinstance(cert, VerifiedCertificate):
+                verified.append(cert)
+        current = [c for c in verified if c.superseded_by is None]
+        if current:
+            best = sorted(current, key=lambda c: c.calibration_ref)[0]
+            return JudgeCalibration(best.calibration_status, best.calibration_ref, "")
+        if verified:
+            old = verified[0]
+            return JudgeCalibration(
+                reason=f"its calibration {old.calibration_ref[:12]}... is on {old.gold_tag}, "
+                f"superseded by {old.superseded_by}: calibrate it again on the new version"
+            )
+        if matching:
+            return JudgeCalibration(
+                reason=f"its certificate was refused: {self.why_refused(matching[0])}"
+            )
+        return JudgeCalibration(reason=_no_certificate(dimension_id, identity, near))
+
+    def explain(self, dimension_id: str, dim: Mapping[str, Any]) -> str:
+        """Why a stored judge dimension is calibrated, or why it is not (one line)."""
+        status, ref = dim.get("calibration_status"), dim.get("calibration_ref")
+        identity = judge_identity(dim.get("judge"))
+        if status not in ALLOWED_UNCALIBRATED:
+            cert = self.certificate(ref)
+            if isinstance(cert, VerifiedCertificate):
+                old = f"; superseded by {cert.superseded_by}" if cert.superseded_by else ""
+                return (
+                    f"certificate calibrations/{cert.calibration_ref}.json re-checked: earned by "
+                    f"this judge identity ({cert.origin}) on {cert.gold_tag}{old}"
+                )
+            return "not accepted: " + (cert if isinstance(cert, str) else "no such certificate")
+        if identity is None:
+            return "no judge identity (a judge dimension written without its judge)"
+        return self.for_judge(dimension_id, identity).reason or "a certificate now covers it"
+
+    def _heads(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """(reference, judge section with its dimension) of every readable certificate."""
+        if self._head_cache is not None:
+            return self._head_cache
+        folder = self.root / CALIBRATIONS_DIR
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        heads: list[tuple[str, Mapping[str, Any]]] = []
+        for name in names:
+            ref = name.removesuffix(".json")
+            if not name.endswith(".json") or not _HEX64.match(ref):
+                continue
+            head = _head(folder / name)
+            if head is not None:
+                heads.append((ref, head))
+        object.__setattr__(self, "_head_cache", heads)
+        return heads
 
     def why_refused(self, reference: object) -> str | None:
         """Why the certificate named by ``reference`` was refused (None: not refused)."""
@@ -138,12 +234,58 @@ class RepositoryCalibrations:
         return cert if isinstance(cert, str) else None
 
 
+def _head(path: Path) -> dict[str, Any] | None:
+    """A certificate's judge section and dimension, parsed only (None: not readable as one)."""
+    from evalkit.files.input import JsonInputError, parse_json
+
+    try:
+        obj = parse_json(read_certificate_bytes(path))
+    except (EvalkitError, OSError, JsonInputError, MemoryError, RecursionError, ValueError):
+        return None  # an unreadable file names no judge: passed over, never re-scored
+    judge = obj.get("judge") if isinstance(obj, dict) else None
+    result = obj.get("result") if isinstance(obj, dict) else None
+    if not isinstance(judge, dict) or not isinstance(result, dict):
+        return None
+    return {**judge, "dimension_id": result.get("dimension_id")}
+
+
+def _no_certificate(
+    dimension_id: str, identity: Mapping[str, Any], near: list[tuple[str, Mapping[str, Any]]]
+) -> str:
+    """Why no certificate covers a judge: none at all, or how the nearest one differs."""
+    if not near:
+        return (
+            f"no calibration certificate for {dimension_id} earned by a judge is registered "
+            f"(this judge: {identity.get('spec')})"
+        )
+
+    def differs(other: Mapping[str, Any]) -> list[str]:
+        return [key for key in IDENTITY_KEYS if other.get(key) != identity.get(key)]
+
+    ref, other = min(near, key=lambda pair: (len(differs(pair[1])), pair[0]))
+    diffs = [
+        f"{key} {other.get(key)!r} (this judge: {identity.get(key)!r})" for key in differs(other)
+    ]
+    return (
+        f"no certificate was earned by this judge identity; the nearest, {ref[:12]}..., was "
+        "earned by " + "; ".join(diffs)
+    )
+
+
 def is_registered(result: CalibrationResult) -> bool:
-    """Does the repository of ``result`` hold a verified certificate for exactly this result?"""
+    """Does the repository of ``result`` hold a verified certificate for exactly this result?
+
+    Only the certificate the result names (``calibrations/<calibration_ref>.json``) is read
+    and re-checked: an unrelated file never decides, or breaks, the answer.
+    """
     if not result.graduates or result.calibration_ref is None:
         return False
-    accepted = accepted_calibrations(result.root or None)
-    return accepted.accepts(result.dimension_id, result.calibration_status, result.calibration_ref)
+    cert = repository_calibrations(result.root or None).certificate(result.calibration_ref)
+    return isinstance(cert, VerifiedCertificate) and cert.entry == (
+        result.dimension_id,
+        result.calibration_status,
+        result.calibration_ref,
+    )
 
 
 # --------------------------------------------------------------------------- writing
@@ -172,6 +314,15 @@ def register(result: CalibrationResult) -> VerifiedCertificate:
     if not result.mintable:
         raise EvalkitError(
             f"calibration of {result.dimension_id!r} cannot be registered: {result.mint_reason}"
+        )
+    rule_resamples = int(result.decision_rule.get("ci", {}).get("n_resamples", 2000))
+    calls = len(result.calls) if result.repeats is not None else len(result.labels)
+    work = recheck_work(calls, result.n_resamples, rule_resamples)
+    if work > MAX_RECHECK_WORK:
+        raise EvalkitError(
+            f"calibration of {result.dimension_id!r} cannot be registered: re-checking its "
+            f"certificate would compute {work:,} calls x resamples, over the bound of "
+            f"{MAX_RECHECK_WORK:,} (use fewer --n-resamples)"
         )
     base = repo_root(result.root or None)
     data = certificate_bytes(result)

@@ -2,15 +2,23 @@
 
 ``evalkit calibrate --register`` writes ``calibrations/<calibration_ref>.json`` into the
 repository the calibration was computed against: the gold set (name, version, path, sha256),
-the decision rule (path, sha256), the judge's labels embedded in canonical form with their
-sha256 (one label per item, or for a model judge every call, ``labels.form`` ``"repeats"``), the
-calibration result and the evalkit version that made it (informative, not re-checked), in one
-canonical byte form whose sha256 is ``calibration_ref`` and the file's name.
+the decision rule (path, sha256), the judge (its identity and that identity's sha256, where
+the labels came from: ``model-api``, ``replay``, ``rules`` or a labels ``file``, the base URL's
+host, the run log's sha256, a labels file's name but never a path), the judge's labels
+embedded in canonical form with their sha256 (one label per item, or for a model judge every
+call, ``labels.form`` ``"repeats"``) and the calibration result, in one canonical byte form
+whose sha256 is ``calibration_ref`` and the file's name. Every field is re-checked; nothing is
+informative only (schema 2 dropped the malleable ``evalkit_version``). Its ``statement`` says
+what it proves and what it cannot, in the same words in every certificate.
+
+Re-checking a certificate is bounded before any compute: its calls times its resamples (the
+displayed and the decision rule's) may not exceed :data:`MAX_RECHECK_WORK`, and one that would
+is refused (and never minted).
 
 This module is the format: building the bytes, reading one back into the claim it makes. The
 re-check is :mod:`evalkit.calibration.certificate_check`; a repository's certificates are
 :mod:`evalkit.calibration.calibrations`. What a certificate proves and what it cannot:
-docs/CALIBRATION.md.
+docs/JUDGES.md.
 """
 
 from __future__ import annotations
@@ -23,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 from evalkit.files.hashing import sha256_hex
 from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes
@@ -34,11 +41,15 @@ if TYPE_CHECKING:
 __all__ = [
     "CALIBRATIONS_DIR",
     "CERTIFICATE_KIND",
+    "MAX_RECHECK_WORK",
+    "ORIGINS",
+    "STATEMENT",
     "CertificateError",
     "VerifiedCertificate",
     "certificate_bytes",
     "certificate_dict",
     "read_certificate_bytes",
+    "recheck_work",
 ]
 
 CALIBRATIONS_DIR = "calibrations"
@@ -47,15 +58,31 @@ CERTIFICATE_KIND = "evalkit calibration certificate"
 REPEATS_FORM = "repeats"
 _CALL_KEYS = frozenset({"item_id", "repeat", "label", "outcome"})
 _OUTCOMES = ("ok", "cannot-parse", "error")
-SCHEMA = 1
+#: 2: the judge section; ``evalkit_version`` dropped (it was malleable and not re-checked)
+SCHEMA = 2
 _MAX_CERTIFICATE_BYTES = 64 << 20
 #: A certificate names the bootstrap it displays; re-checking it re-runs that bootstrap, so the
 #: resamples a hostile certificate may ask for are bounded.
 MAX_RESAMPLES = 100_000
 #: The largest repeat index a certificate may name (re-checking counts items x repeats calls).
 MAX_REPEAT = 999
+#: The most calls x resamples a re-check may compute (199 gold items x 5 repeats x 2000
+#: resamples is 2.0M; a re-check of this size takes seconds and tens of MB).
+MAX_RECHECK_WORK = 6_000_000
+#: Where a certificate's labels came from.
+ORIGINS = ("model-api", "replay", "rules", "file")
+#: What every certificate says it proves and what it cannot (docs/JUDGES.md). Re-checked like
+#: every other field, so a certificate cannot claim more.
+STATEMENT = (
+    "Proves: these labels, from the judge identity in the judge section, agree with the "
+    "frozen gold labels under the locked rule (re-scored offline from hashed content). Labels "
+    "from a file name no judge identity, so no record's judge can claim this certificate. "
+    "Cannot prove: that a provider really ran the model (no provider signs its replies)."
+)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_NOT_RECHECKED = frozenset({"evalkit_version"})
+_JUDGE_KEYS = frozenset(
+    {"identity", "identity_sha256", "origin", "base_url_host", "run_log_sha256", "source"}
+)
 
 
 class CertificateError(EvalkitError):
@@ -73,6 +100,12 @@ class VerifiedCertificate:
     gold_tag: str
     gold_sha256: str
     path: Path | None
+    #: the judge identity it was earned by (None: a labels file, which no judge can claim)
+    identity: Mapping[str, Any] | None = None
+    identity_sha256: str | None = None
+    origin: str = "file"
+    #: the newest locked version of its gold set when newer than its own (else None)
+    superseded_by: str | None = None
 
     @property
     def entry(self) -> tuple[str, str, str]:
@@ -106,7 +139,8 @@ def certificate_dict(result: CalibrationResult) -> dict[str, Any]:
     return {
         "kind": CERTIFICATE_KIND,
         "schema": SCHEMA,
-        "evalkit_version": __version__,
+        "statement": STATEMENT,
+        "judge": dict(result.judge_info),
         "gold": {
             "name": result.gold_name,
             "version": result.gold_version,
@@ -127,6 +161,11 @@ def certificate_bytes(result: CalibrationResult) -> bytes:
     return _encode(certificate_dict(result))
 
 
+def recheck_work(calls: int, n_resamples: int, rule_resamples: int) -> int:
+    """Calls x resamples a re-check computes (the displayed interval and, if other, the rule's)."""
+    return calls * (n_resamples + (rule_resamples if rule_resamples != n_resamples else 0))
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -144,6 +183,7 @@ class _Claim:
     level: float
     n_resamples: int
     rng: int | None
+    judge_section: Mapping[str, Any]
 
 
 def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -223,6 +263,18 @@ def _claim(obj: Any) -> _Claim:
         )
     if not _HEX64.match(_field(gold, "sha256", str, "gold.")):
         raise EvalkitError("field gold.sha256 is not a sha256")
+    graduation = result.get("graduation")
+    rule_resamples = graduation.get("n_resamples") if isinstance(graduation, dict) else None
+    if not isinstance(rule_resamples, int) or not 1 <= rule_resamples <= MAX_RESAMPLES:
+        raise EvalkitError(f"field result.graduation.n_resamples must lie in 1..{MAX_RESAMPLES}")
+    work = recheck_work(len(items), n_resamples, rule_resamples)
+    if work > MAX_RECHECK_WORK:  # before any compute: a re-check is bounded
+        raise EvalkitError(
+            f"re-checking it would compute {len(items):,} calls x resamples = {work:,}, over "
+            f"the bound of {MAX_RECHECK_WORK:,}; refused before any compute"
+        )
+    if obj.get("statement") != STATEMENT:
+        raise EvalkitError("field statement is not what a certificate proves (docs/JUDGES.md)")
     return _Claim(
         gold_path=_repo_path(_field(gold, "path", str, "gold."), "gold.path"),
         gold_sha256=_field(gold, "sha256", str, "gold."),
@@ -234,7 +286,32 @@ def _claim(obj: Any) -> _Claim:
         level=level,
         n_resamples=n_resamples,
         rng=rng,
+        judge_section=_judge(_field(obj, "judge", dict, "")),
     )
+
+
+def _judge(judge: dict[str, Any]) -> dict[str, Any]:
+    """The certificate's judge section, checked for shape and for its identity's hash."""
+    from evalkit.record.judging import identity_sha256, judge_identity
+
+    if set(judge) != _JUDGE_KEYS:
+        raise EvalkitError(f"field judge must hold exactly {sorted(_JUDGE_KEYS)}")
+    origin, identity = judge["origin"], judge["identity"]
+    if origin not in ORIGINS:
+        raise EvalkitError(f"field judge.origin must be one of {', '.join(ORIGINS)}")
+    if identity is not None and judge_identity(identity) != identity:
+        raise EvalkitError("field judge.identity is not a complete judge identity")
+    if (identity is None) != (origin == "file"):
+        raise EvalkitError("field judge.identity is null exactly for labels from a file")
+    if judge["identity_sha256"] != identity_sha256(identity):
+        raise EvalkitError("field judge.identity_sha256 is not the sha256 of judge.identity")
+    source = judge["source"]
+    if source is not None and (not isinstance(source, str) or "/" in source or "\\" in source):
+        raise EvalkitError("field judge.source must be a file name (never a path) or null")
+    for key in ("base_url_host", "run_log_sha256"):
+        if judge[key] is not None and not isinstance(judge[key], str):
+            raise EvalkitError(f"field judge.{key} must be a string or null")
+    return judge
 
 
 def _parse(raw: bytes) -> tuple[dict[str, Any], _Claim]:

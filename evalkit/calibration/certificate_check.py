@@ -14,6 +14,8 @@ import dataclasses
 import hashlib
 import math
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +32,6 @@ from evalkit.record.calibration_status import (
 if TYPE_CHECKING:
     pass
 from evalkit.calibration.certificate import (
-    _NOT_RECHECKED,
     CertificateError,
     VerifiedCertificate,
     _Claim,
@@ -79,6 +80,8 @@ def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> Verifi
             f"the gold set {claim.gold_path} in the repository (sha256 {gs.sha256[:12]}...) is "
             f"not the one it names ({claim.gold_sha256[:12]}...)"
         )
+    if claim.judge_section["origin"] == "rules":
+        _check_rule_judge(claim, gs)
     if claim.repeats:
         from evalkit.calibration.labels import CALL_COLUMNS, labels_from_frame
 
@@ -97,6 +100,7 @@ def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> Verifi
         decision_rule=base / claim.rule_path,
         lock=base / prereg.LOCK_NAME,
         root=base,
+        judge_info=claim.judge_section,
     )
     if not result.mintable:
         raise EvalkitError(result.mint_reason)
@@ -108,8 +112,49 @@ def _rescore(obj: dict[str, Any], claim: _Claim, ref: str, base: Path) -> Verifi
     if diff is not None:
         raise EvalkitError(f"re-scoring its labels does not reproduce it ({diff})")
     return VerifiedCertificate(
-        ref, mint_status(gs.tag, ref), claim.dimension_id, claim.judge, gs.tag, gs.sha256, None
+        ref,
+        mint_status(gs.tag, ref),
+        claim.dimension_id,
+        result.judge,
+        gs.tag,
+        gs.sha256,
+        None,
+        identity=claim.judge_section["identity"],
+        identity_sha256=claim.judge_section["identity_sha256"],
+        origin=claim.judge_section["origin"],
+        superseded_by=_superseded_by(gs.name, gs.version, base),
     )
+
+
+def _check_rule_judge(claim: _Claim, gs: Any) -> None:
+    """A certificate of origin ``rules`` holds the rule judge's labels and identity, as today."""
+    from evalkit.calibration._inputs import rule_judge_info, rule_judge_labels
+
+    if claim.repeats:
+        raise EvalkitError("a rule judge's certificate holds one label per item, not repeats")
+    today = rule_judge_labels(gs)
+    expected = sorted(zip(today["item_id"], today["label"], strict=True))
+    if sorted((i["item_id"], i["label"]) for i in claim.labels) != expected:
+        raise EvalkitError(
+            "its labels are not the rule judge's on this gold set (origin 'rules' is re-checked "
+            "by recomputing them)"
+        )
+    if claim.judge_section["identity"] != rule_judge_info()["identity"]:
+        raise EvalkitError("its judge identity is not the rule judge's as it runs today")
+
+
+_VERSION_NAME = re.compile(r"^(?P<set>.+)/v(?P<n>[1-9][0-9]*)$")
+
+
+def _superseded_by(name: str, version: int, base: Path) -> str | None:
+    """``<set>-v<N>`` of the newest version of the set the lock holds, when newer; else None."""
+    lock = prereg.read_lock(base / prereg.LOCK_NAME) or {}
+    newest = version
+    for entry in lock.get("entries") or []:
+        match = _VERSION_NAME.match(str(entry.get("name"))) if isinstance(entry, dict) else None
+        if entry.get("kind") == "gold" and match and match.group("set") == name:
+            newest = max(newest, int(match.group("n")))
+    return f"{name}-v{newest}" if newest > version else None
 
 
 def _same_number(a: Any, b: Any) -> bool:
@@ -119,7 +164,7 @@ def _same_number(a: Any, b: Any) -> bool:
 def _first_difference(a: Any, b: Any, where: str) -> str | None:
     """Where the stored and the re-scored certificate differ (floats to 1e-9), else None."""
     if isinstance(a, dict) and isinstance(b, dict):
-        keys = (set(a) | set(b)) - (_NOT_RECHECKED if not where else set())
+        keys = set(a) | set(b)
         for key in sorted(keys, key=str):
             if key not in a or key not in b:
                 return f"{where}{key}: present in only one of them"
@@ -175,13 +220,17 @@ def verify_certificate(
         outcome = _CACHE.get(key)
         if outcome is None:
             try:
-                outcome = _rescore(obj, claim, ref, base)
+                with warnings.catch_warnings():  # the figures hold what they would say
+                    warnings.simplefilter("ignore")
+                    outcome = _rescore(obj, claim, ref, base)
             except EvalkitError as exc:
                 outcome = str(exc)
             if _fingerprint(ref, base, claim) == key:  # nothing moved while it was checked
                 _CACHE[key] = outcome
     except EvalkitError as exc:
         outcome = str(exc)
+    except MemoryError:
+        outcome = "cannot be re-checked: it ran out of memory (refused, fail closed)"
     except (ArithmeticError, LookupError, RecursionError, TypeError, ValueError) as exc:
         # a hostile certificate is refused, never a traceback: whatever it makes the re-check
         # trip over is the reason (fail closed)

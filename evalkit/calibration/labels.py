@@ -20,10 +20,20 @@ outcome``):
 :attr:`JudgeLabels.model_judge` decides which calibration applies: every run log and every
 source with more than one repeat per item is a model judge's (repeats, consistency, the
 model-judge decision rule); one label per item from a file or frame is calibrated as before.
+
+:attr:`JudgeLabels.judge_info` says whose labels they are, as a certificate records it
+(:func:`judge_info`): the judge identity read from a run log (spec, the model id every call
+reported, the prompt template, the parameters, K, the aggregation), whether they came from a
+model API or a replay, the base URL's host, the run log's sha256; a labels file or frame has no
+identity (``origin: "file"``), so no record's judge can claim a calibration made from one. A run
+log is read strictly: :func:`check_against_gold` re-reads every logged reply and refuses a line
+whose ``status`` is not what its reply says, and rebuilds every prompt and refuses a line whose
+``prompt_sha256`` is not that prompt's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -46,6 +56,7 @@ __all__ = [
     "JudgeLabels",
     "check_against_gold",
     "is_runlog",
+    "judge_info",
     "labels_from_frame",
     "labels_from_runlog",
     "read_labels",
@@ -75,6 +86,8 @@ class JudgeLabels:
     item_sha256: Mapping[str, str | None] = field(default_factory=dict, repr=False)
     source_gold: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()
+    judge_info: Mapping[str, Any] | None = None
+    lines: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)  # run log: each call
 
     def single(self) -> pd.DataFrame:
         """One label per item (K = 1): ``item_id, label`` with None where there is no label."""
@@ -281,6 +294,8 @@ def labels_from_runlog(path: str | os.PathLike[str], judge: str | None = None) -
             raise EvalkitError(f"{shown}: item {item!r} was judged with different content")
     labels = labels_from_frame(rows, name, source=shown, model_judge=True)
     source_gold = next(iter(sources.values()), None)
+    entries = [final[key] for key in sorted(final)]
+    lines = tuple({**e.data, "_line": e.line} for e in entries)
     return JudgeLabels(
         labels.calls,
         name,
@@ -290,7 +305,71 @@ def labels_from_runlog(path: str | os.PathLike[str], judge: str | None = None) -
         hashes,
         source_gold if isinstance(source_gold, Mapping) else {},
         tuple(notes),
+        runlog_judge_info(name, labels.repeats, lines, log.sha256),
+        lines,
     )
+
+
+def _host(url: Any) -> str | None:
+    """The host[:port] of a base URL (no scheme, path or credentials), or None."""
+    from urllib.parse import urlsplit
+
+    from evalkit.judge.specs import loggable_base_url
+
+    safe = loggable_base_url(url) if isinstance(url, str) else None
+    return (urlsplit(safe).netloc or None) if safe is not None else None
+
+
+def runlog_judge_info(
+    name: str | None,
+    repeats: int,
+    lines: tuple[Mapping[str, Any], ...],
+    runlog_sha256: str | None,
+) -> dict[str, Any]:
+    """Who gave a run log's labels (see the module docstring), as a certificate records it.
+
+    The identity is read from the answered calls exactly as a record's judge block is
+    (:func:`evalkit.judge.record_judge.judge_block`): the model every one of them reported.
+    """
+    from evalkit.judge.record_judge import judge_block
+    from evalkit.judge.specs import RULES
+    from evalkit.record.judging import judge_identity
+
+    answered = [line for line in lines if line.get("outcome") != "error"]
+    params = lines[0].get("params") if lines else None
+    params = params if isinstance(params, Mapping) else {}
+    identity = judge_identity(judge_block(str(name), params, repeats, "", answered, []))
+    if name == RULES:
+        origin = "rules"
+    elif any(line.get("replay") is not None for line in lines):
+        origin = "replay"
+    else:
+        origin = "model-api"
+    return judge_info(
+        identity, origin, base_url_host=_host(params.get("base_url")),
+        run_log_sha256=runlog_sha256,
+    )  # fmt: skip
+
+
+def judge_info(
+    identity: Mapping[str, Any] | None,
+    origin: str,
+    *,
+    base_url_host: str | None = None,
+    run_log_sha256: str | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """A certificate's ``judge`` section: identity (None: none), its sha256, origin, where."""
+    from evalkit.record.judging import identity_sha256
+
+    return {
+        "identity": None if identity is None else dict(identity),
+        "identity_sha256": identity_sha256(identity),
+        "origin": origin,
+        "base_url_host": base_url_host,
+        "run_log_sha256": run_log_sha256,
+        "source": source,
+    }
 
 
 def read_labels_table(path: Path) -> pd.DataFrame:
@@ -327,7 +406,9 @@ def read_labels(path: str | os.PathLike[str], judge: str | None = None) -> Judge
     for col in ("item_id", "label"):
         if col not in frame.columns:
             raise EvalkitError(f"{p}: column {col!r} missing")
-    return labels_from_frame(frame, judge, source=str(p))
+    labels = labels_from_frame(frame, judge, source=str(p))
+    # a file of labels names no judge: its file name only, never a local path
+    return dataclasses.replace(labels, judge_info=judge_info(None, "file", source=p.name))
 
 
 def check_against_gold(labels: JudgeLabels, gold: GoldSet) -> None:
@@ -369,8 +450,9 @@ def check_against_gold(labels: JudgeLabels, gold: GoldSet) -> None:
             f"{shown}: {len(unknown)} item(s) not in the gold set {gold.tag}, first "
             f"{clip(repr(unknown[0]))}"
         )
+    items = {item: make_item(item, by_id[item]) for item in labels.item_sha256}
     for item, digest in sorted(labels.item_sha256.items()):
-        expected = make_item(item, by_id[item]).sha256
+        expected = items[item].sha256
         if digest is None:
             raise EvalkitError(
                 f"{shown}: item {clip(repr(item))} carries no item_sha256: its calls cannot be "
@@ -382,6 +464,39 @@ def check_against_gold(labels: JudgeLabels, gold: GoldSet) -> None:
                 f"item {clip(repr(item))} of {gold.tag} (item sha256 "
                 f"{clip(str(digest))[:12]}..., gold {expected[:12]}...)"
             )
+
+    for line in labels.lines:
+        _check_line(shown, line, items[line["item_id"]])
+
+
+def _check_line(shown: str, line: Mapping[str, Any], item: Any) -> None:
+    """Refuse a run-log line whose prompt or status is not what its item and reply give."""
+    import hashlib
+
+    from evalkit.judge.prompt import build_prompt
+    from evalkit.judge.reply import CANNOT_PARSE, read_reply
+
+    where = f"{shown}: line {line.get('_line')}"
+    nonce = line.get("nonce")
+    try:
+        prompt = build_prompt(item.record, item.facts, nonce if isinstance(nonce, str) else None)
+    except EvalkitError as exc:
+        raise EvalkitError(f"{where}: its prompt cannot be rebuilt ({exc})") from None
+    if hashlib.sha256(prompt.encode("utf-8")).hexdigest() != line.get("prompt_sha256"):
+        raise EvalkitError(
+            f"{where}: its prompt_sha256 is not the sha256 of the prompt rebuilt for item "
+            f"{clip(repr(item.item_id))} with its nonce: the line answers another prompt"
+        )
+    if line.get("outcome") == "error":
+        return
+    reading = read_reply(
+        line.get("reply"), item_id=item.item_id, rubric_version=item.rubric_version, nonce=nonce
+    )
+    if (reading.status or CANNOT_PARSE) != line.get("status"):
+        raise EvalkitError(
+            f"{where}: its status {clip(repr(line.get('status')))} is not what its reply reads "
+            f"as ({reading.status or CANNOT_PARSE!r}): the line was edited"
+        )
 
 
 def say_notes(labels: JudgeLabels) -> None:

@@ -25,9 +25,15 @@ gold set or decision rule changed. ``--no-lock`` runs without one: the result th
 
 ``--register`` mints a graduating calibration: it writes the calibration certificate
 ``calibrations/<calibration_ref>.json`` into this repository (never anywhere else), re-checks
-it, and only then may records carry its ``calibrated:`` status. A calibration against a gold
-set outside the repository, or not as the lock holds it, is computed and shown, never minted:
-``mintable`` is false and ``mintable_reason`` says why.
+it, and only then may records carry its ``calibrated:`` status, and only records whose judge
+has the identity that earned it (docs/JUDGES.md: the spec, the model the API reported, the
+prompt template, the parameters, K). A certificate made from a labels file says so and names
+no judge: no record can claim it. A calibration against a gold set outside the repository, or
+not as the lock holds it, is computed and shown, never minted: ``mintable`` is false and
+``mintable_reason`` says why. Graduation is judged only under the repository's locked rule for
+the gold set's name; under any other rule, or with ``--no-lock``, the result says "not
+pre-registered" and does not graduate. A certificate whose re-check would exceed the bound
+(calls x resamples) is not registered.
 
 Exit 0 when the result was written (and registered, with ``--register``), whether the judge
 graduates or not; exit 1 on bad input (a ``--labels`` that is not a file or a ``--gold`` that
@@ -40,9 +46,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import DegenerateDataWarning
 from evalkit.record.dimension import DimensionId
 
 
@@ -127,8 +135,8 @@ def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
         return rule_judge_labels(gold), args.judge or RULE_JUDGE_NAME
     labels = read_labels(args.labels, None if args.judge is None else args.judge)
     say_notes(labels)
-    if labels.judge is None:  # a plain file: --judge names it, else the file does
-        return labels, args.judge or args.labels
+    if labels.judge is None:  # a plain file: --judge names it, else its name (never a path)
+        return labels, args.judge or Path(args.labels).name
     return labels, None
 
 
@@ -151,6 +159,22 @@ def _refuse_missing_paths(args: argparse.Namespace) -> None:
         raise EvalkitError(f"--gold {args.gold}: {what} (a gold set folder or version)")
 
 
+def _say_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Say each degenerate interval (a perfect judge's) in one line on stderr.
+
+    Never as a warning with a source path (issue 24 #16); any other warning is shown as
+    Python shows it.
+    """
+    notes: dict[str, None] = {}
+    for w in caught:
+        if issubclass(w.category, DegenerateDataWarning):
+            notes[str(w.message)] = None
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for note in notes:
+        print(f"evalkit calibrate: note: {note}", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     _refuse_missing_paths(args)
     from evalkit.calibration import calibrate
@@ -167,16 +191,19 @@ def _run(args: argparse.Namespace) -> int:
     )
     gold = load(_gold_path(args.gold))
     labels, judge = _labels(args, gold)
-    result = calibrate(
-        labels,
-        gold,
-        dimension_id=args.dimension,
-        judge=judge,
-        n_resamples=args.n_resamples,
-        rng=args.rng,
-        decision_rule=args.rule,
-        no_lock=args.no_lock,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateDataWarning)
+        result = calibrate(
+            labels,
+            gold,
+            dimension_id=args.dimension,
+            judge=judge,
+            n_resamples=args.n_resamples,
+            rng=args.rng,
+            decision_rule=args.rule,
+            no_lock=args.no_lock,
+        )
+    _say_warnings(caught)
     text = result.to_json() + "\n"
     if out is not None:
         _write_out(out, text)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
-from evalkit.calibration.calibrations import repository_calibrations
+from evalkit.calibration.calibrations import RepositoryCalibrations, repository_calibrations
 from evalkit.calibration.certificate import CALIBRATIONS_DIR
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates
@@ -28,7 +28,6 @@ from evalkit.provenance.repository import REPO_ROOT
 
 if TYPE_CHECKING:
     from evalkit.journal.reader import JournalRead
-    from evalkit.record.calibration_status import CalibrationAcceptance
 
 DEFAULT_METRICS_DIR = Path(".orchestrator/metrics")
 #: Ledger diagnostics printed without ``--diagnostics``.
@@ -85,7 +84,7 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(args.metrics_dir or DEFAULT_METRICS_DIR) / JOURNAL_NAME
 
 
-def accepted_calibrations() -> CalibrationAcceptance:
+def accepted_calibrations() -> RepositoryCalibrations:
     """The calibrations a record may claim: the repository's certificates.
 
     Each is re-checked the first time a record claims it; a refused one is named on stderr

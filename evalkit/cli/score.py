@@ -23,13 +23,21 @@ UTF-8: bytes the shell passed that are not (Python decodes them as lone surrogat
 with exit 1 before anything is scored or written. They would otherwise become a permanent
 identity field no UTF-8 tool can show or match; refusing is reversible, storing is not.
 
-Exit codes: 0 scored; 1 user error (bad argument, no session resolvable); 2 evaluation or I/O
-failure (also: not appended). ``--fleet`` has its own (:mod:`evalkit.cli.score_fleet`).
+With ``--judge SPEC`` (and a journal) every record gets the judge dimensions of its rubric,
+each naming its judge, its calls in the run log (``--judge-log``, default beside the journal)
+and its calibration status (:mod:`evalkit.judge.record_judge`); the call parameters are those
+of ``judge run``. Deterministic records without ``--judge`` are unchanged, byte for byte.
+
+Exit codes: 0 scored; 1 user error (bad argument, no session resolvable, a run log held by
+another run); 2 evaluation or I/O failure (also: not appended); 4 with ``--judge``: a record
+held back because its judge calls did not all get an answer (the same command retries them).
+``--fleet`` has its own (:mod:`evalkit.cli.score_fleet`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +166,9 @@ def register(subparsers: Any) -> None:
     )
     batch.add_argument("--out", type=Path, help="write the table here (default stdout)")
     batch.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    from evalkit.cli.judge_run import add_record_judge
+
+    add_record_judge(parser)
     _add_fleet_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -226,6 +237,25 @@ def _check_arguments(args: argparse.Namespace) -> None:
                 raise EvalkitError(f"{flag} only applies to --all")
     if args.format is not None and args.format not in FORMATS:
         raise EvalkitError(f"--format: must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    _check_judge_arguments(args)
+
+
+def _check_judge_arguments(args: argparse.Namespace) -> None:
+    """``--judge`` needs a journal; its options need ``--judge``."""
+    if args.judge is None:
+        for flag, value in (("--repeats", args.repeats), ("--judge-log", args.judge_log)):
+            if value is not None:
+                raise EvalkitError(f"{flag} only applies with --judge")
+        return
+    require_text(args.judge, "--judge")
+    if args.fleet is not None:
+        raise EvalkitError("--judge is not available with --fleet (judge each directory's journal)")
+    if args.no_write:
+        raise EvalkitError("--judge writes judge dimensions into the journal: drop --no-write")
+    if args.all and args.journal is None:
+        raise EvalkitError(
+            "--judge needs --journal with --all: judge dimensions go into records, not the table"
+        )
 
 
 def _fleet_flags(args: argparse.Namespace) -> tuple[tuple[str, Any], ...]:
@@ -384,8 +414,19 @@ def format_record_table(record: dict[str, Any]) -> str:
 
 
 def _run_one(args: argparse.Namespace) -> int:
+    if args.judge is None:
+        return _score_one(args, None, None)
+    from evalkit.cli.common import accepted_calibrations
+    from evalkit.cli.judge_run import record_judge
+
+    accepted = accepted_calibrations()
+    with record_judge(args, journal_path(args), accepted) as judge:
+        return _score_one(args, judge, accepted)
+
+
+def _score_one(args: argparse.Namespace, judge: Any, accepted: Any) -> int:
     # deferred: the engine loads numpy; every command imports this module
-    from evalkit.scoring.engine import score_session
+    from evalkit.scoring.engine import JudgeUnanswered, score_session
 
     try:
         scored = score_session(
@@ -396,10 +437,16 @@ def _run_one(args: argparse.Namespace) -> int:
             model_id=args.model_id,
             model_source=args.model_source,
             handle=args.handle,
+            judge=judge,
         )
     except SessionResolutionError as exc:
         _resolution_error(exc, args.metrics_dir)
         return 1
+    except JudgeUnanswered:
+        from evalkit.cli.judge_run import EXIT_UNANSWERED, held_back_message
+
+        print(held_back_message(judge, 1, "evalkit score"), file=sys.stderr)
+        return EXIT_UNANSWERED
     except EvalkitError as exc:  # the reference's "other evaluation error"
         err(f"evaluation error: {exc}")
         return 2
@@ -418,7 +465,7 @@ def _run_one(args: argparse.Namespace) -> int:
             )
         else:
             try:
-                record = journal.append(target, record)
+                record = journal.append(target, record, accepted=accepted)
             except (OSError, EvalkitError) as exc:
                 write_error = exc
 

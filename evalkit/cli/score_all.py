@@ -7,10 +7,16 @@ one write per line, one fsync at the end, each record all-or-nothing), increment
 ``--rescore``, and the table holds the rows of the records appended. A progress bar (tqdm) and
 a summary (scored / skipped / refused) go to stderr; the table to ``--out`` or stdout.
 
+With ``--judge SPEC`` each record gets its judge dimensions before it is appended
+(:mod:`evalkit.judge.record_judge`): the judge's calls run ``--concurrency`` at a time, a batch
+of records at once; a record whose calls did not all get an answer is held back.
+
 Exit codes: 0 done (refused sessions are listed, not an error; an existing but empty
 ``sessions.jsonl`` is an empty ledger: 0, with a warning); 1 user error (no such metrics
 directory, one without ``sessions.jsonl``, as ``evalkit score`` says; a journal whose directory
-does not exist); 2 an append failed (the message says which records of the batch are on disk).
+does not exist; a run log held by another run); 2 an append failed (the message says which
+records of the batch are on disk); 4 with ``--judge``: records held back (their judge calls
+unanswered; the same command retries them).
 """
 
 from __future__ import annotations
@@ -233,9 +239,6 @@ def run_journal(args: argparse.Namespace) -> int:
     """
     if no_ledger(args.metrics_dir):
         return 1
-    # deferred: scoring loads numpy; every command imports this module
-    from evalkit.journal.batch import deterministic_rows, journal_ledger
-
     fmt = table_format(args)
     target = journal_path(args)
     if not target.parent.is_dir():
@@ -247,6 +250,20 @@ def run_journal(args: argparse.Namespace) -> int:
     def progress(total: int) -> Any:
         return progress_bar(args, total, "score --all", "session")
 
+    accepted = accepted_calibrations()
+    if getattr(args, "judge", None) is None:
+        return _journal(args, fmt, target, accepted, progress, None)
+    from evalkit.cli.judge_run import record_judge
+
+    with record_judge(args, target, accepted) as judge:
+        return _journal(args, fmt, target, accepted, progress, judge)
+
+
+def _journal(
+    args: argparse.Namespace, fmt: str, target: Path, accepted: Any, progress: Any, judge: Any
+) -> int:
+    from evalkit.journal.batch import deterministic_rows, journal_ledger
+
     try:
         result = journal_ledger(
             args.metrics_dir,
@@ -257,8 +274,9 @@ def run_journal(args: argparse.Namespace) -> int:
             model_id=args.model_id,
             model_source=args.model_source,
             handle=args.handle,
-            accepted=accepted_calibrations(),
+            accepted=accepted,
             progress=progress,
+            judge=judge,
         )
     except SessionResolutionError as exc:
         err(f"{exc} ({describe_sessions_file(args.metrics_dir)})")
@@ -279,6 +297,13 @@ def run_journal(args: argparse.Namespace) -> int:
         print(
             f"  ... and {len(result.refused) - len(refused)} more (-v lists all)", file=sys.stderr
         )
+    if judge is not None:
+        print(f"evalkit score: judge {judge.judge.name}: {judge.summary.line()}", file=sys.stderr)
+        if result.held_back:
+            from evalkit.cli.judge_run import EXIT_UNANSWERED, held_back_message
+
+            print(held_back_message(judge, len(result.held_back), "evalkit score"), file=sys.stderr)
+            return EXIT_UNANSWERED
     return 0
 
 

@@ -10,6 +10,11 @@ version and rubric text, with the same model and handle, from the same inputs
 (``provenance.inputs_sha256``: the session record and what was measured for it) is not
 scored again (:func:`evalkit.journal.reader.latest_inputs`); ``rescore=True`` scores every session.
 Reading the journal under the lock means two batches run at once never both append a session.
+
+**With a judge** (:class:`evalkit.record.judging.RecordJudge`) each record gets its judge
+dimensions before it is appended; a session counts as unchanged only when its latest record
+also carries this judge's dimensions, and one whose judge calls went unanswered is held back
+(``held_back``), never appended without them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from evalkit.scoring.eval_record import check_model
 
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
+    from evalkit.record.judging import RecordJudge
 
 __all__ = ["JournalingResult", "deterministic_rows", "journal_ledger"]
 
@@ -51,6 +57,7 @@ class JournalingResult:
     unchanged: tuple[str, ...]
     refused: tuple[Refused, ...]
     diagnostics: tuple[Diagnostic, ...]
+    held_back: tuple[str, ...] = ()  # sessions whose judge calls went unanswered
 
     @property
     def scored(self) -> int:
@@ -59,9 +66,12 @@ class JournalingResult:
 
     def summary(self) -> str:
         """One line: scored and appended, unchanged (skipped), refused."""
+        held = (
+            f", {len(self.held_back)} held back (judge calls unanswered)" if self.held_back else ""
+        )
         return (
             f"{self.scored} scored and appended to {self.journal}, {len(self.unchanged)} "
-            f"unchanged (skipped), {len(self.refused)} refused ({self.rubric_version})"
+            f"unchanged (skipped), {len(self.refused)} refused{held} ({self.rubric_version})"
         )
 
 
@@ -77,6 +87,7 @@ def journal_ledger(
     handle: str | None = None,
     accepted: CalibrationAcceptance | None = None,
     progress: Progress | None = None,
+    judge: RecordJudge | None = None,
 ) -> JournalingResult:
     """Score every eligible session of ``metrics_dir`` and append the records to the journal.
 
@@ -98,6 +109,7 @@ def journal_ledger(
             handle=handle,
             accepted=accepted,
             progress=progress,
+            judge=judge,
         )
 
 
@@ -113,6 +125,7 @@ def _journal_ledger(
     handle: str | None,
     accepted: CalibrationAcceptance | None,
     progress: Progress | None,
+    judge: RecordJudge | None = None,
 ) -> JournalingResult:
     rub = get_rubric(rubric)
     model = check_model(model_id, model_source)
@@ -124,20 +137,25 @@ def _journal_ledger(
         model_id=model_id,
         model_source=model_source,
         handle=handle,
+        judge=judge,
     )
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # read under the lock: what the journal holds cannot change before we append
             held = journal.read(journal_path, accepted=accepted)
-            batch.skip_unchanged(
-                journal.latest_inputs(
-                    held,
-                    rubric_version=rub.version,
-                    rubric_sha256=rub.sha256,
-                    model=model.to_dict(),
-                    handle=handle,
-                )
+            known = journal.latest_inputs(
+                held,
+                rubric_version=rub.version,
+                rubric_sha256=rub.sha256,
+                model=model.to_dict(),
+                handle=handle,
             )
+            if judge is not None:  # unchanged only when the latest record has this judge's
+                latest = {
+                    r["session_id"]: r for r in held.records if r["rubric_version"] == rub.version
+                }
+                known = {s: h for s, h in known.items() if judge.already_judged(latest[s])}
+            batch.skip_unchanged(known)
         bar = None if progress is None else progress(len(batch))
         if bar is not None:
             batch.on_session = lambda: bar.update(1)
@@ -159,6 +177,7 @@ def _result(
         unchanged=tuple(batch.unchanged),
         refused=tuple(batch.refused),
         diagnostics=batch.diagnostics,
+        held_back=tuple(batch.held_back),
     )
 
 

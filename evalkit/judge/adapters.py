@@ -9,8 +9,10 @@ opens a network connection: a local model or an API client of the user's own plu
 * :class:`RulesJudge` answers with :func:`evalkit.judge.apply_rules` over the facts block of
   the prompt — the deterministic baseline rater.
 
-Both read only the parts of the prompt evalkit wrote OUTSIDE the untrusted-data fence (the
-``item:`` header line and the first fenced json block, the facts), which come before the fence.
+The rule judge reads only what evalkit wrote OUTSIDE the untrusted-data fence (the first
+fenced json block, the facts, which comes before the fence). The replay looks its label up by
+the ``run_id`` of the fenced record slice (the header names the item by an opaque handle); the
+slice is JSON whose strings cannot close it, so the id read back is the record's own.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.judge.reply import TARGET_DIMENSION
 from evalkit.judge.rules import apply_rules
 
-_ITEM_LINE = re.compile(r"^item: (.*)$", re.M)
+_FENCED = re.compile(
+    r"^<<<UNTRUSTED-DATA nonce=([A-Za-z0-9_-]+)>>>\n(.*?)\n<<<END-UNTRUSTED-DATA nonce=\1>>>$",
+    re.M | re.S,
+)
 _FIRST_JSON_BLOCK = re.compile(r"^```json\n(.*?)^```", re.M | re.S)
 
 
@@ -56,9 +61,21 @@ def _json_match(pattern: re.Pattern[str], prompt: str) -> Any:
         return None
 
 
+def prompt_slice(prompt: str) -> dict[str, Any] | None:
+    """The record slice inside the prompt's untrusted-data fence, decoded, or None."""
+    match = _FENCED.search(prompt)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(2))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def prompt_item_id(prompt: str) -> str | None:
-    """The item (run id) named on the prompt's ``item:`` header line, or None."""
-    value = _json_match(_ITEM_LINE, prompt)
+    """The item (its run id) of the prompt's fenced record slice, or None."""
+    value = (prompt_slice(prompt) or {}).get("run_id")
     return value if isinstance(value, str) else None
 
 
@@ -158,4 +175,5 @@ __all__ = [
     "RulesJudge",
     "prompt_facts",
     "prompt_item_id",
+    "prompt_slice",
 ]

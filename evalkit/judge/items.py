@@ -1,4 +1,4 @@
-"""The items a judge run judges: every gold item of a frozen set, or journal records.
+"""The items a judge run judges: every gold item of a frozen set, journal records, or records.
 
 An item is what :func:`evalkit.judge.build_prompt` needs: a record (``run_id`` = the item id,
 ``rubric_version``, ``session_id``, ``kpis``, ``dimensions``) and its facts, recomputed from the
@@ -8,6 +8,10 @@ tags and mutations never reach the prompt.
 
 Each item carries ``sha256``: the hash of its canonical JSON (record and facts), the identity a
 run log records so that a resumed run or a replay can tell the same item from a changed one.
+
+A record judged while it is written (:func:`record_item`) has no run id in its prompt (its run
+id names the scoring run, not the session): its item id is its content hash, so a rerun of the
+same batch finds the calls it already made.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from evalkit.judge.prompt import record_rubric_version
 if TYPE_CHECKING:
     from evalkit.journal.reader import JournalRead
 
-__all__ = ["ItemSource", "JudgeItem", "gold_items", "journal_items", "make_item"]
+__all__ = ["ItemSource", "JudgeItem", "gold_items", "journal_items", "make_item", "record_item"]
 
 
 @dataclass(frozen=True)
@@ -55,24 +59,43 @@ class ItemSource:
         return {"kind": self.kind, "path": self.path, "sha256": self.sha256}
 
 
-def make_item(item_id: str, record: Mapping[str, Any]) -> JudgeItem:
-    """The item of ``record`` under ``item_id`` (facts recomputed from its dimensions)."""
+def _deterministic(dimensions: Any) -> Any:
+    """The dimensions a judge reads: a record's judge dimensions never reach a judge."""
+    if not isinstance(dimensions, list):
+        return dimensions
+    return [d for d in dimensions if not (isinstance(d, Mapping) and d.get("method") == "judge")]
+
+
+def _item(item_id: str | None, record: Mapping[str, Any], run_id: str | None) -> JudgeItem:
     prompt_record = {
-        "run_id": item_id,
+        "run_id": run_id,
         "rubric_version": record.get("rubric_version"),
         "session_id": record.get("session_id"),
         "kpis": record.get("kpis"),
-        "dimensions": record.get("dimensions"),
+        "dimensions": _deterministic(record.get("dimensions")),
     }
+    if run_id is None:
+        del prompt_record["run_id"]
     facts = compute_facts(prompt_record["dimensions"])
     canonical = dumps({"record": prompt_record, "facts": facts}, sort_keys=True)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     return JudgeItem(
-        item_id=item_id,
+        item_id=digest if item_id is None else item_id,
         record=prompt_record,
         facts=facts,
         rubric_version=record_rubric_version(prompt_record),
-        sha256=hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
+        sha256=digest,
     )
+
+
+def make_item(item_id: str, record: Mapping[str, Any]) -> JudgeItem:
+    """The item of ``record`` under ``item_id`` (its run id in the prompt; facts recomputed)."""
+    return _item(item_id, record, item_id)
+
+
+def record_item(record: Mapping[str, Any]) -> JudgeItem:
+    """The item of a record being written: no run id in its prompt, its content hash as id."""
+    return _item(None, record, None)
 
 
 def gold_items(path: str | Path) -> ItemSource:

@@ -2,13 +2,14 @@ r"""Judge prompt assembly behind an untrusted-data fence, and the token-budget g
 
 Layout of the prompt (top to bottom):
 
-1. a header naming the task and the item (its run id, JSON-encoded so it stays one line);
+1. a header naming the task and the item by an opaque handle (:func:`item_handle`, hex derived
+   from the item id): no byte of record data stands outside the fence;
 2. the pre-computed facts (``compute_facts``), in the prompt's FIRST fenced ```json block: they
    are evalkit's own arithmetic, not record prose, so they are the one part the judge may treat
    as measured;
 3. the judge question and, for rubric-v2, the six ordered decision rules, verbatim;
-4. the record slice — ``session_id``, ``kpis`` and each dimension's ``id``, ``status``,
-   ``evidence`` — inside the fence
+4. the record slice — ``run_id`` (when the item has one), ``session_id``, ``kpis`` and each
+   dimension's ``id``, ``status``, ``evidence`` — inside the fence
    ``<<<UNTRUSTED-DATA nonce=N>>>`` ... ``<<<END-UNTRUSTED-DATA nonce=N>>>``;
 5. the output requirements.
 
@@ -26,10 +27,16 @@ Token budget: tokens are estimated as ``len(prompt) // 4`` (about four character
 English prose; the same heuristic as the reference engine). The gate runs before any dispatch;
 a prompt over budget raises :class:`TokenBudgetExceeded` and is never truncated, because a
 truncated record would be judged on evidence it does not contain.
+
+:func:`prompt_template_sha256` hashes the template itself (every fixed line, question and rule,
+rendered for a fixed probe record of each rubric version): it is part of a judge's identity
+(:mod:`evalkit.record.judging`), so a changed template is another judge.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import re
@@ -38,6 +45,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.input import escape_surrogates
 from evalkit.finite import finite_or_none
 from evalkit.judge.facts import compute_facts
 from evalkit.judge.rules import RUBRIC_V2_RULES
@@ -109,16 +117,26 @@ def record_rubric_version(record: Any) -> str:
     return version if version in JUDGE_QUESTIONS else "rubric-v2"
 
 
-def record_slice(record: Any) -> dict[str, Any]:
-    """The part of a record the judge sees: session_id, kpis, each dimension's id/status/evidence.
+def item_handle(item_id: Any) -> str:
+    """The opaque handle the prompt header names an item by: ``item-`` and 16 hex of its id."""
+    text = escape_surrogates(item_id) if isinstance(item_id, str) else ""
+    return "item-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
-    Judge dimensions already on the record are left out: a judge never reads another judge.
+
+def record_slice(record: Any) -> dict[str, Any]:
+    """The part of a record the judge sees: run_id, session_id, kpis, each dimension's evidence.
+
+    ``run_id`` only when the record has one (an item judged at record time has none: its run
+    id is not known yet). Judge dimensions already on the record are left out: a judge never
+    reads another judge.
     """
     rec = record if isinstance(record, Mapping) else {}
+    run_id = rec.get("run_id")
     session_id = rec.get("session_id")
     kpis = rec.get("kpis")
     dims = rec.get("dimensions")
-    return {
+    head = {"run_id": run_id} if isinstance(run_id, str) else {}
+    return head | {
         "session_id": session_id if isinstance(session_id, str) else None,
         "kpis": dict(kpis) if isinstance(kpis, Mapping) else {},
         "dimensions": [
@@ -136,6 +154,8 @@ def _encode_str(text: str, nonce: str) -> str:
     For the nonce, its first LETTER is escaped in every occurrence (a digit's escape ends in the
     digit itself, so escaping a digit would rebuild the nonce).
     """
+    if "<" not in text and "`" not in text and not re.search(re.escape(nonce), text, re.I):
+        return json.dumps(text, ensure_ascii=False)  # nothing to escape: the common case
     letter = next(i for i, ch in enumerate(nonce) if ch.isalpha())
     # every occurrence, overlapping ones too, case-insensitive; positions in ``text`` itself
     occurrences = re.finditer(f"(?=(?:{re.escape(nonce)}))", text, re.IGNORECASE)
@@ -241,10 +261,10 @@ def build_prompt(
     if facts is None:
         facts = compute_facts(record.get("dimensions") if isinstance(record, Mapping) else None)
     run_id = record.get("run_id") if isinstance(record, Mapping) else None
-    untrusted = {"item": run_id if isinstance(run_id, str) else None, "slice": record_slice(record)}
     nonce = _checked_nonce(nonce)
-    item = _inert_json(untrusted["item"], nonce)
-    data = _inert_json(untrusted["slice"], nonce)
+    # the header names the item by a hex handle: run and session ids stay inside the fence
+    item = json.dumps(item_handle(run_id))
+    data = _inert_json(record_slice(record), nonce)
     if nonce.lower() in (item + data).lower():  # only where it sits outside any string
         raise EvalkitError("the nonce occurs in the record data outside a string; use another")
 
@@ -295,6 +315,24 @@ def build_prompt(
     return "\n".join(lines + _output_lines(list(questions)))
 
 
+_PROBE_NONCE = "templateprobe"
+
+
+@functools.lru_cache(maxsize=1)
+def prompt_template_sha256() -> str:
+    """The sha256 of the prompt template: the prompt of a fixed probe record per rubric version.
+
+    Every fixed part (header, instructions, questions, rules, fence, output requirements) is in
+    it; record data is the same probe each time, so only a change of the template changes it.
+    """
+    parts = []
+    for version in sorted(JUDGE_QUESTIONS):
+        probe = {"run_id": "probe", "rubric_version": version, "session_id": "probe",
+                 "kpis": {}, "dimensions": []}  # fmt: skip
+        parts.append(build_prompt(probe, {}, _PROBE_NONCE))
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_INPUT_BUDGET",
@@ -305,7 +343,9 @@ __all__ = [
     "build_prompt",
     "check_budget",
     "estimate_tokens",
+    "item_handle",
     "new_nonce",
+    "prompt_template_sha256",
     "record_rubric_version",
     "record_slice",
 ]

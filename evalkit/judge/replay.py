@@ -8,12 +8,18 @@ reader, so a study re-rendered from a replayed log gives the figures of the orig
 original error outcome replays as the same error (a rerun against the model retries it).
 
 Refused, as errors of the new line and never as labels: an (item, repeat) the source log has no
-line for (``replay-missing``), and an item whose content hash differs from the one the answer
-was given for (``replay-mismatch``: the answer was about another version of the item).
+line for (``replay-missing``), an item whose content hash differs from the one the answer was
+given for, a rebuilt prompt whose sha256 is not the logged ``prompt_sha256``, and a logged line
+whose ``status`` is not what its ``reply`` reads as (``replay-mismatch``: the answer was about
+another prompt, or the line was edited).
+
+``repeats`` is the number of repeats the log holds for the judge (its largest repeat plus one):
+``judge run`` without ``--repeats`` replays every one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +27,7 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.judge.clients import CallFailed, Completion
 from evalkit.judge.items import JudgeItem
+from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import RunLogEntry, read_runlog
 from evalkit.judge.specs import JudgeSpec
 
@@ -35,6 +42,9 @@ def _count(value: Any) -> int | None:
 
 class RunLogReplay:
     """A judge that answers from a run log (module docstring). Opens no connection."""
+
+    label_origin = "replay"
+    deadline: float | None = None
 
     def __init__(self, spec: JudgeSpec) -> None:
         self.path = spec.model
@@ -63,6 +73,7 @@ class RunLogReplay:
         self._answers: dict[tuple[str, int], RunLogEntry] = {
             (e.item_id, e.repeat): e for e in log.final().values() if e.judge == judge
         }
+        self.repeats = max((repeat for _, repeat in self._answers), default=-1) + 1
 
     def _entry(self, item_id: str, repeat: int) -> RunLogEntry | None:
         return self._answers.get((item_id, repeat))
@@ -94,6 +105,26 @@ class RunLogReplay:
                 f"sha256 {str(entry.data.get('item_sha256'))[:12]}..., this item's is "
                 f"{item.sha256[:12]}...",
             )
+        logged_prompt = entry.data.get("prompt_sha256")
+        if logged_prompt != hashlib.sha256(prompt.encode("utf-8")).hexdigest():
+            raise CallFailed(
+                "replay-mismatch",
+                f"{self.path} line {entry.line} answered another prompt (prompt_sha256 "
+                f"{str(logged_prompt)[:12]}...) than the one rebuilt for item {item.item_id!r}",
+            )
+        if entry.outcome != "error":
+            reading = read_reply(
+                entry.data.get("reply"),
+                item_id=item.item_id,
+                rubric_version=item.rubric_version,
+                nonce=entry.data.get("nonce"),
+            )
+            if (reading.status or CANNOT_PARSE) != entry.status:
+                raise CallFailed(
+                    "replay-mismatch",
+                    f"{self.path} line {entry.line}: its status {entry.status!r} is not what its "
+                    f"reply reads as ({reading.status or CANNOT_PARSE!r}); the line was edited",
+                )
         if entry.outcome == "error":
             error = entry.data["error"]
             status = error.get("http_status")

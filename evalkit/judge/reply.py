@@ -9,12 +9,14 @@ guessed label) when:
 * it contains an untrusted-data fence marker (``<<<UNTRUSTED-DATA`` / ``<<<END-UNTRUSTED-DATA``)
   or the prompt's nonce: a forged or echoed fence, so the reply may carry the record's text
   rather than a judgment;
-* it names another item (an ``item: "ID"`` header line as the prompt has, or an ``item``/``item_id``/``run_id`` field, that
-  is not this item's id): it answers about something else;
+* it names another item (an ``item: "ID"`` header line as the prompt has, or an
+  ``item``/``item_id``/``run_id`` field, that is neither this item's id nor its handle,
+  :func:`evalkit.judge.prompt.item_handle`): it answers about something else;
 * the parser finds no block, several blocks, or invalid JSON;
-* there is no valid ``instruction-adherence`` entry (the reason says why: a missing id, an
-  unknown status such as ``"maybe"``, evidence that is not text, a non-finite score);
-* two entries give ``instruction-adherence`` different statuses.
+* there is no valid entry of the dimension read (``instruction-adherence`` unless another
+  judge dimension is asked for; the reason says why: a missing id, an unknown status such as
+  ``"maybe"``, evidence that is not text, a non-finite score);
+* two entries give that dimension different statuses.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from evalkit.judge.parse import (
     json_blocks,
     parse_response,
 )
+from evalkit.judge.prompt import item_handle
 from evalkit.record.dimension import DimensionId
 
 __all__ = ["CANNOT_PARSE", "TARGET_DIMENSION", "ReplyReading", "read_reply"]
@@ -45,11 +48,12 @@ _ITEM_KEYS = ("item", "item_id", "run_id")
 
 @dataclass(frozen=True)
 class ReplyReading:
-    """The label a reply gives (``status``, ``evidence``), or ``reason`` why it gives none."""
+    """The label a reply gives (``status``, ``evidence``, ``score``), or ``reason`` why not."""
 
     status: str | None
     evidence: str | None = None
     reason: str | None = None
+    score: float | int | None = None
 
     @property
     def outcome(self) -> str:
@@ -78,9 +82,9 @@ def _named_items(text: str, entries: list[Any]) -> list[str]:
     return named
 
 
-def _why_missing(targets: list[Mapping[str, Any]]) -> str:
+def _why_missing(targets: list[Mapping[str, Any]], dimension: str) -> str:
     if not targets:
-        return f"the json block has no judgment with id {TARGET_DIMENSION!r}"
+        return f"the json block has no judgment with id {dimension!r}"
     entry = targets[0]
     status = entry.get("status")
     if not isinstance(status, str) or status not in DIMENSION_STATUSES:
@@ -91,9 +95,14 @@ def _why_missing(targets: list[Mapping[str, Any]]) -> str:
 
 
 def read_reply(
-    text: Any, *, item_id: str, rubric_version: str = "rubric-v2", nonce: str | None = None
+    text: Any,
+    *,
+    item_id: str,
+    rubric_version: str = "rubric-v2",
+    nonce: str | None = None,
+    dimension: str = TARGET_DIMENSION,
 ) -> ReplyReading:
-    """Read ``text`` as the reply about ``item_id`` (see the module docstring)."""
+    """Read ``text`` as the reply about ``item_id`` for ``dimension`` (module docstring)."""
     if not isinstance(text, str) or not text.strip():
         return _cannot("the reply is empty")
     if _FENCE_MARK.search(text) or (nonce and nonce.lower() in text.lower()):
@@ -107,14 +116,15 @@ def read_reply(
         return _cannot(str(exc))
     value = json.loads(json_blocks(text)[0], parse_constant=float)  # parsed once already
     entries = value if isinstance(value, list) else [value]
-    others = sorted({name for name in _named_items(text, entries) if name != item_id})
+    known = {item_id, item_handle(item_id)}
+    others = sorted({name for name in _named_items(text, entries) if name not in known})
     if others:
         return _cannot(f"the reply names item {others[0]!r}, not {item_id!r}")
-    targets = [e for e in entries if isinstance(e, Mapping) and e.get("id") == TARGET_DIMENSION]
+    targets = [e for e in entries if isinstance(e, Mapping) and e.get("id") == dimension]
     statuses = sorted({str(e.get("status")) for e in targets})
     if len(statuses) > 1:
-        return _cannot(f"the reply gives {TARGET_DIMENSION} several statuses: {statuses}")
-    dim = next((d for d in dims if d["id"] == TARGET_DIMENSION), None)
+        return _cannot(f"the reply gives {dimension} several statuses: {statuses}")
+    dim = next((d for d in dims if d["id"] == dimension), None)
     if dim is None:
-        return _cannot(_why_missing(targets))
-    return ReplyReading(dim["status"], dim["evidence"], None)
+        return _cannot(_why_missing(targets, dimension))
+    return ReplyReading(dim["status"], dim["evidence"], None, dim["score"])

@@ -31,9 +31,14 @@ rater, label``): each judge a label family, each of its repeats (or its majority
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+import struct
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +59,10 @@ __all__ = [
     "RUNLOG_LINES",
     "SCHEMA",
     "RunLog",
+    "RunLogBusy",
     "RunLogEntry",
     "agreement_table",
+    "lock_runlog",
     "read_runlog",
     "runlog_labels",
 ]
@@ -86,6 +93,7 @@ class RunLogEntry:
     reason: str | None
     error_kind: str | None
     data: Mapping[str, Any]
+    sha256: str = ""  # of the line's bytes (without its newline): what a record cites it by
 
     @property
     def key(self) -> Key:
@@ -105,6 +113,11 @@ class RunLog:
     path: Path
     entries: tuple[RunLogEntry, ...] = ()
     diagnostics: tuple[str, ...] = ()
+    sha256: str | None = None  # of the whole file as read (None: it did not exist)
+
+    def by_sha256(self) -> dict[str, RunLogEntry]:
+        """Every valid line by the sha256 of its bytes."""
+        return {entry.sha256: entry for entry in self.entries}
 
     def final(self) -> dict[Key, RunLogEntry]:
         """The outcome of each key: its first answered entry, else its last error."""
@@ -165,7 +178,7 @@ def _problem(obj: Any) -> str | None:
     return None
 
 
-def _entry(number: int, obj: dict[str, Any]) -> RunLogEntry:
+def _entry(number: int, obj: dict[str, Any], raw: bytes) -> RunLogEntry:
     error: dict[str, Any] = obj.get("error") or {}
     reason = obj.get("reason")
     if obj["outcome"] == "error":
@@ -180,6 +193,7 @@ def _entry(number: int, obj: dict[str, Any]) -> RunLogEntry:
         reason=reason if isinstance(reason, str) else None,
         error_kind=error["kind"] if obj["outcome"] == "error" else None,
         data=obj,
+        sha256=hashlib.sha256(raw).hexdigest(),
     )
 
 
@@ -211,8 +225,56 @@ def read_runlog(path: str | os.PathLike[str], *, missing_ok: bool = False) -> Ru
         if problem is not None:
             diagnostics.append(f"line {raw.number}: {problem}")
             continue
-        entries.append(_entry(raw.number, obj))
-    return RunLog(target, tuple(entries), tuple(diagnostics))
+        entries.append(_entry(raw.number, obj, raw.data))
+    return RunLog(target, tuple(entries), tuple(diagnostics), hashlib.sha256(data).hexdigest())
+
+
+class RunLogBusy(EvalkitError):
+    """Another run holds the run log: this one would ask the same calls again."""
+
+
+def _ofd_lock(fd: int) -> None:
+    """An exclusive open-file-description lock on the whole file, or ``BlockingIOError``.
+
+    OFD locks belong to the descriptor (closing another descriptor of the file keeps them,
+    unlike POSIX record locks) and do not interact with the appender's ``flock``.
+    """
+    lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, lock)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            raise BlockingIOError(exc.errno, "locked") from None
+        raise
+
+
+@contextlib.contextmanager
+def lock_runlog(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the run log at ``path`` exclusively for a whole run; :class:`RunLogBusy` if held.
+
+    Taken before the log is read to plan the run, so two runs on one log never both plan (and
+    ask) the same calls; the second refuses, naming the log. The file is created when missing.
+    """
+    from evalkit.files.append import open_for_append
+
+    target = Path(path)
+    fd = open_for_append(target, "run log")
+    try:
+        try:
+            if hasattr(fcntl, "F_OFD_SETLK"):
+                _ofd_lock(fd)
+            else:  # no OFD locks: a lock file beside the log
+                os.close(fd)
+                fd = os.open(f"{target}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunLogBusy(
+                f"run log {str(target)!r} is held by another judge run; wait for it to end "
+                "(the same command then resumes from what it wrote) or write to another --out"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def runlog_labels(logs: Iterable[RunLog | str | os.PathLike[str]]) -> pd.DataFrame:

@@ -8,13 +8,22 @@ How a run goes:
    (temperature, max_tokens, seed) or an item with other content is refused: its answers would
    be mixed with answers to another question.
 2. **Call.** At most ``concurrency`` calls are in flight (asyncio; the SDKs' async clients).
-   Calls go repeat by repeat, so a run stopped early has whole repeats first.
+   Calls go repeat by repeat, so a run stopped early has whole repeats first. Each call has a
+   whole-call deadline (the judge's ``deadline``: ``--timeout``), however slowly a server
+   sends; after ``max_consecutive_errors`` connection failures or timeouts in a row no new call
+   starts and the run says why, naming the base URL (a dead server ends a run in seconds).
 3. **Record.** One writer thread appends the finished lines to the log in batches, all or
    nothing, fsynced (:mod:`evalkit.files.append`), so the event loop never waits on the disk.
    A worker starts its next call only once its last line is fsynced, so a killed run loses at
    most the calls in flight (one per worker, ``concurrency`` in all). When the log cannot be
    written, no new call starts and the run ends with the I/O error; lines already written stay.
-4. **Report.** A tqdm bar on stderr (calls done/total, errors, tokens) and a summary line.
+4. **Report.** A tqdm bar on stderr (calls done/total, errors, tokens) and a summary line;
+   :attr:`RunSummary.unanswered` counts the (item, repeat, judge) left without an answer.
+
+The whole run holds an exclusive lock on the run log (:func:`evalkit.judge.runlog.lock_runlog`),
+taken before the log is read to plan, so a second run on the same log refuses instead of asking
+the same calls again. Every line records the prompt template's sha256, so the judge's identity
+(:mod:`evalkit.record.judging`) can be read back from the log.
 """
 
 from __future__ import annotations
@@ -26,10 +35,10 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from evalkit._version import __version__
 from evalkit.errors import EvalkitError
@@ -43,14 +52,27 @@ from evalkit.judge.prompt import (
     build_prompt,
     check_budget,
     new_nonce,
+    prompt_template_sha256,
 )
 from evalkit.judge.redact import Redactor
 from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import SCHEMA, RunLog
 
-__all__ = ["JudgeHandle", "RunSummary", "plan_calls", "run_calls"]
+__all__ = [
+    "DEFAULT_MAX_CONSECUTIVE_ERRORS",
+    "Call",
+    "EventLoop",
+    "JudgeHandle",
+    "RunSummary",
+    "check_resumable",
+    "plan_calls",
+    "run_calls",
+]
 
 _IDENTITY = ("temperature", "max_tokens", "seed")
+#: Connection failures or timeouts in a row after which no new call starts.
+DEFAULT_MAX_CONSECUTIVE_ERRORS = 20
+_DEAD_SERVER_KINDS = frozenset({"connection", "timeout"})
 
 
 class JudgeHandle(Protocol):
@@ -58,6 +80,8 @@ class JudgeHandle(Protocol):
 
     name: str
     params_log: Mapping[str, Any]
+    label_origin: str  # "model-api", "replay" or "rules"
+    deadline: float | None  # seconds a whole call may take (None: no deadline of its own)
 
     def nonce(self, item_id: str, repeat: int) -> str | None:
         """The prompt nonce to use for (item, repeat); None: a fresh random one."""
@@ -74,6 +98,8 @@ class JudgeHandle(Protocol):
 
 @dataclass(frozen=True)
 class Call:
+    """One call to make: an item, a repeat, a judge."""
+
     item: JudgeItem
     repeat: int
     judge: JudgeHandle
@@ -92,6 +118,7 @@ class RunSummary:
     output_tokens: int = 0
     wall_s: float = 0.0
     first_error: str | None = None  # "kind: message" of the first error written
+    stopped: str | None = None  # why no new call started (a run of connection failures)
 
     def add(self, line: Mapping[str, Any]) -> None:
         """Count one written run-log ``line``: its outcome, error kind and tokens."""
@@ -117,12 +144,17 @@ class RunSummary:
         )
         if self.calls < self.total - self.skipped:
             text += f"; {self.total - self.skipped - self.calls} call(s) not made"
+        if self.stopped:
+            text += f"; {self.stopped}"
         return text
 
+    @property
+    def unanswered(self) -> int:
+        """(item, repeat, judge) of the run left without an answer: errors and calls not made."""
+        return self.total - self.skipped - (self.calls - self.outcomes["error"])
 
-def _check_resumable(
-    log: RunLog, judges: Sequence[JudgeHandle], items: Sequence[JudgeItem]
-) -> None:
+
+def check_resumable(log: RunLog, judges: Sequence[JudgeHandle], items: Sequence[JudgeItem]) -> None:
     """Refuse a log whose answers were given under other parameters or to other item content."""
     for judge in judges:
         first = log.first_of(judge.name)
@@ -153,7 +185,7 @@ def plan_calls(
     names = [judge.name for judge in judges]
     if len(set(names)) != len(names):
         raise EvalkitError(f"the same judge is named twice: {', '.join(names)}")
-    _check_resumable(log, judges, source.items)
+    check_resumable(log, judges, source.items)
     answered = log.answered()
     calls: list[Call] = []
     skipped = 0
@@ -177,6 +209,19 @@ def _prompt(call: Call) -> tuple[str, str]:
         return build_prompt(call.item.record, call.item.facts, nonce), nonce
 
 
+async def _answer(call: Call, prompt: str) -> Completion:
+    """The judge's answer within its whole-call deadline (``CallFailed`` ``timeout`` past it)."""
+    deadline = call.judge.deadline
+    if deadline is None:
+        return await call.judge.answer(call.item, call.repeat, prompt)
+    try:
+        return await asyncio.wait_for(call.judge.answer(call.item, call.repeat, prompt), deadline)
+    except TimeoutError:
+        raise CallFailed(
+            "timeout", f"no complete reply within the whole-call deadline of {deadline:g} s"
+        ) from None
+
+
 async def _one(call: Call, source: Mapping[str, Any], redact: Redactor, budget: int) -> dict:
     """Make one call and return its run-log line (never raises for a failed call)."""
     prompt, nonce = _prompt(call)
@@ -185,7 +230,7 @@ async def _one(call: Call, source: Mapping[str, Any], redact: Redactor, budget: 
     started = time.perf_counter()
     try:
         check_budget(prompt, budget)
-        completion = await call.judge.answer(call.item, call.repeat, prompt)
+        completion = await _answer(call, prompt)
     except TokenBudgetExceeded as exc:
         error = CallFailed("over-budget", str(exc))
     except CallFailed as exc:
@@ -193,12 +238,15 @@ async def _one(call: Call, source: Mapping[str, Any], redact: Redactor, budget: 
     except Exception as exc:  # a bug must not kill the run: recorded, never a label
         error = CallFailed("internal-error", redact(f"{type(exc).__name__}: {exc}"))
     latency = time.perf_counter() - started
-    reply = redact(completion.text) if completion is not None else None
+    if completion is not None:
+        reply: str | None = redact(completion.text)
+    else:  # an over-long reply is kept, cut to its cap; any other error has none
+        reply = redact(error.reply) if error is not None and error.reply is not None else None
     reading = (
         read_reply(
             reply, item_id=call.item.item_id, rubric_version=call.item.rubric_version, nonce=nonce
         )
-        if reply is not None
+        if completion is not None and reply is not None
         else None
     )
     return {
@@ -210,7 +258,9 @@ async def _one(call: Call, source: Mapping[str, Any], redact: Redactor, budget: 
         "item_sha256": call.item.sha256,
         "source": dict(source),
         "model": redact(completion.model) if completion and completion.model else None,
+        "url": completion.url if completion is not None else None,
         "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+        "prompt_template_sha256": prompt_template_sha256(),
         "nonce": nonce,
         "outcome": reading.outcome if reading is not None else "error",
         # the label, or "cannot-parse" (SPEC section 7); null for an error
@@ -244,10 +294,17 @@ class _LogWriter:
     moment at most one call per worker is not yet in the log.
     """
 
-    def __init__(self, appender: LineAppender, summary: RunSummary, bar: Any) -> None:
+    def __init__(
+        self,
+        appender: LineAppender,
+        summary: RunSummary,
+        bar: Any,
+        on_line: Callable[[dict[str, Any], str], None] | None = None,
+    ) -> None:
         self._appender = appender
         self._summary = summary
         self._bar = bar
+        self._on_line = on_line
         self._queue: queue.Queue[Any] = queue.Queue()
         self.failed: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="runlog-writer", daemon=True)
@@ -268,8 +325,10 @@ class _LogWriter:
             for _, _, written in lines:
                 written.set_exception(self.failed)
             return
-        for _, line, written in lines:
+        for text, line, written in lines:
             self._summary.add(line)
+            if self._on_line is not None:  # the line's sha256: what a record cites it by
+                self._on_line(line, hashlib.sha256(text.encode("utf-8")).hexdigest())
             written.set_result(None)
         self._bar.update(len(lines))
         self._bar.set_postfix(
@@ -300,6 +359,30 @@ class _LogWriter:
             raise self.failed
 
 
+@dataclass
+class _Breaker:
+    """Stops a run after ``limit`` connection failures or timeouts in a row."""
+
+    limit: int
+    run: int = 0
+    last: Mapping[str, Any] | None = None
+    tripped: str | None = None
+
+    def see(self, line: Mapping[str, Any], judge: JudgeHandle) -> None:
+        error = line.get("error")
+        if error is None or error.get("kind") not in _DEAD_SERVER_KINDS:
+            self.run = 0
+            return
+        self.run += 1
+        if self.run >= self.limit and self.tripped is None:
+            where = judge.params_log.get("base_url") or "the SDK's default endpoint"
+            self.tripped = (
+                f"stopped: {self.run} connection failures or timeouts in a row against {where} "
+                f"(--max-consecutive-errors {self.limit}); the last: {error.get('kind')}: "
+                f"{error.get('message')}"
+            )
+
+
 async def _execute(
     calls: Sequence[Call],
     concurrency: int,
@@ -307,24 +390,55 @@ async def _execute(
     source: Mapping[str, Any],
     redact: Redactor,
     budget: int,
+    breaker: _Breaker,
 ) -> None:
     pending = iter(calls)
 
     async def worker() -> None:
         for call in pending:  # the iterator is shared: each call is taken once
-            if writer.failed is not None:
+            if writer.failed is not None or breaker.tripped is not None:
                 return
-            written = writer.put(await _one(call, source, redact, budget))
+            line = await _one(call, source, redact, budget)
+            breaker.see(line, call.judge)
+            written = writer.put(line)
             try:
                 await asyncio.wrap_future(written)  # the next call only once this line is durable
             except Exception:  # the log cannot be written: close() reports it
                 return
 
-    try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(calls))))))
-    finally:
-        for judge in {id(c.judge): c.judge for c in calls}.values():
-            await judge.aclose()
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(calls))))))
+
+
+async def _close_judges(judges: Sequence[JudgeHandle]) -> None:
+    for judge in {id(j): j for j in judges}.values():
+        await judge.aclose()
+
+
+_T = TypeVar("_T")
+
+
+class EventLoop:
+    """One event loop in a thread of its own, for judges used across many batches.
+
+    An SDK client's connections belong to the loop they were opened on, so a judge that
+    answers batch after batch (records judged as they are written) keeps one loop for its
+    life; :meth:`run` runs a coroutine on it and waits for its result.
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coroutine`` on the loop; its result (or its exception)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        """Stop the loop and its thread."""
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 def run_calls(
@@ -337,29 +451,50 @@ def run_calls(
     redact: Redactor | None = None,
     budget: int = DEFAULT_INPUT_BUDGET,
     progress: bool = True,
+    max_consecutive_errors: int = DEFAULT_MAX_CONSECUTIVE_ERRORS,
+    loop: EventLoop | None = None,
+    on_line: Callable[[dict[str, Any], str], None] | None = None,
 ) -> RunSummary:
     """Make ``calls`` with at most ``concurrency`` in flight, appending each line to the log.
 
     ``summary`` (with ``total``/``skipped`` set by the caller) is filled in and returned. Raises
     the log's ``OSError`` when the log cannot be written (lines already written stay).
+    ``loop``: run on this loop and leave the judges open (the caller closes them); else the
+    run has a loop of its own and closes the judges at its end. ``on_line(line, sha256)`` is
+    told every line once it is durable.
     """
     from tqdm import tqdm
 
     if concurrency < 1:
         raise EvalkitError(f"concurrency must be >= 1, got {concurrency}")
+    if max_consecutive_errors < 1:
+        raise EvalkitError(f"max_consecutive_errors must be >= 1, got {max_consecutive_errors}")
     started = time.perf_counter()
     bar = tqdm(
         total=len(calls), unit="call", file=sys.stderr, disable=not progress, dynamic_ncols=True
     )
-    writer = _LogWriter(appender, summary, bar)
+    writer = _LogWriter(appender, summary, bar, on_line)
+    breaker = _Breaker(max_consecutive_errors)
+    work = _execute(
+        calls, concurrency, writer, source.describe(), redact or Redactor(), budget, breaker
+    )
     try:
-        asyncio.run(
-            _execute(calls, concurrency, writer, source.describe(), redact or Redactor(), budget)
-        )
+        if loop is not None:
+            loop.run(work)
+        else:
+            asyncio.run(_then_close(work, [c.judge for c in calls]))
     finally:
         try:
             writer.close()
         finally:
             bar.close()
-            summary.wall_s = time.perf_counter() - started
+            summary.wall_s += time.perf_counter() - started
+            summary.stopped = summary.stopped or breaker.tripped
     return summary
+
+
+async def _then_close(work: Coroutine[Any, Any, None], judges: Sequence[JudgeHandle]) -> None:
+    try:
+        await work
+    finally:
+        await _close_judges(judges)

@@ -11,8 +11,12 @@ prompt, the item the prompt names, and ``attempt``, how many times this very pro
 before) returning an action: :class:`Reply` (a completion, after an optional delay),
 :class:`Fail` (an HTTP error status, e.g. 429 with ``Retry-After``), :class:`Stall` (answer
 only after the client has given up), :class:`RawBody` (a 200 whose body is not a completion,
-e.g. not JSON) or :class:`Drop` (close the connection without a response). The default script
-answers every prompt as the rule judge would (:class:`evalkit.judge.RulesJudge`).
+e.g. not JSON), :class:`Drop` (close the connection without a response), or the hostile ones:
+:class:`Trickle` (a slow-loris: one byte of body every ``interval`` seconds, never done),
+:class:`Endless` (a chunked body that never ends), :class:`Huge` (a completion whose reply is
+``size`` bytes, streamed from a small buffer) and :class:`Redirect` (a 307 to another URL).
+The default script answers every prompt as the rule judge would (:class:`evalkit.judge.
+RulesJudge`).
 
 It binds to a loopback address only, on an ephemeral port.
 """
@@ -36,12 +40,16 @@ from evalkit.judge.adapters import RulesJudge, prompt_item_id
 
 __all__ = [
     "Drop",
+    "Endless",
     "Fail",
+    "Huge",
     "RawBody",
+    "Redirect",
     "Reply",
     "Request",
     "ScriptedServer",
     "Stall",
+    "Trickle",
     "rules_reply",
 ]
 
@@ -101,7 +109,38 @@ class Drop:
     """Close the connection without sending a response."""
 
 
-Action = Reply | Fail | Stall | RawBody | Drop
+@dataclass(frozen=True)
+class Trickle:
+    """A slow-loris: headers promising a large body, then one byte every ``interval`` s."""
+
+    interval: float = 0.5
+    seconds: float = 120.0  # gives up after this long (the client should have long before)
+
+
+@dataclass(frozen=True)
+class Endless:
+    """A 200 with a chunked body that never ends (until the client hangs up or ``seconds``)."""
+
+    seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class Huge:
+    """A valid completion whose reply text is ``size`` bytes (sent with its Content-Length)."""
+
+    size: int = 80 << 20
+    chunked: bool = False  # True: no Content-Length, the size is only known by reading
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A ``status`` redirect to ``location`` (the same path on another server, say)."""
+
+    location: str
+    status: int = 307
+
+
+Action = Reply | Fail | Stall | RawBody | Drop | Trickle | Endless | Huge | Redirect
 Script = Callable[[Request], Action]
 _RULES = RulesJudge()
 
@@ -227,7 +266,67 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
             self.close_connection = True
 
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+    def _hostile(self, protocol: str, request: Request, action: Action) -> bool:
+        """Act out a hostile action; False when ``action`` is none of them."""
+        if isinstance(action, Redirect):
+            self._send(action.status, b"", {"Location": action.location})
+            return True
+        if isinstance(action, Trickle):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "4096")  # under any cap: only time stops it
+            self.end_headers()
+            deadline = time.monotonic() + action.seconds
+            while time.monotonic() < deadline:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(action.interval)
+            self.close_connection = True
+            return True
+        if isinstance(action, Endless):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            deadline, block = time.monotonic() + action.seconds, b" " * 65536
+            while time.monotonic() < deadline:
+                self._chunk(block)
+            self.close_connection = True
+            return True
+        if isinstance(action, Huge):
+            self._huge(protocol, request, action)
+            return True
+        return False
+
+    def _huge(self, protocol: str, request: Request, action: Huge) -> None:
+        """A completion of ``action.size`` bytes of text, streamed from one small buffer."""
+        marker = "\u0000HUGE\u0000"
+        body = success_body(protocol, request, Reply(marker), next(self.server.serials))
+        head, tail = json.dumps(body).encode().split(json.dumps(marker)[1:-1].encode())
+        block = b"x" * 65536
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if action.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(head) + action.size + len(tail)))
+        self.end_headers()
+        write = self._chunk if action.chunked else self.wfile.write
+        write(head)
+        left = action.size
+        while left > 0:
+            write(block[: min(left, len(block))])
+            left -= len(block)
+        write(tail)
+        if action.chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
     def _act(self, protocol: str, request: Request, action: Action) -> None:
+        if self._hostile(protocol, request, action):
+            return
         if isinstance(action, Drop):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)

@@ -6,7 +6,9 @@ A spec names a judge as ``PROVIDER:MODEL``:
   llama.cpp's server, Ollama, LM Studio), through the official ``openai`` SDK;
 * ``anthropic:MODEL`` — the Messages API, through the official ``anthropic`` SDK;
 * ``replay:RUNLOG`` (or ``replay:RUNLOG#SPEC`` when the log holds several judges) — answers
-  from a run log, without any network (:mod:`evalkit.judge.replay`).
+  from a run log, without any network (:mod:`evalkit.judge.replay`);
+* ``rules`` — the rule judge (:func:`evalkit.judge.apply_rules` over the prompt's facts), in
+  process, logged like any judge.
 
 Parameters come from the command line's flags (the defaults of every judge of a run) and may be
 set per judge after the model, comma-separated: ``openai:llama3,base_url=http://127.0.0.1:8080``.
@@ -44,6 +46,8 @@ __all__ = [
     "KEY_ENV",
     "PLACEHOLDER_KEY",
     "PROVIDERS",
+    "RULES",
+    "RULES_MODEL",
     "JudgeParams",
     "JudgeSpec",
     "ResolvedKey",
@@ -55,6 +59,9 @@ __all__ = [
 
 PROVIDERS = ("openai", "anthropic")
 REPLAY = "replay"
+RULES = "rules"
+#: The model id a rule judge's run-log lines report.
+RULES_MODEL = "evalkit.judge.apply_rules"
 DEFAULT_MAX_TOKENS = 1024
 #: The SDK's own environment variables, in the order the SDK reads them.
 KEY_ENV: dict[str, tuple[str, ...]] = {
@@ -115,8 +122,8 @@ class JudgeSpec:
 
     @property
     def name(self) -> str:
-        """``provider:model``: the judge's name in a run log (its label family)."""
-        return f"{self.provider}:{self.model}"
+        """``provider:model`` (``rules`` for the rule judge): its name in a run log."""
+        return RULES if self.provider == RULES else f"{self.provider}:{self.model}"
 
 
 def _number(key: str, raw: str, *, integer: bool) -> float | int:
@@ -187,10 +194,12 @@ def parse_spec(text: str, defaults: JudgeParams | None = None) -> JudgeSpec:
     parameter).
     """
     defaults = defaults or JudgeParams()
+    if text == RULES:  # in process: no model, no call parameter changes its answers
+        return JudgeSpec(RULES, RULES_MODEL)
     provider, sep, rest = text.partition(":")
     if not sep or provider not in (*PROVIDERS, REPLAY):
         raise EvalkitError(
-            f"judge spec {text!r}: expected openai:MODEL, anthropic:MODEL or replay:RUNLOG"
+            f"judge spec {text!r}: expected openai:MODEL, anthropic:MODEL, replay:RUNLOG or rules"
         )
     if provider == REPLAY:
         path, replay_of = rest, None

@@ -8,12 +8,14 @@ bytes and the status is ``calibrated:<set>-v<N>:<first 8 hex of calibration_ref>
 
 A status is a claim anyone can re-check offline: the certificate names the hashes of the gold
 set, the decision rule and the judge's labels, and re-scoring those labels must graduate again.
+It is bound to a judge, not to a labels table: the dimension's judge block
+(:mod:`evalkit.record.judging`) must have the identity the certificate was earned by.
 Which certificates verified is content, never configuration, so record validation takes it as
 an argument (:class:`CalibrationAcceptance`): :class:`AcceptedCalibrations` holds the
-``(dimension_id, status, calibration_ref)`` of verified certificates, and its default accepts
-``"uncalibrated"`` only. A higher layer builds it (``evalkit.calibration.repository_calibrations()``, which re-checks a
-certificate only when a record claims it); nothing here reads a file, a global or an
-environment variable.
+``(dimension_id, status, calibration_ref)`` of verified certificates and their judge
+identities, and its default accepts ``"uncalibrated"`` only. A higher layer builds it
+(``evalkit.calibration.repository_calibrations()``, which re-checks a certificate only when a
+record claims it); nothing here reads a file, a global or an environment variable.
 
 This module is imported by record validation, so it imports no pandas, scipy or higher evalkit
 layer, and reads no file.
@@ -22,10 +24,12 @@ layer, and reads no file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from evalkit.errors import EvalkitError
+from evalkit.record.judging import identity_sha256, judge_identity
 
 __all__ = [
     "ALLOWED_UNCALIBRATED",
@@ -81,8 +85,14 @@ class CalibrationAcceptance(Protocol):
     first time a record claims it.
     """
 
-    def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
-        """Whether ``dimension_id`` may carry ``status`` with this ``calibration_ref``."""
+    def accepts(
+        self, dimension_id: str, status: object, reference: object, judge: object = None
+    ) -> bool:
+        """Whether ``dimension_id`` may carry ``status`` with this ``calibration_ref``.
+
+        ``judge`` is the dimension's judge block: a minted status also needs the judge identity
+        the certificate was earned by (:func:`evalkit.record.judging.judge_identity`).
+        """
         ...
 
     def why_refused(self, reference: object) -> str | None:
@@ -95,13 +105,15 @@ class AcceptedCalibrations:
     """The calibrations a record may claim: verified certificates, as content.
 
     ``entries`` holds ``(dimension_id, calibration_status, calibration_ref)`` of every verified
-    certificate; ``refused`` holds ``(certificate file name, reason)`` of every certificate that
-    did not verify, so a refusal can say why. The default (no entries) accepts
-    ``"uncalibrated"`` only. Build it with ``evalkit.calibration.accepted_calibrations()``.
+    certificate and ``identities`` the sha256 of the judge identity each reference was earned
+    by; ``refused`` holds ``(certificate file name, reason)`` of every certificate that did not
+    verify, so a refusal can say why. The default (no entries) accepts ``"uncalibrated"`` only.
+    Build it with ``evalkit.calibration.accepted_calibrations()``.
     """
 
     entries: frozenset[tuple[str, str, str]] = frozenset()
     refused: tuple[tuple[str, str], ...] = ()
+    identities: Mapping[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Refuse an entry that is not ``(dimension_id, minted status, calibration_ref)``."""
@@ -112,17 +124,23 @@ class AcceptedCalibrations:
                     "64-hex calibration_ref)"
                 )
 
-    def accepts(self, dimension_id: str, status: object, reference: object) -> bool:
+    def accepts(
+        self, dimension_id: str, status: object, reference: object, judge: object = None
+    ) -> bool:
         """May judge dimension ``dimension_id`` carry ``status`` with ``calibration_ref``?
 
         ``"uncalibrated"`` always; a minted status only with exactly the reference of a verified
-        certificate of this dimension (a prefix, another reference or none is refused).
+        certificate of this dimension (a prefix, another reference or none is refused), and
+        only for a ``judge`` block whose identity is the one the certificate was earned by.
         """
         if status in ALLOWED_UNCALIBRATED:
             return True
         if not _well_formed(status, reference):
             return False
-        return (dimension_id, status, reference) in self.entries
+        if (dimension_id, status, reference) not in self.entries:
+            return False
+        earned_by = self.identities.get(str(reference))
+        return earned_by is not None and identity_sha256(judge_identity(judge)) == earned_by
 
     def why_refused(self, reference: object) -> str | None:
         """The reason the certificate named by ``reference`` was refused, if it was."""
@@ -140,10 +158,12 @@ def is_accepted(
     reference: object,
     *,
     accepted: CalibrationAcceptance,
+    judge: object = None,
 ) -> bool:
     """May judge dimension ``dimension_id`` carry ``status`` with ``calibration_ref=reference``?
 
     Exactly ``accepted.accepts``: which certificates verified is content a higher layer
-    re-checked (``evalkit.calibration.repository_calibrations()``), always passed in.
+    re-checked (``evalkit.calibration.repository_calibrations()``), always passed in; ``judge``
+    is the dimension's judge block.
     """
-    return accepted.accepts(dimension_id, status, reference)
+    return accepted.accepts(dimension_id, status, reference, judge)

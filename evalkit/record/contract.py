@@ -301,15 +301,17 @@ def _validate_dimension(
     cal = dim["calibration_status"]
     reference = dim.get("calibration_ref")
     # A minted status needs a verified certificate holding exactly this dimension, status and
-    # reference; which certificates verified is passed in, never looked up here.
-    if not isinstance(cal, str) or not accepted.accepts(dim_id, cal, reference):
+    # reference, earned by this dimension's judge; which certificates verified is passed in,
+    # never looked up here.
+    if not isinstance(cal, str) or not accepted.accepts(dim_id, cal, reference, dim.get("judge")):
         refused = accepted.why_refused(reference)
         why = f"; its certificate was refused: {refused}" if refused else ""
         raise _fail(
             f"{where}.calibration_status",
             f"{cal!r} is not an accepted calibration status for this dimension (only "
             f"{UNCALIBRATED!r} unless a verified calibration certificate "
-            f"calibrations/<calibration_ref>.json holds it; calibration_ref={reference!r}){why}",
+            f"calibrations/<calibration_ref>.json holds it for this judge identity; "
+            f"calibration_ref={reference!r}){why}",
         )
 
 

@@ -7,13 +7,20 @@ through one event index (:class:`evalkit.scoring.measure.LedgerMeasure`) and let
 scorers decide, so a session's record is the same whichever entry point built it.
 
 Scoring is clock-free: the ``timestamp`` parameter (default: now) only names the run.
+
+A ``judge`` (:class:`evalkit.record.judging.RecordJudge`, off by default) adds its judge
+dimensions after the deterministic ones; a batch hands it ``judge.batch_size`` records at a
+time, and a record whose judge calls went unanswered is held back (listed, not yielded).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import queue
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping
+import threading
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -28,6 +35,7 @@ from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
 from evalkit.provenance.repository import PACKAGE_DIR
 from evalkit.record.contract import make_run_id, validate_timestamp
+from evalkit.record.judging import RecordJudge
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
 from evalkit.scoring.eval_record import EvalRecord, Harness, Model, Provenance, check_model
@@ -40,6 +48,7 @@ __all__ = [
     "LEDGER_COLUMNS",
     "SAMPLE_METRICS_DIR",
     "EvalRecord",
+    "JudgeUnanswered",
     "Refused",
     "ScoredRecords",
     "Scorer",
@@ -65,6 +74,20 @@ def _now_iso() -> str:
 
 def _check_timestamp(timestamp: str | None) -> str:
     return _now_iso() if timestamp is None else validate_timestamp(timestamp)
+
+
+class JudgeUnanswered(EvalkitError):
+    """The judge's calls for a record did not all get an answer: the record is not made."""
+
+
+def _with_judge(record: EvalRecord, dims: list[dict[str, Any]] | None) -> EvalRecord:
+    """``record`` carrying the judge dimensions ``dims`` (None: its calls went unanswered)."""
+    if dims is None:
+        raise JudgeUnanswered(
+            f"session {record.session_id!r}: the judge's calls did not all get an answer "
+            "(their errors are in the run log); no record was made: run again to retry them"
+        )
+    return dataclasses.replace(record, judge_dimensions=tuple(dims))
 
 
 def _check_session_id(session_id: str) -> None:
@@ -160,6 +183,7 @@ def score_session(
     model_source: str | None = None,
     handle: str | None = None,
     harness: Mapping[str, Any] | None = None,
+    judge: RecordJudge | None = None,
 ) -> EvalRecord:
     """Score one session of ``metrics_dir`` under ``rubric`` and return its record.
 
@@ -169,16 +193,18 @@ def score_session(
     (evalkit cannot know which model ran the session unless told). ``harness`` may override
     ``plugin_version``, ``platform``, ``host_class`` or ``hostname_hash`` (defaults: the
     evalkit version, ``sys.platform``, the ``host_class`` of the session's start event,
-    the first 16 hex of sha256(hostname)). ``handle`` None means anonymized.
+    the first 16 hex of sha256(hostname)). ``handle`` None means anonymized. ``judge`` adds
+    its judge dimensions (module docstring).
 
     Raises :class:`~evalkit.errors.SessionResolutionError` when no session resolves,
     :class:`~evalkit.errors.ValidationError` when the resolved id is only whitespace or a
-    parameter is invalid, :class:`~evalkit.errors.VersionMismatchError` for an unknown rubric.
+    parameter is invalid, :class:`~evalkit.errors.VersionMismatchError` for an unknown rubric,
+    :class:`JudgeUnanswered` when a judge was given and its calls did not all get an answer.
     """
     rub = get_rubric(rubric)
     ts = _check_timestamp(timestamp)
     check_model(model_id, model_source)  # argument errors come before the ledger is read
-    return Scorer(read_ledger(metrics_dir), rub).score(
+    record = Scorer(read_ledger(metrics_dir), rub).score(
         session_id,
         timestamp=ts,
         model_id=model_id,
@@ -186,6 +212,10 @@ def score_session(
         handle=handle,
         harness=harness,
     )
+    if judge is None:
+        return record
+    [dims] = judge.judge_records([record.to_dict(sealed=False)])
+    return _with_judge(record, dims)
 
 
 @dataclass(frozen=True)
@@ -208,7 +238,9 @@ class ScoredRecords:
     progress bar). While iterating, a session that :func:`score_session` refuses is appended
     to ``refused`` (never raised), and one whose inputs hash equals its ``known_inputs`` entry
     to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's. ``on_session``,
-    when set, is called once per session done (scored, unchanged or refused).
+    when set, is called once per session done (scored, unchanged or refused). With a
+    ``judge``, records go to it ``judge.batch_size`` at a time; a session whose judge calls
+    went unanswered is listed in ``held_back``, not yielded.
     """
 
     def __init__(
@@ -222,7 +254,10 @@ class ScoredRecords:
         handle: str | None,
         harness: Mapping[str, Any] | None,
         known_inputs: Mapping[str, str],
+        judge: RecordJudge | None = None,
     ) -> None:
+        self.judge = judge
+        self.held_back: list[str] = []
         self.rubric_version = scorer.rubric.version
         self.rubric_sha256 = scorer.rubric.sha256
         self.timestamp = timestamp
@@ -265,9 +300,71 @@ class ScoredRecords:
         if self._started:
             raise EvalkitError("ScoredRecords can be iterated once (score the ledger again)")
         self._started = True
-        return self._generate()
+        return self._generate() if self.judge is None else self._judged(self.judge)
 
-    def _generate(self) -> Iterator[EvalRecord]:
+    def _judged(self, judge: RecordJudge) -> Iterator[EvalRecord]:
+        """The records of :meth:`_generate`, through the judge ``judge.batch_size`` at most.
+
+        Sessions are scored in a thread meanwhile, so scoring overlaps the judge's calls
+        (which wait on the network); the queue between them is bounded.
+        """
+        size = max(1, judge.batch_size)
+        ready: queue.Queue[Any] = queue.Queue(maxsize=2 * size)
+        done, stop = object(), threading.Event()
+
+        def put(item: Any) -> bool:
+            while not stop.is_set():  # a consumer that stopped never leaves it blocked
+                try:
+                    ready.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def produce() -> None:
+            records = self._generate()
+            try:
+                for record in records:
+                    if not put(record):
+                        return
+            except BaseException as exc:  # handed to the consumer, raised there
+                put(exc)
+            finally:
+                records.close()  # the collector's pause ends with the scoring
+            put(done)
+
+        threading.Thread(target=produce, name="score-records", daemon=True).start()
+        try:
+            yield from self._consume(judge, ready, done, size)
+        finally:
+            stop.set()
+
+    def _consume(
+        self, judge: RecordJudge, ready: queue.Queue[Any], done: object, size: int
+    ) -> Iterator[EvalRecord]:
+        finished = False
+        while not finished:
+            batch = [ready.get()]
+            while len(batch) < size and batch[-1] is not done:
+                try:  # whatever is scored already, and at least a quarter batch
+                    batch.append(ready.get(block=len(batch) < size // 4))
+                except queue.Empty:
+                    break
+            finished = batch[-1] is done
+            records = [r for r in batch if r is not done]
+            for item in records:
+                if isinstance(item, BaseException):
+                    raise item
+            if not records:
+                continue
+            found = judge.judge_records([r.to_dict(sealed=False) for r in records])
+            for record, dims in zip(records, found, strict=True):
+                if dims is None:
+                    self.held_back.append(record.session_id)
+                else:
+                    yield dataclasses.replace(record, judge_dimensions=tuple(dims))
+
+    def _generate(self) -> Generator[EvalRecord, None, None]:
         # the collector stays paused while the batch runs (restored when it ends or is closed):
         # re-enabling it between records would walk the whole ledger again and again
         with gc_paused():
@@ -299,6 +396,7 @@ def score_records(
     handle: str | None = None,
     harness: Mapping[str, Any] | None = None,
     known_inputs: Mapping[str, str] | None = None,
+    judge: RecordJudge | None = None,
 ) -> ScoredRecords:
     """Every eligible session's record, in one pass over the ledger.
 
@@ -311,7 +409,7 @@ def score_records(
     in the result's ``refused``, never raised. ``known_inputs`` maps a session id to the
     ``provenance.inputs_sha256`` of a record already scored under this rubric and these run
     inputs: a session whose inputs still hash to it is not scored again (listed in
-    ``unchanged``).
+    ``unchanged``). ``judge`` adds its judge dimensions (module docstring).
 
     Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
     missing metrics directory, an invalid timestamp or model, an unknown rubric.
@@ -341,6 +439,7 @@ def score_records(
         handle=handle,
         harness=harness,
         known_inputs=known_inputs or {},
+        judge=judge,
     )
 
 

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -115,7 +117,9 @@ class EvalRecord(Readable):
     ``resolution`` (how the session was selected, its window and peers) and
     ``ledger_diagnostics`` (what the reading of the ledger this rubric reads skipped or
     doubted, file and line) are kept beside the record for callers and reports; they are not
-    part of the record itself.
+    part of the record itself. ``judge_dimensions`` are the judge's (already in their record
+    form, :mod:`evalkit.record.judging`), written after the deterministic ones; none unless a
+    judge was given.
     """
 
     run_id: str
@@ -130,6 +134,7 @@ class EvalRecord(Readable):
     handle: str | None = None
     resolution: Resolution | None = field(default=None, compare=False, repr=False)
     ledger_diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
+    judge_dimensions: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def anonymized(self) -> bool:
@@ -169,7 +174,8 @@ class EvalRecord(Readable):
             "model": self.model.to_dict(),
             "harness": self.harness.to_dict(),
             "kpis": self.kpis.to_dict(),
-            "dimensions": [d.to_dict() for d in self.dimensions],
+            "dimensions": [d.to_dict() for d in self.dimensions]
+            + [copy.deepcopy(dict(d)) for d in self.judge_dimensions],
             "handle": self.handle,
             "anonymized": self.anonymized,
             "timestamp": self.timestamp,

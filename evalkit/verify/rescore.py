@@ -39,12 +39,16 @@ copy wins) is a difference. **Any difference exits 1**, each one classified (ver
 kpi, evidence values, evidence wording, order, identity, extra or missing key, duplicate,
 form), and the first line says whether a verdict changed.
 
-**Judge dimensions** are advisory and not re-scored (the engine never writes them; a judge
-does, through :func:`evalkit.judge.run.merge_judge`). Each one is checked against that
-writer's contract instead: an id the rubric version defines for a judge, only the writer's
-keys, a valid status, string evidence, a finite or null score, ``advisory: true``, placed
-after every deterministic dimension ("deterministic before judge"); its calibration status is
-checked by record validation. A violation is a drift of kind ``judge-contract``.
+**Judge dimensions** are re-derived from the run log they name (:mod:`evalkit.verify.judged`:
+each cited line found by its sha256, its reply re-read, its prompt rebuilt, the K calls
+aggregated again, the calibration binding re-checked against the identity the log gives), and
+the result compared like any dimension; a record whose run log is missing is its own outcome
+(``judge-log-missing``), never an agreement. A judge dimension without a judge block (an
+older writer's, :func:`evalkit.judge.run.merge_judge`) is checked against that writer's
+contract: an id the rubric version defines for a judge, only the writer's keys, a valid status,
+string evidence, a finite or null score, ``advisory: true``, placed after every deterministic
+dimension; its calibration status is checked by record validation. A violation is a drift of
+kind ``judge-contract``.
 
 **Copies.** Every other line carrying the same run id must be the same JSON value; a copy that
 differs, or a line with the run id that is not a valid record, is a ``duplicate`` drift.
@@ -88,7 +92,7 @@ from evalkit.record.seal import (
 )
 from evalkit.rubrics import RUBRIC_VERSIONS
 from evalkit.scoring.engine import Scorer
-from evalkit.verify.checks import judge_contract, run_input_checks, text_version, version_check
+from evalkit.verify.checks import run_input_checks, text_version, version_check
 from evalkit.verify.diff import (
     DriftKind,
     FieldDrift,
@@ -97,6 +101,7 @@ from evalkit.verify.diff import (
     duplicate_keys,
     evidence_tokens,
 )
+from evalkit.verify.judged import rederive
 from evalkit.verify.result import (
     CLAIMS,
     JournalEntry,
@@ -407,7 +412,12 @@ def _timestamp_drift(stored: Mapping[str, Any], completed_at: Any) -> list[Field
     ]
 
 
-def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
+def _verify(
+    found: _Stored,
+    scorers: _Scorers,
+    journal: Path | None = None,
+    accepted: CalibrationAcceptance | None = None,
+) -> VerifyResult:
     stored = found.record
     run_id = stored["run_id"]
     judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
@@ -445,20 +455,28 @@ def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
     drifts = list(found.drifts)
     input_drifts, notes = run_input_checks(stored)
     drifts += input_drifts + _timestamp_drift(stored, completed_at)
-    for dim in judges:
-        drifts += judge_contract(dim, stored["rubric_version"])
-    # the judge dimensions are carried over (not re-scored), after the deterministic ones;
-    # the seal is computed last, over the whole record
-    expected["dimensions"] += [d for d in judges if d.get("id") not in deterministic_ids]
+    journal_file = journal or Path(scorers.metrics_dir) / JOURNAL_NAME
+    rederived = rederive(stored, judges, journal_file, accepted)
+    drifts += rederived.drifts
+    notes += rederived.notes
+    # the judge dimensions as their run logs give them, after the deterministic ones; the seal
+    # is computed last, over the whole record
+    expected["dimensions"] += [
+        d for d in rederived.dimensions if d.get("id") not in deterministic_ids
+    ]
     differences = diff_records(found.raw, seal_record(expected))
     if broken is not None and all(d.field != SEAL_FIELD for d in differences):
         # an edit the engine's record happens to match (a reverted verdict, say) still broke
         # the seal: the line was changed after it was written
         differences.append(broken)
     drifts += differences
+    outcome = VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT
+    if rederived.missing and not drifts:  # a verdict that cannot be re-derived never agrees
+        outcome = VerifyOutcome.JUDGE_LOG_MISSING
+        notes += rederived.missing
     return VerifyResult(
         run_id=run_id,
-        outcome=VerifyOutcome.DRIFT if drifts else VerifyOutcome.AGREEMENT,
+        outcome=outcome,
         rubric_version=stored["rubric_version"],
         drifts=tuple(drifts),
         stored_sha256=stored["provenance"]["rubric_sha256"],
@@ -492,11 +510,12 @@ def verify_record(
         raw = dict(record_or_run_id)
         record, changed = _validated(raw, accepted)
         found = _Stored(record, raw, (), (), changed=changed)
+        path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    return _verify(found, _Scorers(metrics_dir))
+    return _verify(found, _Scorers(metrics_dir), path, accepted)
 
 
 def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, JournalEntry]]:
@@ -504,7 +523,8 @@ def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, Journ
         try:
             found = view.locate(run_id)
             session = found.record["session_id"]
-            yield first, JournalEntry(found.line or first, run_id, session, _verify(found, scorers))
+            result = _verify(found, scorers, view.path, view.accepted)
+            yield first, JournalEntry(found.line or first, run_id, session, result)
         except EvalkitError as exc:
             yield first, JournalEntry(first, run_id, None, error=str(exc))
     for diag in view.read.diagnostics:

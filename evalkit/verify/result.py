@@ -38,16 +38,23 @@ CLAIMS: tuple[str, ...] = (
 
 
 class VerifyOutcome(StrEnum):
-    """The three outcomes of a re-verify, with their exit codes."""
+    """The outcomes of a re-verify, with their exit codes.
+
+    ``judge-log-missing``: nothing differs, but a judge dimension's run log is missing, so its
+    verdict could not be re-derived: never an agreement (exit 1).
+    """
 
     AGREEMENT = "agreement"
     DRIFT = "drift"
     VERSION_MISMATCH = "version-mismatch"
+    JUDGE_LOG_MISSING = "judge-log-missing"
 
     @property
     def exit_code(self) -> int:
-        """The outcome's exit code (SPEC section 3)."""
-        return {"agreement": 0, "drift": 1, "version-mismatch": 3}[self.value]
+        """The outcome's exit code (SPEC section 3; docs/CLI.md)."""
+        return {"agreement": 0, "drift": 1, "version-mismatch": 3, "judge-log-missing": 1}[
+            self.value
+        ]
 
 
 @dataclass(frozen=True, repr=False)
@@ -94,6 +101,11 @@ class VerifyResult(Readable):
         """One line: the outcome, and for a drift whether any verdict changed."""
         if self.outcome is VerifyOutcome.VERSION_MISMATCH:
             return f"version mismatch: {self.run_id}: {self.mismatch}"
+        if self.outcome is VerifyOutcome.JUDGE_LOG_MISSING:
+            return (
+                f"judge log missing: {self.run_id}: a judge dimension's run log is missing, so "
+                "its verdict could not be re-derived (not an agreement; see the notes)"
+            )
         if self.outcome is VerifyOutcome.AGREEMENT:
             return (
                 f"agreement: {self.run_id}: the stored record is what the engine writes, byte "
@@ -120,8 +132,8 @@ class VerifyResult(Readable):
         out.extend(d.line() for d in self.drifts)
         if self.unverified_dimensions:
             out.append(
-                "not re-scored (judge, advisory; checked against the judge contract): "
-                + ", ".join(self.unverified_dimensions)
+                "judge dimensions (advisory; re-derived from their run log, or checked against "
+                "the judge contract when they name none): " + ", ".join(self.unverified_dimensions)
             )
         if self.outcome is not VerifyOutcome.VERSION_MISMATCH:
             out.append(
@@ -160,6 +172,7 @@ class EntryOutcome(StrEnum):
     AGREEMENT = "agreement"
     DRIFT = "drift"
     VERSION_MISMATCH = "version-mismatch"
+    JUDGE_LOG_MISSING = "judge-log-missing"
     ERROR = "error"
     UNREADABLE = "unreadable"
 
@@ -206,6 +219,8 @@ class JournalEntry:
         result = self.result
         if result.outcome is VerifyOutcome.VERSION_MISMATCH:
             return result.mismatch or ""
+        if result.outcome is VerifyOutcome.JUDGE_LOG_MISSING:
+            return "; ".join(n for n in result.notes if "run log" in n)
         if result.outcome is VerifyOutcome.AGREEMENT:
             return ""
         kinds = ",".join(kind.value for kind in iter_kinds(result.drifts))

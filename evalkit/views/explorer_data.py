@@ -35,7 +35,14 @@ from evalkit.record.contract import KPI_KEYS, Method
 from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
 from evalkit.stats.sequential import confidence_sequence
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
-from evalkit.views.report import RECORD_FIELDS, display_value, field_value, verify_command
+from evalkit.views.report import (
+    RECORD_FIELDS,
+    calibration_reason,
+    display_value,
+    field_value,
+    judge_summary,
+    verify_command,
+)
 
 __all__ = [
     "FIRES",
@@ -130,13 +137,21 @@ def record_flags(measured: RecordMeasurability) -> tuple[Flag, ...]:
     return tuple(flags)
 
 
-def judge_fields(dim: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a judge dimension carries beyond its verdict, as (key, text) in record order.
+def judge_fields(dim: Mapping[str, Any], accepted: Any = None) -> list[tuple[str, str]]:
+    """What a judge dimension carries beyond its verdict, as (key, text) pairs.
 
-    Its ``advisory`` mark and ``calibration_status`` (and ``calibration_ref``), and whatever
-    else the record binds to the judge: every extra key is shown, none is interpreted here.
+    Its ``advisory`` mark and calibration status (and reference), who judged it as the report
+    says it (:func:`~evalkit.views.report.judge_summary`), and why it is calibrated or not as
+    ``accepted`` (the repository's calibrations) explains it. Any other key is shown as it is.
     """
-    return [(key, _text(value)) for key, value in dim.items() if key not in _DIMENSION_KEYS]
+    rows = [
+        (key, _text(value))
+        for key, value in dim.items()
+        if key not in _DIMENSION_KEYS and key != "judge"
+    ]
+    rows += judge_summary(dim)
+    reason = calibration_reason(dim, accepted)
+    return [*rows, ("calibration", reason)] if reason else rows
 
 
 def rate_band(outcomes: Sequence[bool], at: Sequence[int]) -> Band:
@@ -212,7 +227,7 @@ class _Packer:
 _STATUS_INDEX = {status: i for i, status in enumerate(STATUSES)}
 
 
-def _pack_dimension(p: _Packer, dim: Mapping[str, Any]) -> list[Any]:
+def _pack_dimension(p: _Packer, dim: Mapping[str, Any], accepted: Any) -> list[Any]:
     entry: list[Any] = [
         p.dim(dim["id"], dim["method"]),
         _STATUS_INDEX[dim["status"]],
@@ -220,7 +235,7 @@ def _pack_dimension(p: _Packer, dim: Mapping[str, Any]) -> list[Any]:
     ]
     extra = [("score", _text(dim["score"]))] if "score" in dim else []
     if dim["method"] == Method.JUDGE:
-        extra += judge_fields(dim)
+        extra += judge_fields(dim, accepted)
     if extra:
         entry.append(p.v([list(pair) for pair in extra]))
     return entry
@@ -270,6 +285,7 @@ def _pack_source(
     read: JournalRead,
     profile: LedgerProfile | None,
     verified: dict[str, _Verified] | None,
+    accepted: Any,
 ) -> list[list[Any]]:
     latest: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(read.records):
@@ -289,7 +305,7 @@ def _pack_source(
                 p.rubric(rec["rubric_version"]),
                 start,
                 index,
-                [_pack_dimension(p, d) for d in rec["dimensions"]],
+                [_pack_dimension(p, d, accepted) for d in rec["dimensions"]],
                 p.v([display_value(rec["kpis"][key]) for key in KPI_KEYS]),
                 p.v([_text(facts[key]) for key in FACT_KEYS]),
                 [
@@ -406,7 +422,7 @@ def explorer_payload(
     for index, (source, read) in enumerate(zip(sources, reads, strict=True)):
         profile = _profile(source)
         verified = _verify(source, accepted, progress) if verify else None
-        rows += _pack_source(p, index, source, read, profile, verified)
+        rows += _pack_source(p, index, source, read, profile, verified, accepted)
         described.append(
             {
                 "label": source.label,

@@ -13,6 +13,7 @@ the re-verify command) is defined here once and used by both.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -38,8 +39,10 @@ __all__ = [
     "JUDGE_ADVISORY",
     "NOT_RECORDED",
     "RECORD_FIELDS",
+    "calibration_reason",
     "display_value",
     "field_value",
+    "judge_summary",
     "render_report",
     "verify_command",
     "write_report",
@@ -69,8 +72,8 @@ RECORD_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: Why a judge dimension's verdict carries no weight (said beside every judge table).
 JUDGE_ADVISORY = (
     "These verdicts come from a judge, not from a deterministic check. They are not part "
-    "of the evaluation above, carry no weight, and are not re-verified. Discarding them "
-    "leaves the deterministic evaluation complete."
+    "of the evaluation above and carry no weight; evalkit verify re-derives each from the "
+    "run log its judge wrote. Discarding them leaves the deterministic evaluation complete."
 )
 
 _CSS = """
@@ -151,26 +154,87 @@ def _score(dim: Mapping[str, Any]) -> str:
     return _value(dim["score"])
 
 
-def _calibration(dim: Mapping[str, Any]) -> str:
-    """The calibration cell of a judge dimension.
+def calibration_reason(dim: Mapping[str, Any], accepted: Any = None) -> str:
+    """Why a judge dimension is calibrated or not, as ``accepted`` explains it ("": it cannot).
+
+    ``accepted`` is the repository's calibrations (``RepositoryCalibrations.explain``); a
+    plain acceptance set explains nothing.
+    """
+    explain = getattr(accepted, "explain", None)
+    return str(explain(str(dim.get("id")), dim)) if callable(explain) else ""
+
+
+def _calibration(dim: Mapping[str, Any], accepted: Any = None) -> str:
+    """The calibration cell of a judge dimension: its status, and why.
 
     A status other than ``uncalibrated`` only reaches here after validation against verified
-    certificates, so it names its certificate.
+    certificates (earned by this dimension's judge identity), so it names its certificate.
     """
     status = dim.get("calibration_status")
+    reason = calibration_reason(dim, accepted)
+    why = f'<br><span class="certificate">{html_text(reason)}</span>' if reason else ""
     if status == UNCALIBRATED:
-        return html_text(status)
+        return html_text(status) + why
     return (
         f'{html_text(status)}<br><span class="certificate">verified calibration certificate '
-        f"<code>calibrations/{html_text(dim.get('calibration_ref'))}.json</code></span>"
+        f"<code>calibrations/{html_text(dim.get('calibration_ref'))}.json</code></span>{why}"
     )
 
 
-def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool) -> str:
-    extra_head = "<th>calibration</th>" if judge else ""
+#: A judge dimension written without its judge (before judged records): nothing to re-derive.
+JUDGE_NOT_RECORDED = "not recorded (written without its judge)"
+
+
+def _calls_text(block: Mapping[str, Any]) -> str:
+    """``r0: pass, r1: fail, ...``: each call's label, in repeat order."""
+    found = block.get("calls")
+    calls: list[Any] = found if isinstance(found, list) else []
+    return ", ".join(
+        f"r{c.get('repeat')}: {c.get('status')}" for c in calls if isinstance(c, Mapping)
+    )
+
+
+def judge_summary(dim: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Who judged a judge dimension, as (label, plain text) rows a page escapes itself.
+
+    The spec and the model the API reported, K and how the calls became one verdict with each
+    call's label, the parameters, the prompt template's sha256 and the run log.
+    """
+    block = dim.get("judge")
+    if not isinstance(block, Mapping):
+        return (("judge", JUDGE_NOT_RECORDED),)
+    calls = f"K = {block.get('repeats')} ({block.get('aggregation')}): {_calls_text(block)}"
+    return (
+        ("judge", f"{block.get('spec')}, model reported {display_value(block.get('model'))}"),
+        ("calls", calls),
+        ("judge params", json.dumps(block.get("params"), ensure_ascii=False)),
+        ("prompt template sha256", display_value(block.get("prompt_template_sha256"))),
+        ("run log", display_value(block.get("run_log"))),
+    )
+
+
+def _judge_cell(dim: Mapping[str, Any]) -> str:
+    """Who judged: spec, the model the API reported, K and how they became one, the calls."""
+    block = dim.get("judge")
+    if not isinstance(block, Mapping):
+        return f'<span class="missing">{JUDGE_NOT_RECORDED}</span>'
+    template = str(block.get("prompt_template_sha256") or "")[:12]
+    return (
+        f"<code>{_e(block.get('spec'))}</code>, model reported "
+        f"<code>{_value(block.get('model'))}</code><br>K = {_e(block.get('repeats'))} "
+        f"({_e(block.get('aggregation'))}): {_e(_calls_text(block))}<br>"
+        f'<span class="certificate">params {_e(block.get("params"))}; prompt template '
+        f"{_e(template)}…; run log <code>{_e(block.get('run_log'))}</code></span>"
+    )
+
+
+def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool, accepted: Any = None) -> str:
+    extra_head = "<th>judge</th><th>calibration</th>" if judge else ""
     rows = []
     for dim in dims:
-        extra = f"<td>{_calibration(dim)}</td>" if judge else ""
+        extra = (
+            f"<td>{_judge_cell(dim)}</td><td>{_calibration(dim, accepted)}</td>" if judge else ""
+        )
         rows.append(
             f"<tr><td><code>{_e(dim.get('id'))}</code></td><td>{_status(dim.get('status'))}</td>"
             f"<td>{_score(dim)}</td>{extra}"
@@ -198,12 +262,14 @@ def _provenance_rows(rec: Mapping[str, Any]) -> str:
     )
 
 
-def _judge_body(judges: list[Mapping[str, Any]], calibration_label: str) -> str:
+def _judge_body(
+    judges: list[Mapping[str, Any]], calibration_label: str, accepted: Any = None
+) -> str:
     """The advisory judge section: its label, why it carries no weight, its table."""
     if judges:
         judge_body = (
             f'<p><span class="label">advisory · {_e(calibration_label)}</span> '
-            f"{_e(JUDGE_ADVISORY)}</p>\n" + _dimension_table(judges, judge=True)
+            f"{_e(JUDGE_ADVISORY)}</p>\n" + _dimension_table(judges, judge=True, accepted=accepted)
         )
     else:
         judge_body = (
@@ -225,7 +291,11 @@ def _limits(all_uncalibrated: bool, model_source: Any) -> list[str]:
         else "<strong>The judge is advisory.</strong> A calibration against a frozen gold set "
         "bounds its agreement on that set only, with the uncertainty of that study; it does "
         "not make a single verdict here correct. Its certificate was re-checked offline (gold "
-        "set, decision rule and labels by sha256, the labels re-scored under the rule).",
+        "set, decision rule and labels by sha256, the labels re-scored under the rule) and was "
+        "earned by this judge's identity (spec, reported model, prompt template, parameters, "
+        "K). It proves that these labels, from this judge identity, agree with the frozen gold "
+        "labels under the locked rule; it cannot prove that a provider really ran the model: "
+        "no provider signs its replies.",
         "<strong>Self-evaluation.</strong> The session's own harness wrote the ledger this "
         f"record is scored from, and the model id was taken from <code>{_e(model_source)}"
         "</code>. No independent observer checked either.",
@@ -294,7 +364,7 @@ def render_report(
 
     all_uncalibrated = all(d.get("calibration_status") == UNCALIBRATED for d in judges)
     calibration_label = "uncalibrated" if all_uncalibrated else "calibration per dimension"
-    judge_body = _judge_body(judges, calibration_label)
+    judge_body = _judge_body(judges, calibration_label, accepted)
     limits = _limits(all_uncalibrated, rec["model"]["source"])
     limit_items = "\n".join(f"<li>{item}</li>" for item in limits)
 
