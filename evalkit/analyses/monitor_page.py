@@ -9,11 +9,14 @@ plots only through :mod:`evalkit.files.escape`. ``docs/MONITOR.md`` holds the co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from evalkit.analyses.headline import Headline
 from evalkit.analyses.monitor import CheckBand, MonitorReport, State
+from evalkit.analyses.page_tables import SUMMARY
 from evalkit.extras import require
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
 
@@ -25,6 +28,7 @@ __all__ = [
     "DOES_NOT_PROVE",
     "data_text",
     "figures",
+    "headline",
     "plot_bands",
     "price_rows",
     "price_text",
@@ -103,7 +107,10 @@ def states_frame(report: MonitorReport) -> pd.DataFrame:
                 "since session": "" if b.state_at is None else str(b.state_at),
             }
         )
-    return pd.DataFrame(rows).set_index("check")
+    out = pd.DataFrame(rows).set_index("check")
+    states = out["state"].value_counts()
+    out.attrs[SUMMARY] = f"{len(out)} checks: " + ", ".join(f"{n} {s}" for s, n in states.items())
+    return out
 
 
 def states_text(report: MonitorReport) -> str:
@@ -246,3 +253,31 @@ def figures(report: MonitorReport) -> dict[str, Any]:
         ],
         "price": price_rows(report),
     }
+
+
+# ------------------------------------------------------------------------ the landing headline
+
+
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The monitor's headline from its results: how many alarm checks are broken; since when,
+    and what an anytime-valid band licenses, one click away."""
+    info, broken = res["monitor"], res["broken"]
+    sessions = ", ".join(f"{r}: {n} {info['unit']}" for r, n in info["sessions"].items())
+    ceiling = 100 * float(info["ceiling"])
+    if broken:
+        text = (
+            f"{len(broken)} alarm check{'s' if len(broken) != 1 else ''} broken "
+            f"(anytime-valid band above the {ceiling:g}% ceiling); {sessions}"
+        )
+    else:
+        text = f"no alarm check broken (ceiling {ceiling:g}%); {sessions}"
+    details = [f"{b['check']}: broken since session {b['since_session']}." for b in broken]
+    details.append(
+        f"Anytime-valid {100 * (1 - float(info['alpha'])):g}% bands: they may be read after "
+        "every session; a fixed-n interval read that way may not."
+    )
+    return Headline(
+        text,
+        tuple(details),
+        figure=f"{len(broken)} broken",
+    )
