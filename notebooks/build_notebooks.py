@@ -2,7 +2,10 @@
 
 Run: ``python notebooks/build_notebooks.py``. Every code cell is tagged ``hide-input`` so the
 rendered HTML shows results, not code; the one cell tagged ``parameters`` holds JSON-simple
-defaults (the runner injects the values of a run after it). All logic lives in
+defaults (the runner injects the values of a run after it); the cell after it, tagged
+``preregistration-check``, states the run's pre-registration when the notebook runs by hand
+(``evalkit.studies.by_hand``; the runner drops its output and shows its own banner). Each page
+then opens with its data card (``evalkit.analyses.data_card``). All logic lives in
 ``evalkit.analyses``; text from the data reaches Markdown only through ``evalkit.files.escape``.
 """
 
@@ -28,6 +31,25 @@ analyses.configure_display()
 """
 
 
+#: The tag of the cell that checks the notebook against the pre-registration lock when it runs
+#: by hand (evalkit.studies.by_hand.CELL_TAG; `evalkit study run` drops its output).
+CHECK_TAG = "preregistration-check"
+
+
+def self_check(name: str) -> tuple[str, str]:
+    """The cell after the parameters: the pre-registration statement of a run by hand."""
+    return (
+        "check",
+        f"""
+from IPython.display import Markdown, display
+
+from evalkit.studies.by_hand import statement
+
+display(Markdown(statement({name!r}, globals())))
+""",
+    )
+
+
 def _nb(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {
@@ -41,7 +63,10 @@ def _nb(name: str, cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
             cell = new_markdown_cell(src.strip())
         else:
             cell = new_code_cell(src.strip())
-            cell.metadata["tags"] = ["parameters"] if kind == "params" else ["hide-input"]
+            cell.metadata["tags"] = {
+                "params": ["parameters"],
+                "check": ["hide-input", CHECK_TAG],
+            }.get(kind, ["hide-input"])
         cell["id"] = f"{name}-{i:02d}"
         nb.cells.append(cell)
     return nb
@@ -78,8 +103,9 @@ session are not independent), the ceiling check against the ~10% a signal may fi
 counterfactual table "threshold t → records firing, sessions failing" (a session fails when any
 of its records fires).
 
-With the default parameters the data are the synthetic preset `rubric-v2-2026-09-19`
-(see `docs/DATA_CARD.md`), built to reproduce the measurement rubric-v2 reports.
+The data card below says which data this page ran on and what they hold. A record whose fact
+was not measurable (its source did not exist yet: guard signals before guard emission began,
+gate counts in a ledger without gate telemetry) is counted apart with its cause, never as 0.
 """,
     ),
     (
@@ -96,12 +122,15 @@ seed: int = 20260919  # bootstrap seed
 v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where the facts readers give null
 """,
     ),
+    self_check("threshold-study"),
     (
         "code",
         SETUP
+        + "from evalkit.analyses import data_card\n"
         + "from evalkit.analyses import fleet_page as fp\n"
         + "from evalkit.analyses import threshold as th\n"
-        + "from evalkit.analyses import threshold_fleet as tf\n",
+        + "from evalkit.analyses import threshold_fleet as tf\n"
+        + "from evalkit.analyses.notes import say\n",
     ),
     (
         "code",
@@ -109,6 +138,10 @@ v1_prose_fallback: bool = True  # read rubric-v1 prose "(0 blocked, ..." where t
 fleet = fp.resolve(metrics_dir, metrics_dirs, scheduler)  # None: the one metrics_dir
 if fleet is None:
     data_dir = analyses.default_metrics_dir(metrics_dir)
+    card = data_card.ledger_card(data_dir, metrics_dir)
+else:
+    card = data_card.fleet_card(fleet)
+display(Markdown(card.markdown()))
 display(analyses.show_parameters(fp.shown({"metrics_dir": metrics_dir, "fact": fact,
         "thresholds": thresholds, "ceiling": ceiling, "n_resamples": n_resamples, "seed": seed,
         "v1_prose_fallback": v1_prose_fallback}, metrics_dirs, scheduler)))
@@ -128,6 +161,7 @@ else:
     share_ci = tf.v1_fail_share(df, level=th.LEVEL, n_resamples=n_resamples, seed=seed)
 pub = th.published_table(df)
 display(Markdown(th.records_text(df, pub, share_ci=share_ci)))
+say(th.unmeasured_text(df))
 display(Markdown(th.value_sources_text(th.value_sources(df))))
 caption, preview = th.records_preview(fp.without_paths(df))
 display(Markdown(caption))
@@ -143,6 +177,7 @@ bins = th.distribution_bins(df)
 display(Markdown(th.bins_text(df, bins)))
 st = th.study(df, ceiling=ceiling, n_resamples=n_resamples, seed=seed,
               cluster_column=tf.cluster_column(fleet))
+say(th.data_notes_text(st))
 display(Markdown(th.gaps_text(st)))
 """,
     ),
@@ -180,7 +215,7 @@ figures = th.figures(df, pub, cf, table, bins, st)
 if fleet is not None:
     figures = fp.with_fleet(figures, signals, **tf.figures_extra(
         df, n_resamples=n_resamples, seed=seed, level=th.LEVEL))
-_ = analyses.write_results(figures)
+_ = analyses.write_results(card.attach(figures))
 """,
     ),
     (
@@ -193,8 +228,9 @@ _ = analyses.write_results(figures)
   rubric-v2 answers it: a block is prevented damage (decision rule 3).
 - The intervals treat the sessions as a sample from one working style; they say nothing about
   other repositories or other coordinators.
-- The default data are synthetic (see the data card); they reproduce published counts, not the
-  sessions behind them.
+- The figures are about the data named on the data card, and nothing else.
+- An unmeasured record is not a record without the signal: its source did not exist. How the
+  signal would have read then is unknown, and nothing here estimates it.
 """,
     ),
 ]
@@ -207,9 +243,12 @@ REPLAY = [
 
 Every eligible session of the ledger is scored under both rubrics with
 `evalkit.score_ledger`. Shown: per-dimension status rates with Wilson 95% intervals and their n,
-the session × dimension verdicts that changed between the rubrics and why, and dead-instrument
+the session × dimension verdicts that changed between the rubrics and why, dead-instrument
 flags — a status class far above the ~10% ceiling (its whole interval above it), or a graded
-dimension that never fails (0%).
+dimension that never fails (0%) — and instrument flags of the judge facts and the rule judge.
+A session whose signal rests on a source that did not exist (no gate telemetry yet, guard
+signals before guard emission began) is unmeasured: counted apart with its cause, never in a
+rate. The data card below says which data this page ran on.
 """,
     ),
     (
@@ -221,12 +260,16 @@ scheduler: str = ""  # Dask scheduler address to score the fleet on (where it ru
 ceiling: float = 0.1  # ceiling for the dead-instrument flag (HR-101, ~10%)
 """,
     ),
+    self_check("rubric-replay"),
     (
         "code",
         SETUP
+        + "from evalkit.analyses import data_card\n"
         + "from evalkit.analyses import fleet_page as fp\n"
+        + "from evalkit.analyses import instruments as ins\n"
         + "from evalkit.analyses import replay\n"
-        + "from evalkit.analyses import replay_fleet as rf\n",
+        + "from evalkit.analyses import replay_fleet as rf\n"
+        + "from evalkit.analyses.measurability import ledger_profile\n",
     ),
     (
         "code",
@@ -234,11 +277,16 @@ ceiling: float = 0.1  # ceiling for the dead-instrument flag (HR-101, ~10%)
 fleet = fp.resolve(metrics_dir, metrics_dirs, scheduler)  # None: the one metrics_dir
 if fleet is None:
     data_dir = analyses.default_metrics_dir(metrics_dir)
-display(analyses.show_parameters(fp.shown({"metrics_dir": metrics_dir, "ceiling": ceiling},
-                                          metrics_dirs, scheduler)))
 if fleet is None:
     scored = replay.score_both(data_dir)
+    card = data_card.ledger_card(data_dir, metrics_dir, scored=tuple(dict.fromkeys(scored["rubric"])))
+    measured = ins.measure_scored(scored, ledger_profile(data_dir))
 else:
+    card = data_card.fleet_card(fleet)
+display(Markdown(card.markdown()))
+display(analyses.show_parameters(fp.shown({"metrics_dir": metrics_dir, "ceiling": ceiling},
+                                          metrics_dirs, scheduler)))
+if fleet is not None:
     scored = rf.score_both(fleet, scheduler)
     display(Markdown(fp.fleet_note(scored, scheduler, "scored")))
     display(fp.repositories_frame(scored))
@@ -251,7 +299,7 @@ display(Markdown(replay.sessions_text(n_sessions)))
         "code",
         """
 if fleet is None:
-    rates = replay.status_rates(scored)
+    rates = replay.status_rates(scored, measured=measured)
     display(Markdown(replay.RATES_CAPTION))
     display(replay.rate_matrix(rates))
     display(replay.plot_rates(rates, "fail", ceiling))
@@ -306,6 +354,35 @@ display(replay.flags_view(flags) if len(flags) else Markdown("No flag raised."))
 """,
     ),
     (
+        "md",
+        """
+## Instrument flags: the judge facts and the rule judge
+
+Each boolean judge fact's rate over the records where it was measured, and the rule judge's
+labels by deciding rule (`evalkit.judge.apply_rules`), each with the records that rest on a
+source that did not exist and its cause in the ledger.
+""",
+    ),
+    (
+        "code",
+        """
+instruments = None
+if fleet is None:
+    facts = ins.fact_rates(measured)
+    rules = ins.rule_labels(measured)
+    iflags = ins.instrument_flags(facts, rules, ceiling)
+    instruments = ins.figures(facts, rules, iflags)
+    display(Markdown(ins.flags_text(iflags)))
+    if len(iflags):
+        display(ins.flags_view(iflags))
+    display(ins.fact_rates_frame(facts))
+    display(ins.rule_labels_frame(rules))
+else:
+    display(Markdown("Read per repository: run this study on one metrics directory to see "
+                     "its facts and rule-judge labels with their measurability."))
+""",
+    ),
+    (
         "code",
         "signals = None\nif fleet is not None:\n    signals = rf.fire_rates(scored, ceiling)\n"
         + fleet_view("rf"),
@@ -313,10 +390,10 @@ display(replay.flags_view(flags) if len(flags) else Markdown("No flag raised."))
     (
         "code",
         """
-figures = replay.figures(n_sessions, rates, changed, drift, flags)
+figures = replay.figures(n_sessions, rates, changed, drift, flags, instruments)
 if fleet is not None:
     figures = fp.with_fleet(figures, signals, **rf.figures_extra(scored))
-_ = analyses.write_results(figures)
+_ = analyses.write_results(card.attach(figures))
 """,
     ),
     (
@@ -328,6 +405,8 @@ _ = analyses.write_results(figures)
   session: which formula is right is argued in the rubric, not measured here.
 - A flag is a reason to look. A class at 0% may be genuinely rare; a class far above the
   ceiling may reflect a real problem. Both look the same from outside.
+- An unmeasured share says the instrument had no source for those sessions; it says nothing
+  about what the sessions did.
 - The rubric-v1 replay reads only the active `events.jsonl` (as the v1 engine did); events that
   were rotated into `_archive/` since a session was first scored are invisible to it, so a
   replay can differ from the verdict stored in the journal.
@@ -357,15 +436,19 @@ seed: int = 0  # simulation and bootstrap seed
 n_resamples: int = 500  # bootstrap resamples over items
 """,
     ),
+    self_check("agreement-study"),
     (
         "code",
         SETUP
         + "from evalkit.analyses import agreement as ag\n"
+        + "from evalkit.analyses import data_card\n"
         + "from evalkit.analyses import label_families as lf\n",
     ),
     (
         "code",
         """
+card = data_card.files_card({"labels_path": labels_path})
+display(Markdown(card.markdown()))
 fam = lf.load(labels_path)  # run logs: each judge a label family; else None
 labels = fam.table if fam is not None else ag.load_labels(labels_path, n_items=n_items, seed=seed)
 display(analyses.show_parameters({"labels_path": labels_path, "n_items": n_items,
@@ -426,9 +509,9 @@ else:
     (
         "code",
         """
-_ = analyses.write_results(
+_ = analyses.write_results(card.attach(
     ag.figures(labels, vf, per_target, per_cat, paradox, families=fam, vs_gold=vs_gold)
-)
+))
 """,
     ),
     (
@@ -478,20 +561,25 @@ n_resamples: int = 2000  # bootstrap resamples for the displayed intervals
 seed: int = 0  # seed of the simulated model judge and of the displayed bootstrap
 """,
     ),
+    self_check("judge-calibration"),
     (
         "code",
         SETUP
         + "from evalkit.analyses import calibration as cal\n"
+        + "from evalkit.analyses import data_card\n"
         + "from evalkit.analyses import judge_consistency as jcv\n",
     ),
     (
         "code",
         """
+empty_means = {"labels_path": "(default: a simulated model judge, synthetic — see docs/DATA_CARD.md)"}
+card = data_card.files_card({"labels_path": labels_path, "gold_path": gold_path}, empty_means)
+display(Markdown(card.markdown()))
 gold = cal.load_gold(gold_path)
 display(analyses.show_parameters(
     {"labels_path": labels_path, "gold_path": gold_path, "repeats": repeats,
      "n_resamples": n_resamples, "seed": seed},
-    empty_means={"labels_path": "(default: a simulated model judge, synthetic — see docs/DATA_CARD.md)"},
+    empty_means=empty_means,
 ))
 display(Markdown(cal.gold_text(gold)))
 data = cal.load_model_judges(labels_path, gold, repeats=repeats, seed=seed)
@@ -549,7 +637,7 @@ for s in jc.studies:
     display(cal.disagreements(s))
 """,
     ),
-    ("code", "_ = analyses.write_results(cal.study_figures(jc))"),
+    ("code", "_ = analyses.write_results(card.attach(cal.study_figures(jc)))"),
     (
         "md",
         """
@@ -613,10 +701,20 @@ repeats: int = 5  # default data: judge calls per item; an item's label is its m
 n_human: int = 200  # default data: target items with a simulated human label (the true class); 0 = no PPI++
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import prevalence as prev, prevalence_page as page\n"),
+    self_check("prevalence-study"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import data_card\n"
+        + "from evalkit.analyses import prevalence as prev, prevalence_page as page\n",
+    ),
     (
         "code",
         """
+card = data_card.files_card({"target_labels_path": target_labels_path,
+        "gold_labels_path": gold_labels_path, "gold_path": gold_path,
+        "human_labels_path": human_labels_path}, prev.EMPTY_MEANS)
+display(Markdown(card.markdown()))
 display(analyses.show_parameters({"target_labels_path": target_labels_path,
         "gold_labels_path": gold_labels_path, "gold_path": gold_path,
         "human_labels_path": human_labels_path, "judge": judge, "level": level,
@@ -653,7 +751,7 @@ judge gave each label, or none (columns); each row sums to 100%.
     ("code", "display(page.confusion_frame(est))"),
     ("md", "## Undefined figures and notes"),
     ("code", "display(Markdown(page.undefined_text(est)))"),
-    ("code", "_ = analyses.write_results(prev.figures(est, data))"),
+    ("code", "_ = analyses.write_results(card.attach(prev.figures(est, data)))"),
     (
         "md",
         """
@@ -690,8 +788,7 @@ session, with the state it reached (`broken`, `quiet`, `within`, `undecided`) an
 at which it first did. Unmeasured sessions are counted apart, never as a zero. The fixed-n
 Wilson interval is drawn beside each band for comparison.
 
-With the default parameters the data are the synthetic preset `rubric-v2-2026-09-19`
-(see `docs/DATA_CARD.md`), built to reproduce the rubric-v1 measurement rubric-v2 reports.
+The data card below says which data this page ran on and what they hold.
 """,
     ),
     (
@@ -705,11 +802,19 @@ alpha: float = 0.05  # the band misses the true rate at some session with probab
 optimize_at: float = 100.0  # sessions the band is tightest around
 """,
     ),
-    ("code", SETUP + "from evalkit.analyses import monitor as mon, monitor_page as mp\n"),
+    self_check("monitor"),
+    (
+        "code",
+        SETUP
+        + "from evalkit.analyses import data_card\n"
+        + "from evalkit.analyses import monitor as mon, monitor_page as mp\n",
+    ),
     (
         "code",
         """
 data_dir = analyses.default_metrics_dir(metrics_dir)
+card = data_card.ledger_card(data_dir, metrics_dir)
+display(Markdown(card.markdown()))
 display(analyses.show_parameters({"metrics_dir": metrics_dir, "rubric": rubric,
         "ceiling": ceiling, "floor": floor, "alpha": alpha, "optimize_at": optimize_at}))
 limits = mon.Limits(ceiling=ceiling, floor=floor, alpha=alpha, optimize_at=optimize_at)
@@ -731,10 +836,10 @@ the ceiling and the floor; the dotted line marks the session at which the state 
     ),
     ("code", "display(mp.plot_bands(report))"),
     ("md", "## Every check\n\nShares (a pass or not-applicable rate) are reported, never alarms."),
-    ("code", "display(mp.states_frame(report))"),
+    ("code", "display(Markdown(mp.unmeasured_text(report)))\ndisplay(mp.states_frame(report))"),
     ("md", "## The price"),
     ("code", "display(Markdown(mp.price_text(report)))"),
-    ("code", "_ = analyses.write_results(mp.figures(report))"),
+    ("code", "_ = analyses.write_results(card.attach(mp.figures(report)))"),
     ("md", "## What the states do not prove"),
     ("code", "display(Markdown(mp.DOES_NOT_PROVE))"),
 ]

@@ -51,18 +51,25 @@ def test_records_text_counts_and_the_wilson_share_at_the_pages_level() -> None:
         "v1_records": 4,
         "v1_fail_records": 3,
         "v1_fail_sessions": 2,
+        "v1_sessions": 3,
     }
     text = th.records_text(df, pub)
-    lo, hi = wilson_interval(2, 4)
+    # the share is of the 3 sessions with a rubric-v1 record: s4 has none, so it cannot fail
+    lo, hi = wilson_interval(2, 3)
     assert lo is not None and hi is not None
     assert "**6 records** over **4 sessions**" in text
-    assert f"50.0% [{100 * lo:.1f}%, {100 * hi:.1f}%], n = 4 of sessions, Wilson 95% CI" in text
+    assert f"66.7% [{100 * lo:.1f}%, {100 * hi:.1f}%], n = 3 of sessions, Wilson 95% CI" in text
     assert "Unknown `guard_blocked` values (reader found no number): 1." in text
     assert text.endswith("Journal lines skipped: 1.")
-    lo90, hi90 = wilson_interval(2, 4, 0.9)
+    lo90, hi90 = wilson_interval(2, 3, 0.9)
     assert lo90 is not None and hi90 is not None
-    assert f"[{100 * lo90:.1f}%, {100 * hi90:.1f}%], n = 4 of sessions, Wilson 90% CI" in (
+    assert f"[{100 * lo90:.1f}%, {100 * hi90:.1f}%], n = 3 of sessions, Wilson 90% CI" in (
         th.records_text(df, pub, level=0.9)
+    )
+    # a journal without a rubric-v1 record has no rubric-v1 fail share (never "0 of n")
+    v2 = df[df["rubric_version"] == "rubric-v2"]
+    assert "so no rubric-v1 `process-safety` fail share" in th.records_text(
+        v2, th.published_table(v2)
     )
 
 
@@ -134,7 +141,9 @@ def test_threshold_figures_are_what_the_page_publishes() -> None:
         "maximum",
         "gaps",
         "threshold_study",
+        "unmeasured",
     ]
+    assert out["unmeasured"] == {"unmeasured": 0, "of": 6, "reasons": []}
     assert out["fact"] == "guard_blocked" and out["maximum"] == 7.0
     assert "v1_records" not in out["published_table"]
     assert out["counterfactual"] == [
@@ -217,6 +226,7 @@ def test_replay_drift_flags_and_figures() -> None:
         "changed_count": 0,
         "journal_vs_replay": None,
         "flags": [],
+        "instruments": None,  # a fleet's page: the facts and the rule judge are per directory
     }
 
 

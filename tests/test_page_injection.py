@@ -149,6 +149,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         deviation=WHY,
     )
     run("replay", "rubric-replay", {"metrics_dir": str(metrics)})
+    # a directory that exists (a path naming nothing is refused before any kernel) but holds
+    # no journal: its cell fails and the page quotes the hostile path in the error
+    (tmp / f"nowhere {SCRIPT}").mkdir(parents=True)
     run("bad-path", "threshold-study", {"metrics_dir": str(tmp / f"nowhere {SCRIPT}")})
     run("adhoc", str(_adhoc_notebook(tmp)), {"label": EVERY}, no_lock=True)  # fmt: skip
     rows = [{"study": key, "status": r.status.value, "error": r.error} for key, r in runs.items()]
@@ -187,7 +190,7 @@ def test_the_studies_ran_on_the_hostile_inputs(pages: dict[str, Any]) -> None:
     # its page shows the name and the refusal, which is all this test needs of it
     for key in ("agreement", "threshold", "replay", "adhoc", "bad-judge"):
         assert runs[key].ok, (key, runs[key].error)
-    assert not runs["bad-path"].ok and "is not a directory" in (runs["bad-path"].error or "")
+    assert not runs["bad-path"].ok and "no journal at" in (runs["bad-path"].error or "")
 
 
 def _text(pages: dict[str, Any], page: str) -> str:

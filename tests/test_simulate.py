@@ -194,6 +194,7 @@ def test_preset_blocked_distribution_through_the_threshold_analysis(preset, jour
         "v1_records": 40,
         "v1_fail_records": 32,
         "v1_fail_sessions": 30,
+        "v1_sessions": 38,  # every session's rubric-v1 process-safety was measured
     }
     cf = {row["threshold"]: row for row in th.counterfactual(df, [1, 3, 6, 20])}
     assert (cf[1]["records_firing"], cf[1]["sessions_failing"]) == (32, 30)

@@ -169,20 +169,45 @@ def test_a_timeout_is_a_failed_study_with_a_page(
 
 
 @pytest.mark.notebook
+def test_a_warning_reaches_the_page_as_a_sentence_never_raw(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    body = (
+        "import warnings\n"
+        "from evalkit import analyses\n"
+        "from evalkit.errors import DegenerateDataWarning\n"
+        "analyses.configure_display()\n"
+        "warnings.warn('threshold_study: no known count: every rate is undefined (NaN)',\n"
+        "              DegenerateDataWarning)\n"
+    )
+    _toy_notebook(tmp_path / "nb", body)
+    monkeypatch.setenv("EVALKIT_NOTEBOOKS", str(tmp_path / "nb"))
+    run = studies.run_study("rubric-replay", {}, out_dir=tmp_path / "out", no_lock=True)
+    html = run.html.read_text(encoding="utf-8")
+    assert run.ok and "Note on the data:" in html
+    assert "No known count: every rate is undefined." in html
+    for raw in ("DegenerateDataWarning", "threshold_study:", "NaN", ".py:", "warnings.warn"):
+        assert raw not in html, raw
+
+
+@pytest.mark.notebook
 def test_a_failing_cell_gives_the_page_with_the_error_and_exit_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    missing = tmp_path / "no-such-dir"
+    # a directory that exists but holds no journal: the kernel runs and its cell fails (a path
+    # that names nothing is refused before any kernel: tests/test_fast_failures.py)
+    no_journal = tmp_path / "no-journal"
+    no_journal.mkdir()
     rc = main(
-        ["study", "run", "threshold-study", "-p", "metrics_dir", str(missing),
+        ["study", "run", "threshold-study", "-p", "metrics_dir", str(no_journal),
          "--out", str(tmp_path / "out")]
     )  # fmt: skip
     assert rc == 1
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert results["status"] == "failed"
-    assert "EvalkitError" in results["error"] and "is not a directory" in results["error"]
+    assert "EvalkitError" in results["error"] and "no journal at" in results["error"]
     html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    assert "is not a directory" in html and "EvalkitError" in html  # the error is visible
+    assert "no journal at" in html and "EvalkitError" in html  # the error is visible
     assert "failed" in capsys.readouterr().err
     assert_offline(html)
 
@@ -263,6 +288,19 @@ def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.Study
     assert "data:image/png;base64," in html
     assert "Traceback" not in html and 'class="output_error' not in html
     assert 'class="input_area' not in html and "th.fact_table(" not in html  # code is hidden
+
+
+@pytest.mark.notebook
+def test_the_page_states_the_pre_registration_once(threshold_run: studies.StudyRun) -> None:
+    from evalkit.studies.by_hand import CELL_TAG
+
+    html = threshold_run.html.read_text(encoding="utf-8")
+    # the runner's banner, with the stated reason; the notebook's own check is dropped
+    assert html.count("Deviation from the pre-registration") == 1 and FEWER_RESAMPLES in html
+    assert "No reason was given" not in html
+    nb = nbformat.read(str(threshold_run.out_dir / "threshold-study.ipynb"), as_version=4)
+    check = [c for c in nb.cells if CELL_TAG in c.metadata.get("tags", [])]
+    assert len(check) == 1 and check[0].outputs == []
 
 
 @pytest.mark.notebook
@@ -428,7 +466,10 @@ def test_notebook_runs_with_its_defaults_from_its_own_folder(
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    shown = json.dumps([o.get("data", {}).get("text/markdown", "") for o in outputs])
+    markdown = [o.get("data", {}).get("text/markdown", "") for o in outputs]
+    # run by hand with its defaults, the notebook says it is the pre-registered design, first
+    assert markdown[0].startswith(f"> **Pre-registered:** entry `{name}`, version ")
+    shown = json.dumps(markdown)
     if name == "threshold-study":  # the default data: the preset, built in a temp dir
         assert "**40 records** over **38 sessions**" in shown
     else:  # the default gold set: the committed one

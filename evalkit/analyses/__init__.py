@@ -94,13 +94,17 @@ def show_parameters(params: dict, empty_means: dict | None = None) -> object:
 
 
 def configure_display() -> None:
-    """pandas display options for the study pages: no truncated cells, no elided rows; in a
-    kernel, every table as :func:`evalkit.analyses.page_tables.frame_html` shows it."""
+    """pandas display options for the study pages (no truncated cells, no elided rows), every
+    warning shown as a sentence (:func:`evalkit.analyses.notes.show_warnings_as_sentences`) and,
+    in a kernel, every table as :func:`evalkit.analyses.page_tables.frame_html` shows it."""
     import pandas as pd
+
+    from evalkit.analyses.notes import show_warnings_as_sentences
 
     pd.set_option("display.max_colwidth", None)
     pd.set_option("display.max_rows", 500)
     pd.set_option("display.max_columns", 50)
+    show_warnings_as_sentences()  # a warning reaches the page as a sentence, never raw
     try:
         from IPython import get_ipython
     except ImportError:  # outside a notebook: nothing displays HTML

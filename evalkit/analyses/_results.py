@@ -12,7 +12,7 @@ from typing import Any
 from evalkit.display import fmt_estimate  # one home; re-exported for the pages
 from evalkit.studies.run import RESULTS_ENV  # set by run_study; names the figures file
 
-__all__ = ["fmt_estimate", "jsonable", "write_results"]
+__all__ = ["fmt_estimate", "jsonable", "share", "write_results"]
 
 
 def jsonable(obj: Any) -> Any:
@@ -60,3 +60,12 @@ def write_results(figures: Mapping[str, Any], path: str | Path | None = None) ->
         existing.update(data)
         p.write_text(json.dumps(existing, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return data
+
+
+def share(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | None, float | None]:
+    """``k`` of ``n`` as (rate, Wilson low, Wilson high): no rate of 0, no interval under 2
+    (one case is not a rate)."""
+    from evalkit.stats import wilson_interval
+
+    lo, hi = wilson_interval(k, n, level) if n >= 2 else (None, None)
+    return (k / n if n else None), lo, hi

@@ -492,12 +492,15 @@ class Unmeasured:
         """Records the signal was measured on: the denominator of its rates."""
         return self.total - self.count
 
+    def why(self) -> str:
+        """The reasons, each with its count when there are several (empty when none)."""
+        return "; ".join(r if n == self.count else f"{r} ({n})" for r, n in self.reasons)
+
     def text(self, unit: str = "records") -> str:
         """``10 of 10 sessions unmeasured: guard emission began ...`` (empty when none)."""
         if not self.count:
             return ""
-        why = "; ".join(r if n == self.count else f"{r} ({n})" for r, n in self.reasons)
-        return f"{self.count} of {self.total} {unit} unmeasured: {why}"
+        return f"{self.count} of {self.total} {unit} unmeasured: {self.why()}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple values."""

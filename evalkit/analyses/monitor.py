@@ -32,9 +32,9 @@ from evalkit.js.timestamps import timestamp_ms
 from evalkit.record.dimension import DimensionId, Status
 from evalkit.rubrics.dimensions import verification_evidence
 from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
+from evalkit.stats.limits import DEFAULT_FLOOR, DEFAULT_OPTIMIZE_AT, FIRE_RATE_CEILING
 from evalkit.stats.proportion import wilson_interval
-from evalkit.stats.sequential import DEFAULT_OPTIMIZE_AT, ConfidenceSequence, confidence_sequence
-from evalkit.stats.thresholds import FIRE_RATE_CEILING
+from evalkit.stats.sequential import ConfidenceSequence, confidence_sequence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,9 +57,6 @@ __all__ = [
     "record_outcomes",
 ]
 
-#: The rate under which a check is ``quiet`` (HR-105's dead-or-silent, as far as data can say
-#: it). A stated default, not a rubric's number: the rubrics set a ceiling (~10%) only.
-DEFAULT_FLOOR: Final = 0.01
 
 #: The dimension statuses each dimension is monitored under, in the record contract's order.
 STATUSES: Final = tuple(s.value for s in Status)

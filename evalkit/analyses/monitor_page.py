@@ -16,6 +16,7 @@ import numpy as np
 
 from evalkit.analyses.headline import Headline
 from evalkit.analyses.monitor import CheckBand, MonitorReport, State
+from evalkit.analyses.notes import Note, nothing_to_plot
 from evalkit.analyses.page_tables import SUMMARY
 from evalkit.extras import require
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
@@ -35,6 +36,7 @@ __all__ = [
     "shown_bands",
     "states_frame",
     "states_text",
+    "unmeasured_text",
 ]
 
 #: The plain statement under every monitor page (also in docs/MONITOR.md).
@@ -51,8 +53,8 @@ DOES_NOT_PROVE: Final = """\
   band somewhere misses its rate is larger than alpha (no correction is made across checks).
 - A rate that changes over time is not one rate: the band then covers a running average, and
   a judge or instrument that changed shows as a band moving, not as the moment it changed.
-- With the default parameters the data are the synthetic preset (docs/DATA_CARD.md); the
-  figures describe the simulator's sessions, not any real repository.
+- The figures are about the data named on the data card, and nothing else; the preset's
+  (docs/DATA_CARD.md) describe the simulator's sessions, not any real repository.
 """
 
 
@@ -83,7 +85,8 @@ def data_text(report: MonitorReport) -> str:
 
 
 def states_frame(report: MonitorReport) -> pd.DataFrame:
-    """One row per check: n of sessions, fires, unmeasured, rate, band, fixed-n, state, since."""
+    """One row per check: n of sessions, fires, unmeasured, rate, band, fixed-n, state, since
+    (the causes of the unmeasured: :func:`unmeasured_text`)."""
     import pandas as pd
 
     def pct(x: float | None) -> str:
@@ -111,6 +114,25 @@ def states_frame(report: MonitorReport) -> pd.DataFrame:
     states = out["state"].value_counts()
     out.attrs[SUMMARY] = f"{len(out)} checks: " + ", ".join(f"{n} {s}" for s, n in states.items())
     return out
+
+
+def unmeasured_text(report: MonitorReport) -> str:
+    """Each cause of an unmeasured session once, with the checks it took out of their rates
+    (Markdown; one line per cause, a dimension named once for all its statuses)."""
+    by_cause: dict[str, dict[str, tuple[int, int]]] = {}
+    for b in report.bands:
+        # a dimension's or the rule judge's statuses share their sessions: named once
+        per_status = b.check.kind == "dimension" or b.check.name.startswith("rule judge: ")
+        subject = b.check.label.rsplit(": ", 1)[0] if per_status else b.check.label
+        for reason, n in b.unmeasured.reasons:
+            by_cause.setdefault(reason, {}).setdefault(subject, (n, b.sessions))
+    if not by_cause:
+        return f"Every check was measured on every one of its {report.unit}."
+    lines = [f"Unmeasured {report.unit}, by cause (left out of each check's n, never a zero):"]
+    for reason, checks in by_cause.items():
+        named = ", ".join(f"{markdown_text(c)} ({n} of {t})" for c, (n, t) in checks.items())
+        lines.append(f"- *{markdown_text(reason)}*: {named}.")
+    return "\n".join(lines)
 
 
 def states_text(report: MonitorReport) -> str:
@@ -141,19 +163,24 @@ def shown_bands(report: MonitorReport, limit: int = 12) -> list[CheckBand]:
     return (decided + fired)[:limit]
 
 
-def plot_bands(report: MonitorReport, limit: int = 12) -> Figure:
-    """Small multiples: each shown check's band and Wilson's against session index."""
+def plot_bands(report: MonitorReport, limit: int = 12) -> Figure | Note:
+    """Small multiples: each shown check's band and Wilson's against session index; a
+    sentence instead when no alarm check reached a state or fired (no empty axes)."""
     require("matplotlib", purpose="the monitor page's plots")
+    bands = shown_bands(report, limit)
+    if not bands:
+        return nothing_to_plot(
+            "the bands of the alarm checks",
+            "no alarm check reached a state or fired on a measured session; the table below "
+            "lists every check",
+        )
     import matplotlib.pyplot as plt
 
-    bands = shown_bands(report, limit)
     cols = 3
     rows = max(1, -(-len(bands) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
     for ax in axes.flat[len(bands) :]:
         ax.axis("off")
-    if not bands:
-        axes.flat[0].text(0.5, 0.5, "no alarm check fired", ha="center", va="center")
     for ax, b in zip(axes.flat, bands, strict=False):
         x = b.session_of
         est = b.band.estimate

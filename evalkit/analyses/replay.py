@@ -1,17 +1,23 @@
 """Rubric replay: score one ledger under rubric-v1 and rubric-v2 and compare per dimension.
 
 Rates are per dimension over the sessions scored (one row per session, so no clustering is
-needed); each carries a Wilson 95% interval and its n. A status class far above the ~10%
-ceiling, or a graded dimension that never fails, is flagged as a possible dead instrument: the
-flag is a reason to look, not a verdict (a genuinely rare event and a broken reader look alike).
+needed); each carries a Wilson 95% interval and its n. A session whose dimension status rests
+on a source that did not exist (:mod:`evalkit.analyses.measurability`: no gate telemetry in the
+ledger, guard signals before guard emission began, the third state) is unmeasured: out of n,
+counted on its own with its cause. A status class far above the ~10% ceiling, or a graded
+dimension that never fails, is flagged as a possible dead instrument: the flag is a reason to
+look, not a verdict (a genuinely rare event and a broken reader look alike).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._journal import read_journal
+from evalkit.analyses.measurability import RecordMeasurability, dimension_signal, tally
+from evalkit.analyses.notes import Note, nothing_to_plot
 from evalkit.extras import require
 from evalkit.journal.reader import JOURNAL_NAME
 from evalkit.record.dimension import DimensionId
@@ -52,7 +58,10 @@ __all__ = [
 
 STATUSES: tuple[str, ...] = ("pass", "fail", "not-applicable", "cannot-determine")
 #: What the status-rate table of one ledger shows (Markdown).
-RATES_CAPTION = "`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric."
+RATES_CAPTION = (
+    "`k/n = rate [95% Wilson CI]`; n = sessions scored under that rubric whose status was "
+    "measured; the unmeasured ones are counted apart, with their cause."
+)
 # Dimensions whose status is always not-applicable by design: reported, never graded.
 REPORTED_ONLY: frozenset[str] = frozenset({DimensionId.EFFICIENCY_KPIS, DimensionId.GUARD_FRICTION})
 
@@ -73,23 +82,39 @@ def score_both(
     return pd.concat(frames, ignore_index=True)
 
 
-def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions scored).
+def status_rates(
+    scored: pd.DataFrame,
+    level: float = 0.95,
+    *,
+    measured: Mapping[tuple[str, str], RecordMeasurability] | None = None,
+) -> pd.DataFrame:
+    """Per rubric x dimension x status: k, n, rate, Wilson CI (n = sessions measured).
 
-    No interval on fewer than two sessions (``ci_low``/``ci_high`` None): one session is a
-    case, not a rate.
+    ``measured``: each (rubric, session)'s measurability
+    (:func:`evalkit.analyses.instruments.measure_scored`); a session whose dimension was not
+    measured is left out of n and counted in ``unmeasured``, its causes in ``unmeasured_why``.
+    Without it every session counts. No interval on fewer than two sessions
+    (``ci_low``/``ci_high`` None): one session is a case, not a rate.
     """
     import pandas as pd
 
-    from evalkit.stats import wilson_interval
+    from evalkit.analyses._results import share
 
     rows = []
     for (rubric, dim), grp in scored.groupby(["rubric", "dimension"], sort=False):
-        n = int(grp["session_id"].nunique())
-        counts = grp.drop_duplicates("session_id")["status"].value_counts()
+        sessions = grp.drop_duplicates("session_id")
+        by_session = measured or {}
+        ms = [
+            by_session[(str(rubric), str(sid))].of(dimension_signal(str(dim)))
+            for sid in (sessions["session_id"] if measured is not None else [])
+        ]
+        u = tally(ms)
+        keep = [m.measured for m in ms] if measured is not None else [True] * len(sessions)
+        counts = sessions[keep]["status"].value_counts()
+        n = int(sum(keep))
         for status in STATUSES:
             k = int(counts.get(status, 0))
-            lo, hi = wilson_interval(k, n, level) if n >= 2 else (None, None)
+            rate, lo, hi = share(k, n, level)
             rows.append(
                 {
                     "rubric": rubric,
@@ -97,9 +122,11 @@ def status_rates(scored: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                     "status": status,
                     "k": k,
                     "n": n,
-                    "rate": k / n if n else None,
+                    "rate": rate,
                     "ci_low": lo,
                     "ci_high": hi,
+                    "unmeasured": u.count,
+                    "unmeasured_why": u.why() or None,
                 }
             )
     return pd.DataFrame(rows)
@@ -114,20 +141,43 @@ def rate_matrix(rates: pd.DataFrame) -> pd.DataFrame:
         # n is already in "k/n"; only a single session gets its own label (n = 1, no CI)
         f"{r.k}/{r.n} = "
         + fmt_estimate(r.rate, (r.ci_low, r.ci_high), 1 if r.n == 1 else None, percent=True)
+        if r.n
+        else "—"  # none measured: the unmeasured column says why
         for r in out.itertuples()
     ]
     table = out.pivot_table(
         index=["rubric", "dimension"], columns="status", values="shown", aggfunc="first", sort=False
     )
-    return table.reindex(columns=list(STATUSES))
+    table = table.reindex(columns=list(STATUSES))
+    if "unmeasured" in out and out["unmeasured"].any():
+        first = out.drop_duplicates(["rubric", "dimension"]).set_index(["rubric", "dimension"])
+        table["unmeasured"] = [
+            f"{r.unmeasured} of {r.n + r.unmeasured}: {r.unmeasured_why}" if r.unmeasured else ""
+            for r in first.reindex(table.index).itertuples()
+        ]
+    return table
 
 
 def dead_instrument_flags(rates: pd.DataFrame, ceiling: float = FIRE_RATE_CEILING) -> pd.DataFrame:
     """Flags per graded dimension: ``fail`` or ``cannot-determine`` far above the ceiling (the
-    whole CI above it), or ``fail`` at 0% (never fires)."""
+    whole CI above it), or ``fail`` at 0% (never fires), over the measured sessions; and every
+    dimension with unmeasured sessions, with the cause (first, so the reason is read first)."""
     import pandas as pd
 
     rows = []
+    unmeasured = rates.drop_duplicates(["rubric", "dimension"])
+    for r in unmeasured.itertuples():
+        if getattr(r, "unmeasured", 0):
+            total = r.n + r.unmeasured
+            rows.append(
+                {
+                    "rubric": r.rubric,
+                    "dimension": r.dimension,
+                    "status": "(every status)",
+                    "flag": "unmeasured",
+                    "detail": f"{r.unmeasured} of {total} sessions: {r.unmeasured_why}",
+                }
+            )
     for r in rates.itertuples():
         if r.dimension in REPORTED_ONLY or r.n == 0:
             continue
@@ -229,13 +279,21 @@ def _short(text: Any, width: int = 90) -> str:
 
 def plot_rates(
     rates: pd.DataFrame, status: str = "fail", ceiling: float = FIRE_RATE_CEILING
-) -> Figure:
-    """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed."""
+) -> Figure | Note:
+    """Rate of ``status`` per dimension under each rubric with Wilson CIs; the ceiling dashed.
+    Dimensions without a measured session are not drawn; with none at all, a sentence."""
     require("matplotlib", purpose="the plots")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    sub = rates[(rates["status"] == status) & (~rates["dimension"].isin(REPORTED_ONLY))]
+    sub = rates[
+        (rates["status"] == status) & (~rates["dimension"].isin(REPORTED_ONLY)) & (rates["n"] > 0)
+    ]
+    if not len(sub):
+        return nothing_to_plot(
+            f"the '{status}' rate per dimension",
+            "no graded dimension was measured on any session (see the unmeasured column)",
+        )
     dims = list(dict.fromkeys(sub["dimension"]))
     rubrics = list(dict.fromkeys(sub["rubric"]))
     fig, ax = plt.subplots(figsize=(8, 3.4))
@@ -451,8 +509,10 @@ def figures(
     changed: pd.DataFrame,
     drift: pd.DataFrame | None,
     flags: pd.DataFrame,
+    instruments: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`."""
+    """The page's machine-readable figures, for :func:`evalkit.analyses.write_results`;
+    ``instruments``: :func:`evalkit.analyses.instruments.figures` (None for a fleet)."""
     return {
         "sessions": n_sessions,
         "rates": rates.to_dict(orient="records"),
@@ -460,4 +520,5 @@ def figures(
         "changed_count": len(changed),
         "journal_vs_replay": None if drift is None else drift.to_dict(orient="records"),
         "flags": flags.to_dict(orient="records"),
+        "instruments": None if instruments is None else dict(instruments),
     }

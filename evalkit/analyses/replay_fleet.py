@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses.notes import Note
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.journal.reader import JOURNAL_NAME
 
@@ -127,12 +128,14 @@ def rates_caption(scored: pd.DataFrame) -> str:
     )
 
 
-def plot_rates(rates: pd.DataFrame, ceiling: float, scored: pd.DataFrame) -> Figure:
+def plot_rates(rates: pd.DataFrame, ceiling: float, scored: pd.DataFrame) -> Figure | Note:
     """:func:`evalkit.analyses.replay.plot_rates` of the fleet's fail rates, titled for its
-    interval (cluster bootstrap, repository = cluster)."""
+    interval (cluster bootstrap, repository = cluster); its sentence when nothing is drawn."""
     from evalkit.analyses.replay import plot_rates as plot_one
 
     fig = plot_one(rates, "fail", ceiling)
+    if isinstance(fig, Note):
+        return fig
     n_repos = int(scored["metrics_dir"].nunique())
     n = int(rates.loc[rates["status"] == "fail", "n"].max()) if len(rates) else 0
     fig.axes[0].set_title(

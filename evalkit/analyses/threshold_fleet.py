@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses.notes import Note
 from evalkit.errors import DegenerateDataWarning
 from evalkit.files.escape import plot_text
 
@@ -168,12 +169,14 @@ def fire_rate_caption(st: Any) -> str:
     )
 
 
-def plot_fire_rate(st: Any, fact: str) -> Figure:
+def plot_fire_rate(st: Any, fact: str) -> Figure | Note:
     """:func:`~evalkit.analyses.threshold.plot_fire_rate` for a fleet: the clusters are
-    repositories, and the legend and title say so."""
+    repositories, and the legend and title say so (its sentence when there is no curve)."""
     from evalkit.analyses.threshold import plot_fire_rate as plot_one
 
     fig = plot_one(st, fact)
+    if isinstance(fig, Note):
+        return fig
     ax = fig.axes[0]
     legend = ax.get_legend()
     if legend is not None:

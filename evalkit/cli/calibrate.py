@@ -30,7 +30,8 @@ set outside the repository, or not as the lock holds it, is computed and shown, 
 ``mintable`` is false and ``mintable_reason`` says why.
 
 Exit 0 when the result was written (and registered, with ``--register``), whether the judge
-graduates or not; exit 1 on bad input (unreadable labels, a gold set whose bytes changed, a
+graduates or not; exit 1 on bad input (a ``--labels`` that is not a file or a ``--gold`` that
+is not a directory, refused at once; unreadable labels, a gold set whose bytes changed, a
 changed pre-registered input, no lock without ``--no-lock``) and on ``--register`` of a
 calibration that did not graduate or cannot be minted (the result is still written).
 """
@@ -131,7 +132,27 @@ def _labels(args: argparse.Namespace, gold: Any) -> tuple[Any, str | None]:
     return labels, None
 
 
+def _refuse_missing_paths(args: argparse.Namespace) -> None:
+    """Refuse a ``--labels`` or ``--gold`` that names nothing, before anything heavy loads.
+
+    The calibration stack takes seconds to import; a typo should not.
+    """
+    import os
+
+    from evalkit.errors import EvalkitError
+    from evalkit.files.input import open_regular
+
+    if args.labels is not None:  # a regular file, or the reason it is not (FIFO, folder, ...)
+        if not os.path.lexists(args.labels):
+            raise EvalkitError(f"--labels {args.labels}: does not exist")
+        os.close(open_regular(args.labels, "--labels"))
+    if args.gold is not None and not Path(args.gold).is_dir():
+        what = "is not a directory" if Path(args.gold).exists() else "does not exist"
+        raise EvalkitError(f"--gold {args.gold}: {what} (a gold set folder or version)")
+
+
 def _run(args: argparse.Namespace) -> int:
+    _refuse_missing_paths(args)
     from evalkit.calibration import calibrate
     from evalkit.calibration import register as register_calibration
     from evalkit.gold.sets import load

@@ -14,17 +14,18 @@ import argparse
 import csv
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from evalkit.analyses.monitor import DEFAULT_FLOOR, Limits, MonitorReport, monitor
 from evalkit.cli.common import DEFAULT_METRICS_DIR, require_text
 from evalkit.cli.score_all import text_table
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
-from evalkit.stats.sequential import DEFAULT_OPTIMIZE_AT
-from evalkit.stats.thresholds import FIRE_RATE_CEILING
+from evalkit.stats.limits import DEFAULT_FLOOR, DEFAULT_OPTIMIZE_AT, FIRE_RATE_CEILING
+
+if TYPE_CHECKING:  # numpy and the analyses load when the command runs, not when --help does
+    from evalkit.analyses.monitor import MonitorReport
 
 #: Exit code when an alarm check's band passed the ceiling (docs/CLI.md).
 EXIT_BROKEN = 4
@@ -116,6 +117,8 @@ def register(subparsers: Any) -> None:
 
 
 def _report(args: argparse.Namespace) -> MonitorReport:
+    from evalkit.analyses.monitor import Limits, monitor
+
     if (args.runlog is None) != (args.gold is None):
         raise EvalkitError("--runlog and --gold go together (judge drift)")
     limits = Limits(args.ceiling, args.floor, args.alpha, args.optimize_at)

@@ -119,7 +119,8 @@ def register(subparsers: Any) -> None:
         help="journal file (default <metrics-dir>/eval.jsonl); its directory must exist: it is "
         "never created, so a mistyped path cannot start a second journal (one session: the "
         "record is then printed, not appended, exit 2). With --all: append every session's "
-        "record to it",
+        "record to it (--all exits 1 when the metrics directory holds no sessions.jsonl, "
+        "as one session does; an existing empty one is an empty ledger: 0)",
     )
     parser.add_argument(
         "--timestamp", help="ISO-8601 evaluation timestamp; names the run (default: now)"

@@ -7,9 +7,10 @@ one write per line, one fsync at the end, each record all-or-nothing), increment
 ``--rescore``, and the table holds the rows of the records appended. A progress bar (tqdm) and
 a summary (scored / skipped / refused) go to stderr; the table to ``--out`` or stdout.
 
-Exit codes: 0 done (refused sessions are listed, not an error); 1 user error (no such
-metrics directory, a journal whose directory does not exist); 2 an append failed (the message
-says which records of the batch are on disk).
+Exit codes: 0 done (refused sessions are listed, not an error; an existing but empty
+``sessions.jsonl`` is an empty ledger: 0, with a warning); 1 user error (no such metrics
+directory, one without ``sessions.jsonl``, as ``evalkit score`` says; a journal whose directory
+does not exist); 2 an append failed (the message says which records of the batch are on disk).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -35,6 +37,7 @@ __all__ = [
     "FORMATS",
     "REFUSED_SHOWN",
     "err",
+    "no_ledger",
     "progress_bar",
     "run_journal",
     "run_table",
@@ -145,6 +148,31 @@ def table_format(args: argparse.Namespace) -> str:
     return fmt
 
 
+def no_ledger(metrics_dir: str | Path) -> bool:
+    """Whether ``metrics_dir`` holds no ``sessions.jsonl`` at all (then the error is printed).
+
+    A mistyped or wrong path exits 1 before anything is scored or written; an empty
+    ``sessions.jsonl`` is a ledger without sessions, not this.
+
+    Parameters
+    ----------
+    metrics_dir
+        The ``--metrics-dir`` given (an existing directory).
+
+    Returns
+    -------
+    bool
+        True when there is nothing at ``<metrics_dir>/sessions.jsonl``; the error is printed.
+    """
+    if os.path.lexists(os.path.join(os.fspath(metrics_dir), "sessions.jsonl")):
+        return False
+    err(
+        f"error: no sessions.jsonl in {str(metrics_dir)!r}: not a metrics directory, so nothing "
+        "is scored or written (an empty sessions.jsonl would be an empty ledger)"
+    )
+    return True
+
+
 def run_table(args: argparse.Namespace) -> int:
     """``score --all``: the table of every session's deterministic verdicts.
 
@@ -156,8 +184,10 @@ def run_table(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0, or 1 when no session resolves.
+        The exit code: 0, or 1 when there is no ``sessions.jsonl`` or no session resolves.
     """
+    if no_ledger(args.metrics_dir):
+        return 1
     # deferred: the engine loads numpy; every command imports this module
     from evalkit.scoring.engine import score_ledger
 
@@ -198,8 +228,11 @@ def run_journal(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0, 1 when no session resolves, 2 when an append failed.
+        The exit code: 0, 1 when there is no ``sessions.jsonl`` or no session resolves, 2 when
+        an append failed.
     """
+    if no_ledger(args.metrics_dir):
+        return 1
     # deferred: scoring loads numpy; every command imports this module
     from evalkit.journal.batch import deterministic_rows, journal_ledger
 

@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
         description="Execute one study notebook under the pre-registration lock. Design "
         "parameters (every parameter not ending in _dir/_path) must have their locked values; "
         "data inputs (*_dir, *_path) may be given freely and their content is hashed into "
-        "results.json.",
+        "results.json. A data input that names nothing (no such directory, no file or glob "
+        "match) exits 1 before any kernel starts.",
     )
     run.add_argument("name", help="study name (see `evalkit study list`)")
     run.add_argument(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.agreement.specific import specific_agreement
     from evalkit.stats.bootstrap import bootstrap_sums, resample_weights
     from evalkit.stats.latent_class import DawidSkeneResult, dawid_skene
+    from evalkit.stats.limits import FIRE_RATE_CEILING
     from evalkit.stats.panels import JudgePanel, judge_panel
     from evalkit.stats.planning import PrevalencePlan, plan_prevalence
     from evalkit.stats.power import kappa_ci_sample_size, kappa_test_sample_size
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.proportion import wilson_interval
     from evalkit.stats.sequential import ConfidenceSequence, confidence_sequence
     from evalkit.stats.thresholds import (
-        FIRE_RATE_CEILING,
         ThresholdStudy,
         plot_threshold_study,
         threshold_study,
@@ -60,7 +60,7 @@ _LAZY: dict[str, str] = {
     "threshold_study": "evalkit.stats.thresholds",
     "plot_threshold_study": "evalkit.stats.thresholds",
     "ThresholdStudy": "evalkit.stats.thresholds",
-    "FIRE_RATE_CEILING": "evalkit.stats.thresholds",
+    "FIRE_RATE_CEILING": "evalkit.stats.limits",
     "corrected_prevalence": "evalkit.stats.prevalence",
     "CorrectedPrevalence": "evalkit.stats.prevalence",
     "ppi_prevalence": "evalkit.stats.ppi",

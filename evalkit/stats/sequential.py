@@ -23,13 +23,10 @@ from numpy.typing import NDArray
 from evalkit.errors import EvalkitError
 from evalkit.stats._inputs import is_missing
 from evalkit.stats._result import ConfidenceInterval
+from evalkit.stats.limits import DEFAULT_OPTIMIZE_AT  # its home: no numpy for the CLI
 
 __all__ = ["DEFAULT_OPTIMIZE_AT", "ConfidenceSequence", "confidence_sequence", "mixture_kappa"]
 
-#: The number of outcomes the band is tightest around (Howard et al.'s ``t_opt``): the
-#: geometric middle of the tens to thousands of sessions rubric work sees. docs/MONITOR.md
-#: tabulates the width against Wilson from 20 to 3,000 outcomes for this and other choices.
-DEFAULT_OPTIMIZE_AT = 100.0
 
 METHOD = "two-sided beta-binomial mixture (Howard et al. 2021, Prop. 7)"
 

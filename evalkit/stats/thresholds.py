@@ -33,6 +33,7 @@ from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.finite import json_figure
 from evalkit.stats._fire_rates import cluster_failures, fire_rate_ci, fires_per_cluster
 from evalkit.stats._inputs import check_level, check_resamples
+from evalkit.stats.limits import FIRE_RATE_CEILING  # its home: no numpy for the CLI
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -47,9 +48,6 @@ __all__ = [
     "threshold_study",
 ]
 
-#: The largest share of items a signal may fire on before it is a broken instrument (rubric
-#: rule HR-101: "~10%"); the default ceiling of every threshold and dead-instrument check.
-FIRE_RATE_CEILING: float = 0.10
 
 COLUMNS: tuple[str, ...] = (
     "threshold",

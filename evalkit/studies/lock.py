@@ -52,7 +52,14 @@ from evalkit.prereg.study_params import (
 )
 from evalkit.provenance.repository import REPO_ROOT
 
-__all__ = ["Deviation", "LockStatus", "check_study", "input_hashes"]
+__all__ = [
+    "BY_HAND_NO_REASON",
+    "Deviation",
+    "LockStatus",
+    "check_study",
+    "content_sha256",
+    "input_hashes",
+]
 
 _MAX_INPUT_FILES = 100_000
 
@@ -84,6 +91,12 @@ class Deviation:
 
 
 _ABSENT = object()
+#: A deviation found by a notebook run by hand (no runner, so no ``--deviation`` reason).
+BY_HAND_NO_REASON = (
+    "**No reason was given:** this notebook ran by hand (papermill or JupyterLab), not through "
+    "`evalkit study run --deviation`, so every figure below departs from the pre-registered "
+    "design without a stated reason."
+)
 
 
 def _shown(value: Any) -> str:
@@ -163,7 +176,9 @@ class LockStatus:
                     for d in self.deviations
                 ),
                 ">",
-                f"> Reason given: {markdown_text(self.deviation_reason or '')}",
+                f"> Reason given: {markdown_text(self.deviation_reason)}"
+                if self.deviation_reason is not None
+                else f"> {BY_HAND_NO_REASON}",
                 ">",
             ]
         elif self.deviation_reason is not None:
@@ -332,11 +347,14 @@ def check_study(
     no_lock: bool = False,
     lock: str | os.PathLike[str] | None = None,
     root: str | os.PathLike[str] | None = None,
+    by_hand: bool = False,
 ) -> LockStatus:
     """Under what this run stands, or ``EvalkitError`` when it may not run (see module doc).
 
     ``merged`` are the values the run uses, ``given`` the names the caller set, and
-    ``source_sha256`` the sha256 of the notebook's parameters cell.
+    ``source_sha256`` the sha256 of the notebook's parameters cell. ``by_hand``: a notebook
+    checking itself (:mod:`evalkit.studies.by_hand`) reports a deviation without a reason
+    instead of refusing it (it is already running).
     """
     design_names = tuple(p for p in declared if is_design_parameter(p))
     input_names = tuple(p for p in declared if is_input_parameter(p))
@@ -369,7 +387,7 @@ def check_study(
         )
     else:
         devs = _deviations(declared, merged, given, locked)
-    if devs and deviation is None:
+    if devs and deviation is None and not by_hand:
         _refuse_deviations(name, entry, read.shown, devs)
     first = min(entries, key=lambda e: int(e.get("version", 1)))
     return LockStatus(
@@ -446,6 +464,12 @@ def _path_sha256(path: str) -> dict[str, Any]:
         return {"path": path, **_dir_sha256(path)}
     digest, size = file_digest(path, "study input")
     return {"path": path, "kind": "file", "sha256": digest, "bytes": size}
+
+
+def content_sha256(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The content record of one data input (a file, a directory, a glob), as results.json's
+    ``inputs`` holds it: a study's data card shows the same sha256."""
+    return _path_sha256(os.fspath(path))
 
 
 def _resolved(name: str, value: Any) -> list[str]:

@@ -19,6 +19,7 @@ the pre-registration status (a deviation and its reason, an amendment, or "not p
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -40,6 +41,7 @@ from evalkit.files.input import parse_json
 from evalkit.prereg.study_params import (
     Parameter,
     injected_source,
+    is_input_parameter,
     json_value,
     notebook_parameters,
     parameters_cell,
@@ -244,6 +246,35 @@ def _validate(
     return merged
 
 
+def _refuse_missing_inputs(
+    name: str, declared: Mapping[str, Parameter], merged: Mapping[str, Any]
+) -> None:
+    """A data input that names nothing is refused now, not after a kernel started.
+
+    ``*_dir``: a directory; ``*_path``: an existing path, or a glob matching something;
+    ``*_dirs``: what :func:`evalkit.fleet.paths.resolve_fleet` accepts. Empty: the default data.
+    """
+    for key in declared:
+        value = merged.get(key)
+        if not is_input_parameter(key) or not value:
+            continue
+        where = f"study {name!r}: parameter {key}"
+        if key.endswith("_dirs"):
+            from evalkit.fleet.paths import resolve_fleet
+
+            try:
+                resolve_fleet(value)
+            except EvalkitError as exc:
+                raise EvalkitError(f"{where}: {exc}") from None
+            continue
+        text = str(value)
+        if key.endswith("_dir") and not os.path.isdir(text):
+            raise EvalkitError(f"{where}: {text!r} is not a directory")
+        exists = os.path.lexists(text) or (glob.has_magic(text) and glob.glob(text, recursive=True))
+        if not exists:
+            raise EvalkitError(f"{where}: {text!r} does not exist (no file, folder or glob match)")
+
+
 def coerce_cli_value(name: str, key: str, raw: str) -> Any:
     """Turn a command-line string into the declared type of ``key`` (clear error otherwise).
 
@@ -355,7 +386,8 @@ def run_study(
     """Execute study ``name`` and write ``index.html`` + ``results.json`` into ``out_dir``.
 
     Before any kernel starts: parameters are validated against the notebook's declarations
-    (unknown name, wrong type or a value that is not JSON: :class:`EvalkitError` naming it), and
+    (unknown name, wrong type or a value that is not JSON: :class:`EvalkitError` naming it), a
+    data input that names nothing is refused (before the notebook stack is even imported), and
     the run is checked against the pre-registration lock (``lock``, default the repository's):
     a changed frozen input, a rewritten lock, a study missing from the lock, or a design
     parameter whose value differs from the locked one refuses the run, unless ``deviation``
@@ -364,7 +396,6 @@ def run_study(
     ``timeout`` is papermill's per-cell execution timeout in seconds. A failing or timed-out
     cell still yields the HTML, with the error visible, and ``status == "failed"``.
     """
-    require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
     path = notebook_path(name)
@@ -372,6 +403,8 @@ def run_study(
     source = parameters_cell(nb_dict, path)
     declared = notebook_parameters(path)
     merged = _validate(name, params, declared)
+    _refuse_missing_inputs(name, declared, merged)  # before the lock, the kernel, any import
+    require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     name = path.stem if str(name).endswith(".ipynb") else name  # ad-hoc notebook: its stem
     status = check_study(
         name,
@@ -391,7 +424,7 @@ def run_study(
     say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
         f"{timeout}s per cell)")  # fmt: skip
     nb, error, figures = _execute(prepared, name, timeout, say, no_lock=no_lock)
-    nb = stable_notebook(nb, name)
+    nb = stable_notebook(_without_self_check(nb), name)
     html_path = out / "index.html"
     html_path.write_text(render_html(nb, title=name), encoding="utf-8")
     import nbformat  # deferred: the notebook stack is heavy and only studies need it
@@ -512,6 +545,18 @@ def _execute(
         if figures_path.is_file():
             figures = json.loads(figures_path.read_text(encoding="utf-8"))
     return out_nb, error, figures
+
+
+def _without_self_check(nb: Any) -> Any:
+    """The notebook without the output of its own pre-registration check
+    (:mod:`evalkit.studies.by_hand`): the banner of this run, from the same check and with
+    the stated reason, already opens the page."""
+    from evalkit.studies.by_hand import CELL_TAG
+
+    for cell in nb.cells:
+        if cell.cell_type == "code" and CELL_TAG in cell.get("metadata", {}).get("tags", []):
+            cell["outputs"] = []
+    return nb
 
 
 def _kernel_manager_class(stderr: Any) -> type:
