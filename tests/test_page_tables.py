@@ -62,6 +62,16 @@ def test_a_long_table_is_folded_under_its_summary_row() -> None:
     assert "<details" not in frame_html(short)
 
 
+def test_an_explanation_repeated_down_a_column_is_said_once() -> None:
+    why = "v1 reads only the active events.jsonl; this window's gate events were rotated"
+    df = pd.DataFrame({"session": list("abcd"), "why": [why] * 4, "rate": ["0/1 = 0.0%"] * 4})
+    html = frame_html(df)
+    assert html.count("events.jsonl") == 1 and html.count(">note 1<") == 4
+    assert f"<li>note 1: {why.replace(chr(39), '&#x27;')}</li>" in html
+    assert html.count("0/1 = 0.0%") == 4  # a figure is not an explanation: it stays in its cell
+    assert "note" not in frame_html(df.head(3))  # three times in a column still reads inline
+
+
 def test_a_tie_reads_as_one_and_the_disagreements_fold() -> None:
     dis = pd.DataFrame(
         [

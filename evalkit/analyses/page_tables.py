@@ -6,7 +6,8 @@
 pandas, and the table sits in a box that scrolls sideways rather than clipping a column. A
 table longer than :data:`FOLD_AFTER` rows is folded under a one-line summary row
 (``<details>``, no script): the frame's own (``df.attrs[SUMMARY]``, set where the frame is
-made, or :func:`folded`) or its size.
+made, or :func:`folded`) or its size. An explanation repeated down a column is said once, as a
+note under the table.
 The figures written to ``results.json`` never pass through here. The CSS is the page's
 (:mod:`evalkit.studies.page`); see ``docs/EXPLORER.md`` ("How a study page ... read").
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +41,9 @@ __all__ = [
 MISSING = "—"
 #: Tables with more rows than this are folded under their summary row.
 FOLD_AFTER = 15
+#: An explanation repeated in more rows of a column than this is said once, under the table.
+REPEATS_INLINE = 3
+_WORD = re.compile(r"[^\W\d_]{2,}")
 #: The key of ``DataFrame.attrs`` that holds a frame's summary row (a sentence).
 SUMMARY = "evalkit_summary"
 
@@ -64,11 +70,25 @@ def cell_text(x: Any) -> str | Any:
     return x
 
 
+def _explains(x: Any) -> bool:
+    """A cell that is an explanation (six words or more), not a figure or a label."""
+    return isinstance(x, str) and len(_WORD.findall(x)) >= 6
+
+
 def _table(df: pd.DataFrame) -> str:
     shown = df.copy()
+    notes: dict[str, str] = {}  # an explanation repeated down a column -> its note's name
     for col in shown.columns:
-        shown[col] = shown[col].astype(object).map(cell_text)
-    return str(shown.to_html(na_rep=MISSING, escape=True, border=0, classes="dataframe"))
+        cells = shown[col].astype(object).map(cell_text)
+        counts = Counter(c for c in cells if _explains(c))
+        for text in (t for t, n in counts.items() if n > REPEATS_INLINE):
+            notes.setdefault(text, f"note {len(notes) + 1}")
+        shown[col] = [notes.get(c, c) if isinstance(c, str) else c for c in cells]
+    html = str(shown.to_html(na_rep=MISSING, escape=True, border=0, classes="dataframe"))
+    if notes:
+        items = "".join(f"<li>{name}: {html_text(text)}</li>" for text, name in notes.items())
+        html += f'<ul class="evalkit-notes">{items}</ul>'
+    return html
 
 
 def _plural(n: int, word: str) -> str:

@@ -43,6 +43,7 @@ details.evalkit-fold { margin: .4em 0; }
 details.evalkit-fold > summary { cursor: pointer; padding: .3em .6em; background: #f6f8fa;
   border: 1px solid #d0d7de; border-radius: 3px; }
 .evalkit-size { color: #59636e; }
+ul.evalkit-notes { margin: .2em 0 .6em; padding-left: 1.2em; font-size: 12px; color: #424a53; }
 /* a cell whose input is hidden and which printed nothing leaves no blank band */
 div.code_cell:not(:has(*)) { display: none; }
 </style>
