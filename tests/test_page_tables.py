@@ -58,6 +58,7 @@ def test_a_long_table_is_folded_under_its_summary_row() -> None:
     assert f"({FOLD_AFTER + 1} rows × 1 column; show)" in html
     df.attrs[SUMMARY] = "16 checks: 2 <broken>"  # the frame's own summary, escaped
     assert "<summary>16 checks: 2 &lt;broken&gt; " in frame_html(df)
+    assert frame_html(df.iloc[:0]) == f'<p class="evalkit-empty">{page_tables.EMPTY}</p>'
     short = pd.DataFrame({"n": range(FOLD_AFTER)})
     assert "<details" not in frame_html(short)
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "EMPTY",
     "FOLD_AFTER",
     "MISSING",
     "SUMMARY",
@@ -39,6 +40,8 @@ __all__ = [
 
 #: What a person reads in a table cell that holds no value.
 MISSING = "—"
+#: What an empty table reads as (its headings over no row would look broken).
+EMPTY = "No row to show: the table is empty."
 #: Tables with more rows than this are folded under their summary row.
 FOLD_AFTER = 15
 #: An explanation repeated in more rows of a column than this is said once, under the table.
@@ -99,6 +102,8 @@ def frame_html(df: pd.DataFrame, summary: str | None = None) -> str:
     """``df`` as a page table: scrolls in its box; folded under ``summary`` (default: the
     frame's ``attrs[SUMMARY]``, else its size) when it is longer than :data:`FOLD_AFTER` rows or
     has a summary."""
+    if not len(df):  # headings over no row read as a broken table
+        return f'<p class="evalkit-empty">{html_text(summary or EMPTY)}</p>'
     box = f'<div class="evalkit-table">{_table(df)}</div>'
     summary = summary or df.attrs.get(SUMMARY)
     if summary is None and len(df) <= FOLD_AFTER:
