@@ -71,6 +71,8 @@ def test_an_explanation_repeated_down_a_column_is_said_once() -> None:
     assert f"<li>note 1: {why.replace(chr(39), '&#x27;')}</li>" in html
     assert html.count("0/1 = 0.0%") == 4  # a figure is not an explanation: it stays in its cell
     assert "note" not in frame_html(df.head(3))  # three times in a column still reads inline
+    calls = pd.DataFrame({"repeats": ["cannot-determine, pass, pass, pass, pass"] * 5})
+    assert "note" not in frame_html(calls)  # a list of labels is data, not an explanation
 
 
 def test_a_tie_reads_as_one_and_the_disagreements_fold() -> None:

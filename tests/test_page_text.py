@@ -84,6 +84,12 @@ _WARNING = re.compile(r"\b\w*Warning\b|warnings\.warn|Traceback \(most recent")
 _DOUBLED = re.compile(r"\b(\w+(?:\s+\w+){2,})\W+\1\b", re.IGNORECASE)
 
 
+def _prose(cell: str) -> bool:
+    """An explanation, not a figure or a list of labels: six words, five of them different."""
+    words = re.findall(r"[^\W\d_]{2,}", cell)
+    return len(words) >= 6 and len({w.lower() for w in words}) >= 5
+
+
 def defects(scan: dict[str, Any]) -> list[str]:
     """What a person should not read on the page (empty: none)."""
     found = [f"word {m.group(0)!r}" for m in _WORDS.finditer(scan["text"])]
@@ -94,7 +100,7 @@ def defects(scan: dict[str, Any]) -> list[str]:
         found += [f"doubled {m.group(1)!r}" for m in _DOUBLED.finditer(line)]
     for table in scan["tables"]:
         for cells in table:
-            long = [c for c in cells if len(re.findall(r"[^\W\d_]{2,}", c)) >= 6]  # prose
+            long = [c for c in cells if _prose(c)]
             for cell in set(long):
                 if long.count(cell) > 3:
                     found.append(f"repeated {long.count(cell)} times in a column: {cell[:60]!r}")

@@ -74,8 +74,10 @@ def cell_text(x: Any) -> str | Any:
 
 
 def _explains(x: Any) -> bool:
-    """A cell that is an explanation (six words or more), not a figure or a label."""
-    return isinstance(x, str) and len(_WORD.findall(x)) >= 6
+    """A cell that is an explanation (six words or more, five of them different), not a
+    figure, a label or a list of labels ("pass, fail, pass, pass, fail, pass")."""
+    words = _WORD.findall(x) if isinstance(x, str) else []
+    return len(words) >= 6 and len({w.lower() for w in words}) >= 5
 
 
 def _table(df: pd.DataFrame) -> str:
