@@ -332,7 +332,7 @@ def headline(res: Mapping[str, Any]) -> Headline:
         details.append(f"PPI++ undefined: {ppi['reason']}.")
     if res.get("synthetic"):
         details.append("Synthetic data: a simulated judge over a simulated target (data card).")
-    row = next(
+    row: Mapping[str, Any] = next(
         (r for r in res["estimates"] if r["class"] == lead and r["estimator"] == "corrected"), {}
     )
     share = finite_float(row.get("share"))
