@@ -111,8 +111,11 @@ def states_frame(report: MonitorReport) -> pd.DataFrame:
             }
         )
     out = pd.DataFrame(rows).set_index("check")
-    states = out["state"].value_counts()
-    out.attrs[SUMMARY] = f"{len(out)} checks: " + ", ".join(f"{n} {s}" for s, n in states.items())
+    # the summary row counts the alarms' states: a share's state is reported, never an alarm
+    alarms = out[out["role"] == "alarm"]["state"].value_counts()
+    states = ", ".join(f"{n} {s}" for s, n in alarms.items()) or "none"
+    shares = int((out["role"] != "alarm").sum())
+    out.attrs[SUMMARY] = f"{len(out)} checks: alarm checks {states}; {shares} shares (no alarm)"
     return out
 
 
