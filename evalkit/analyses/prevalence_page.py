@@ -336,5 +336,5 @@ def headline(res: Mapping[str, Any]) -> Headline:
         (r for r in res["estimates"] if r["class"] == lead and r["estimator"] == "corrected"), {}
     )
     share = finite_float(row.get("share"))
-    figure = f"{lead} {_pct(share)}" if share is not None else f"{lead} undefined"
+    figure = f"{lead} {_pct(share)} (corrected)" if share is not None else f"{lead} undefined"
     return Headline(text, tuple(details), advisory, figure=figure)
