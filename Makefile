@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check
 # What `make lock` resolves for: CI's interpreter and machine.
 LOCK_TARGET := --python-version 3.11 --python-platform x86_64-unknown-linux-gnu
 
-.PHONY: install lock demo test bench lab lint clean
+.PHONY: install lock demo test test-fast bench lab lint clean
 
 install: $(STAMP)
 
@@ -36,6 +36,11 @@ lock:
 demo: install
 	$(VENV)/bin/evalkit demo
 
+# Parallel test workers (pytest-xdist). The suite mostly waits (subprocesses, a browser,
+# kernels, clusters), so more workers than cores still pays; TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 4
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install
 	# commit messages after .ci/commits-checked-since: a subject <= 72 characters and a body
@@ -45,7 +50,13 @@ test: install
 	$(VENV)/bin/mypy
 	# the layer contract of pyproject.toml ([tool.importlinter])
 	$(VENV)/bin/lint-imports --no-logo
-	$(PY) -m pytest; rc=$$?; \
+	$(PYTEST); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+# The edit loop: every test but the slow statistics, the notebooks and the browser (make test
+# runs them all). Same exit-5 rule.
+test-fast: install
+	$(PYTEST) -q -m "not slow and not notebook and not browser"; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 bench: install

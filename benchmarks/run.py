@@ -3,6 +3,7 @@
 Each module exposes ``main() -> None``; it prints its own timings as ratios against a baseline
 measured in the same run (never absolute thresholds, which depend on the machine).
 Usage: ``python benchmarks/run.py [NAME ...]`` (e.g. ``scoring`` for ``bench_scoring.py``).
+A module with ``OPT_IN = True`` (a run of many minutes) runs only when named.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def main(argv: list[str]) -> int:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        if getattr(module, "OPT_IN", False) and not argv:
+            print(f"skipped: opt-in, run `python benchmarks/run.py {path.stem[6:]}`", flush=True)
+            continue
         module.main()
     return 0
 

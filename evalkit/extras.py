@@ -33,7 +33,12 @@ EXTRAS: Mapping[str, Mapping[str, str]] = {
     "parquet": {"pyarrow": "pyarrow"},
     "judges": {"openai": "openai", "anthropic": "anthropic"},
     # pyarrow too: each directory's table travels as an Arrow stream (``parquet`` also has it)
-    "fleet": {"dask": "dask", "distributed": "distributed", "pyarrow": "pyarrow"},
+    "fleet": {
+        "dask": "dask",
+        "distributed": "distributed",
+        "cryptography": "cryptography",
+        "pyarrow": "pyarrow",
+    },
     "fast": {"orjson": "orjson"},
 }
 

@@ -56,10 +56,24 @@ sys.addaudithook(_loopback_only)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when any test tried to connect beyond loopback."""
+    """Fail the run when any test tried to connect beyond loopback.
+
+    Under pytest-xdist a worker hands its list to the controller (``workeroutput``), which
+    fails the whole run: a worker's own exit status would be lost.
+    """
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["outside_loopback"] = list(OUTSIDE_LOOPBACK)
+        return
     if OUTSIDE_LOOPBACK:
         print(f"\nconnections attempted beyond loopback: {OUTSIDE_LOOPBACK}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Collect a finished xdist worker's loopback violations (see pytest_sessionfinish)."""
+    OUTSIDE_LOOPBACK.extend(getattr(node, "workeroutput", {}).get("outside_loopback", []))
 
 
 def require_shared(*parts: str) -> Path:
@@ -114,3 +128,18 @@ def no_lock_or_registry_env(monkeypatch: pytest.MonkeyPatch) -> None:
     the repository a test names (a temporary copy) counts; use with ``pytestmark``."""
     monkeypatch.delenv("EVALKIT_PREREG_LOCK", raising=False)
     monkeypatch.delenv("EVALKIT_CALIBRATION_REGISTRY", raising=False)
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record every attempt to start a notebook; none may happen when a run is refused."""
+    import papermill
+
+    calls: list[Any] = []
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        calls.append(args)
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(papermill, "execute_notebook", record)
+    return calls

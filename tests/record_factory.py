@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-TIMESTAMP = "2026-10-01T00:00:00.000Z"
+# after every session of the shared ledgers ended (the latest: 2026-10-22): a record is
+# scored once its session has ended (verify reports an earlier timestamp)
+TIMESTAMP = "2026-12-01T00:00:00.000Z"
 SESSION_ID = "main-2026-09-19-session-1"
 
 

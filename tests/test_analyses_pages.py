@@ -92,6 +92,9 @@ def test_preview_bins_gaps_and_caption() -> None:
     df = _records()
     caption, preview = th.records_preview(df, rows=2)
     assert caption == "First 2 of 6 records (all of them: the frame `df`):"
+    # never "First 12 of 6": a short frame is shown whole, and says so
+    assert th.records_preview(df)[0] == "All 6 records (the frame `df`):"
+    assert th.records_preview(df.head(1))[0] == "The one record (the frame `df`):"
     assert list(preview.index) == ["r1", "r2"] and "line" not in preview.columns
     bins = th.distribution_bins(df)
     assert bins == {"0": 1, "1": 1, "2": 1, "3-5": 1, "6+": 1}

@@ -10,7 +10,6 @@ it: ``python -m evalkit calibrate --labels FILE`` from the repository root, with
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -268,23 +267,25 @@ def test_an_unknown_condition_in_a_rule_is_refused_never_ignored(tmp_path: Path)
 
 
 def test_labels_files_are_checked_row_by_row(tmp_path: Path) -> None:
+    """Each refusal names the file's line, 1 = the header, as every label reader numbers lines
+    (issue 24, finding 16: this reader said "row 0" where the others said "line 2")."""
     path = tmp_path / "labels.csv"
     cases = {
-        "item_id,label,repeat\nia-001,pass,0\nia-001,fail,0\n": "repeat 0 appears twice",
-        "item_id,label\nia-001,pass\nia-001,fail\n": "need a repeat column",
-        "item_id,label,repeat\nia-001,pass,-1\n": "is not an integer >= 0",
-        "item_id,label,repeat\nia-001,pass,1.5\n": "is not an integer >= 0",
-        "item_id,label,repeat,outcome\nia-001,pass,0,maybe\n": "is not one of",
-        "item_id,label,repeat,outcome\nia-001,pass,0,error\n": "with a label",
-        "item_id,label,repeat\nia-001,great,0\nia-001,pass,1\n": "label 'great' is not one of",
-        "item_id,label,repeat\nia-001,,0\nia-001,pass,1\n": "no label and no outcome",
+        "item_id,label,repeat\nia-001,pass,0\nia-001,fail,0\n": (3, "repeat 0 appears twice"),
+        "item_id,label\nia-001,pass\nia-001,fail\n": (3, "need a repeat column"),
+        "item_id,label,repeat\nia-001,pass,-1\n": (2, "is not an integer >= 0"),
+        "item_id,label,repeat\nia-001,pass,1.5\n": (2, "is not an integer >= 0"),
+        "item_id,label,repeat,outcome\nia-001,pass,0,maybe\n": (2, "is not one of"),
+        "item_id,label,repeat,outcome\nia-001,pass,0,error\n": (2, "with a label"),
+        "item_id,label,repeat\nia-001,great,0\nia-001,pass,1\n": (2, "label 'great' is not one of"),
+        "item_id,label,repeat\n\nia-001,,0\nia-001,pass,1\n": (3, "no label and no outcome"),
     }
-    for text, message in cases.items():
+    for text, (line, message) in cases.items():
         path.write_text(text, encoding="utf-8")
         done = run_cli(["calibrate", "--labels", str(path)])
         assert done.returncode == 1, text
         assert message in done.stderr and "Traceback" not in done.stderr, (text, done.stderr)
-        assert re.search(r"labels\.csv: row \d", done.stderr), done.stderr
+        assert f"labels.csv: line {line}: " in done.stderr, done.stderr
 
 
 def test_register_mints_a_model_judge_certificate_from_a_run_log(

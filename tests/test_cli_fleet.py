@@ -543,11 +543,29 @@ def test_an_append_that_fails_exits_2_says_what_is_on_disk_and_the_others_finish
 def test_a_table_that_cannot_be_written_exits_2_after_the_summary(
     fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["score", "--all", "--fleet", fleet[0], "--no-progress", "--out", str(tmp_path)]
-    assert main([*argv, "--format", "csv"]) == 2
+    """A disk that fills up while the table is written (RLIMIT_FSIZE, through the real kernel):
+    exit 2 after the summary, the file named, and the old table left as it was (the write is
+    atomic). A folder as --out is refused before any scoring (exit 1)."""
+    out = tmp_path / "table.csv"
+    out.write_text("the old table\n", encoding="utf-8")
+    argv = ["score", "--all", "--fleet", fleet[0], "--no-progress", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-c", _FSIZE, "200", *argv, "--format", "csv"],
+        capture_output=True, text=True, timeout=240, cwd=REPO_ROOT, check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "1 scored, 0 failed" in done.stderr
+    assert f"the table could not be written to {out}: --out {str(out)!r}: could not be " in (
+        done.stderr
+    )
+    assert out.read_text(encoding="utf-8") == "the old table\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]  # no temporary file left
+    folder = ["score", "--all", "--fleet", fleet[0], "--no-progress", "--out", str(tmp_path)]
+    assert main(folder) == 1
     err = capsys.readouterr().err
-    assert "1 scored, 0 failed" in err
-    assert f"the table could not be written to {tmp_path}" in err
+    assert f"--out {str(tmp_path)!r}: is a directory, not a regular file" in err
+    assert "scored" not in err
 
 
 def test_an_unreachable_scheduler_exits_2_and_a_malformed_address_1(fleet: list[str]) -> None:

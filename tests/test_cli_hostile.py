@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -193,7 +194,7 @@ def test_a_lone_surrogate_session_id_is_scored_printed_and_journaled(
     line = (root / "eval.jsonl").read_bytes().splitlines()[0]
     line.decode("utf-8")
     assert json.loads(line)["session_id"] == "s\ud800x"
-    run_id = "s\\ud800x-eval-20261001T000000000Z"  # as evalkit prints it
+    run_id = "s\\ud800x-eval-" + re.sub(r"[-:.]", "", TIMESTAMP)  # as evalkit prints it
     for command in (["journal"], ["verify", run_id], ["report", run_id], ["facts", run_id]):
         proc = _evalkit(*command, "--metrics-dir", str(root), env=env)
         assert proc.returncode == 0, (command, proc.stderr.decode())

@@ -100,7 +100,7 @@ def test_record_that_cannot_be_appended_is_printed_and_exits_2(
     out, err = capsys.readouterr()
     assert code == 2
     rec = _json_line(out)
-    assert rec["run_id"].endswith("-eval-20261001T000000000Z")
+    assert rec["run_id"].endswith("-eval-20261201T000000000Z")
     assert "NOT appended" in err and str(blocked) in err
 
 
@@ -121,7 +121,7 @@ def test_score_never_creates_the_journal_directory(
         assert f"the record was NOT appended to {target}: directory " in err
         assert f"{str(target.parent)!r} does not exist" in err
         if extra:
-            assert _json_line(out)["run_id"].endswith("-eval-20261001T000000000Z")
+            assert _json_line(out)["run_id"].endswith("-eval-20261201T000000000Z")
         else:
             assert "run_id    " in out and "journal   appended" not in out
     with pytest.raises(SystemExit):
@@ -256,6 +256,7 @@ def test_verify_cli_agreement_drift_and_version_mismatch(
     assert "the record was changed after it was written" in lines[2]
 
     rec["rubric_version"] = "rubric-v7"
+    rec["provenance"]["rubric_sha256"] = "7" * 64  # a text this evalkit does not have
     journal_file.write_text(json.dumps(rec) + "\n", encoding="utf-8")
     # edited after it was written: drift, whatever version it now claims
     assert main(["verify", run_id, "--metrics-dir", str(metrics), "--json"]) == 1

@@ -22,7 +22,7 @@ from evalkit import journal
 from evalkit.analyses.measurability import ledger_profile, record_measurability
 from evalkit.cli.main import main
 from evalkit.record.seal import seal_record
-from evalkit.stats import wilson_interval
+from evalkit.stats import confidence_sequence, wilson_interval
 from evalkit.views.explorer import ExplorerSource, build_explorer, write_explorer
 from tests.browser import DevTools, chromium, open_page
 
@@ -356,7 +356,31 @@ def test_fire_rates_over_time_say_which_band(explored: dict[str, Any], browser: 
     assert "rubric-v1 process-safety" in got["charts"]
     assert all(c.startswith("rubric-v1 ") for c in got["charts"])
     assert "efficiency-kpis" not in " ".join(got["charts"])  # reported, never graded
-    assert "pointwise Wilson 95% intervals (fixed n)" in got["note"]
+    assert "anytime-valid 95% confidence sequence" in got["note"]
+
+
+def test_the_fire_rate_band_is_the_monitors_confidence_sequence(
+    explored: dict[str, Any],
+) -> None:
+    """Each chart's band is evalkit.stats.confidence_sequence of its own (k, n) steps."""
+    series = _payload(explored["page"])["series"]
+    assert series
+    for s in series:
+        assert s["band"] == "anytime"
+        ks, ns = [0, *s["k"]], [0, *s["n"]]
+        # rebuild the outcome stream from the sampled running counts: only the sampled points
+        # are pinned, so the fires between two of them are placed first (any order gives the
+        # same band at the sampled points: the mixture bound depends on (fires, n) only)
+        outcomes: list[bool] = []
+        for i in range(1, len(ns)):
+            fired, seen = ks[i] - ks[i - 1], ns[i] - ns[i - 1]
+            outcomes += [True] * fired + [False] * (seen - fired)
+        band = confidence_sequence(outcomes)
+        at = [n - 1 for n in s["n"]]
+        assert s["lo"] == [round(float(band.lower[i]), 5) for i in at]
+        assert s["hi"] == [round(float(band.upper[i]), 5) for i in at]
+        points = zip(s["lo"], s["hi"], s["k"], s["n"], strict=True)
+        assert all(lo <= k / n <= hi for lo, hi, k, n in points)
 
 
 # ----------------------------------------------------------------------------- the command

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 FEWER = "test suite: fewer bootstrap resamples than pre-registered, to keep it fast"
 THRESHOLD = {"n_resamples": 100}  # the smallest bootstrap fire_rates accepts
 SEED = 20260919  # the threshold study's pre-registered seed
-_RUNNER = {"git_commit", "git_dirty", "versions", "notebook_sha256", "lock_sha256",
+_RUNNER = {"git_commit", "git_dirty", "git_dirty_paths", "versions", "notebook_sha256", "lock_sha256",
            "lock_mismatches", "preregistration", "parameters", "inputs", "deviation"}  # fmt: skip
 
 
@@ -200,13 +200,14 @@ def test_a_scheduler_is_where_it_runs_not_what_it_computes(
 
     with dd.Client(scheduler) as watcher, dd.get_task_stream(watcher) as stream:
         replay = studies.run_study(
-            "rubric-replay", {"metrics_dirs": fleet, "scheduler": scheduler}, out_dir=tmp_path / "r"
+            "rubric-replay", {"metrics_dirs": fleet}, out_dir=tmp_path / "r", scheduler=scheduler
         )
         threshold = studies.run_study(
             "threshold-study",
-            {"metrics_dirs": _glob(fleet), "scheduler": scheduler, **THRESHOLD},
+            {"metrics_dirs": _glob(fleet), **THRESHOLD},
             out_dir=tmp_path / "t",
             deviation=FEWER,
+            scheduler=scheduler,
         )
     for run in (replay, threshold):
         assert run.ok, run.error
@@ -218,6 +219,8 @@ def test_a_scheduler_is_where_it_runs_not_what_it_computes(
     tasks = [t for t in stream.data if str(t["key"]).startswith("evalkit-fleet-")]
     assert len(tasks) == 3 * 2 + 3
     assert "on the Dask scheduler" in _text(replay.html)
+    # named on the command line only, and the page says what that trusted (issue 24, finding 1)
+    assert "named on the command line (--scheduler), which was trusted" in _text(replay.html)
 
 
 @pytest.mark.notebook
@@ -229,8 +232,8 @@ def test_a_scheduler_without_dask_stops_the_page_naming_the_extra(
     (shadow / "__init__.py").write_text("raise ImportError('dask hidden by the test')\n", "utf-8")
     monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     run = studies.run_study(
-        "rubric-replay", {"metrics_dirs": fleet, "scheduler": "tcp://127.0.0.1:9"},
-        out_dir=tmp_path / "out",
+        "rubric-replay", {"metrics_dirs": fleet}, out_dir=tmp_path / "out",
+        scheduler="tcp://127.0.0.1:9",
     )  # fmt: skip
     assert not run.ok and run.exit_code == 1
     assert "MissingExtraError" in str(run.error) and "evalkit[fleet]" in str(run.error)

@@ -222,7 +222,7 @@ def test_cli_facts_from_a_record_file(tmp_path: Path, record_a: dict, capsys) ->
 
 def test_cli_facts_user_errors(journal_file: Path, tmp_path: Path, capsys) -> None:
     assert main(["facts", "nope", "--journal", str(journal_file)]) == 1
-    assert "no record with run_id 'nope'" in capsys.readouterr().err
+    assert "no valid record with run id 'nope'" in capsys.readouterr().err
     assert main(["facts", "x", "--journal", str(tmp_path / "missing.jsonl")]) == 1
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")

@@ -318,7 +318,7 @@ def test_the_journal_itself_is_never_the_run_log(
     before = path.read_bytes()
     args = run_args("openai:m", path, "--journal", str(path), gold=False)
     assert main(args) == 1
-    assert "is the journal itself" in capsys.readouterr().err
+    assert f"--out {str(path)!r}: is this command's input" in capsys.readouterr().err
     assert path.read_bytes() == before
 
 

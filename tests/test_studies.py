@@ -21,6 +21,7 @@ from evalkit.errors import EvalkitError
 from evalkit.prereg.study_params import type_ok
 from evalkit.studies import run as studies
 from tests.browser import DevTools, assert_inert, chromium, open_page
+from tests.by_hand import execute_by_hand
 from tests.toy_notebooks import toy_notebook
 
 REPO = Path(__file__).resolve().parents[1]
@@ -312,6 +313,7 @@ def test_a_rerun_diffs_cleanly(
     first = threshold_run.results
     monkeypatch.setattr(studies, "_git_commit", lambda: first["git_commit"])
     monkeypatch.setattr(studies, "_git_dirty", lambda: first["git_dirty"])
+    monkeypatch.setattr(studies, "_git_dirty_paths", lambda: first["git_dirty_paths"])
     again = studies.run_study(
         "threshold-study", {"n_resamples": 200}, out_dir=tmp_path, deviation=FEWER_RESAMPLES
     )
@@ -448,23 +450,10 @@ def test_notebook_runs_with_its_defaults_from_its_own_folder(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As JupyterLab runs it: cwd = notebooks/, no parameter injected, no runner environment."""
-    import papermill as pm
-
     monkeypatch.delenv(studies.RESULTS_ENV, raising=False)
     monkeypatch.delenv("EVALKIT_NOTEBOOKS", raising=False)
     before = sorted(p.name for p in NOTEBOOKS.iterdir())
-    out = tmp_path / f"{name}.ipynb"
-    pm.execute_notebook(
-        str(NOTEBOOKS / f"{name}.ipynb"),
-        str(out),
-        kernel_name="python3",
-        language="python",
-        cwd=str(NOTEBOOKS),
-        progress_bar=False,
-        execution_timeout=120,
-    )
-    nb = nbformat.read(str(out), as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    outputs = execute_by_hand(name, tmp_path, cwd=NOTEBOOKS, timeout=120)
     assert not [o for o in outputs if o.get("output_type") == "error"]
     markdown = [o.get("data", {}).get("text/markdown", "") for o in outputs]
     # run by hand with its defaults, the notebook says it is the pre-registered design, first

@@ -18,33 +18,14 @@ from evalkit.prereg.lock import LOCK_ENV
 from evalkit.studies import by_hand
 from evalkit.studies import run as studies
 from evalkit.studies.lock import BY_HAND_NO_REASON
-
-REPO = Path(__file__).resolve().parents[1]
-NOTEBOOKS = REPO / "notebooks"
+from tests.by_hand import execute_by_hand
+from tests.real_ledgers import journaled_real_ledger
 
 
 def _by_hand(name: str, tmp_path: Path, parameters: dict[str, Any]) -> list[str]:
     """Execute the notebook as papermill does by hand; the Markdown of its outputs, in order."""
-    import papermill as pm
-
-    out = tmp_path / f"{name}.ipynb"
-    pm.execute_notebook(
-        str(NOTEBOOKS / f"{name}.ipynb"),
-        str(out),
-        parameters=parameters,
-        kernel_name="python3",
-        language="python",
-        cwd=str(tmp_path),
-        progress_bar=False,
-        execution_timeout=300,
-    )
-    nb = nbformat.read(str(out), as_version=4)
-    return [
-        o.get("data", {}).get("text/markdown", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-    ]
+    outputs = execute_by_hand(name, tmp_path, cwd=tmp_path, parameters=parameters)
+    return [o.get("data", {}).get("text/markdown", "") for o in outputs]
 
 
 @pytest.fixture
@@ -67,6 +48,21 @@ def test_papermill_by_hand_with_a_changed_design_prints_the_deviation_first(
     assert BY_HAND_NO_REASON in first
     assert "entry `agreement-study`, version 1" in first
     assert "Data card." in shown[1]  # then the page, as `study run` shows it
+
+
+@pytest.mark.notebook
+@pytest.mark.usefixtures("no_runner")
+def test_the_monitor_run_by_hand_on_a_real_ledger_states_its_deviation_and_data(
+    tmp_path: Path,
+) -> None:
+    metrics = journaled_real_ledger("ledger-2026-04-13", tmp_path / "april" / "metrics")
+    shown = _by_hand("monitor", tmp_path, {"metrics_dir": str(metrics), "ceiling": 0.2})
+    first = shown[0]
+    assert first.startswith("> **Deviation from the pre-registration.** 1 locked design")
+    assert "> - `ceiling`: locked `0.1`, this run `0.2` (given)" in first
+    assert "entry `monitor`, version 1" in first and BY_HAND_NO_REASON in first
+    assert "Data card." in shown[1] and "(not a preset)" in shown[1]
+    assert str(tmp_path) not in "\n".join(shown)  # no machine path in what the page shows
 
 
 def test_the_statement_of_the_locked_design_is_the_pre_registered_banner() -> None:

@@ -34,21 +34,6 @@ REPO = Path(__file__).resolve().parents[1]
 REPO_LOCK = REPO / "preregistration.lock.json"
 
 
-@pytest.fixture
-def kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Record every attempt to start a notebook; none may happen when a run is refused."""
-    import papermill
-
-    calls: list[Any] = []
-
-    def record(*args: Any, **kwargs: Any) -> None:
-        calls.append(args)
-        raise AssertionError("a kernel was started")
-
-    monkeypatch.setattr(papermill, "execute_notebook", record)
-    return calls
-
-
 def _text(page: Path) -> str:
     return html_lib.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
 

@@ -351,7 +351,9 @@ def test_a_fleet_parameter_takes_a_list_or_a_glob_from_the_command_line() -> Non
     assert coerce("rubric-replay", "metrics_dirs", "repos/*/metrics") == "repos/*/metrics"
     # a glob character class is a glob, not broken JSON; a JSON string is the text as given
     assert coerce("rubric-replay", "metrics_dirs", "[ab]*/metrics") == "[ab]*/metrics"
-    assert coerce("threshold-study", "scheduler", "tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    # a scheduler runs code in the kernel: only --scheduler names one (issue 24, finding 1)
+    with pytest.raises(EvalkitError, match="comes only from the command line"):
+        coerce("threshold-study", "scheduler", "tcp://127.0.0.1:8786")
     declared = studies.declared_parameters("rubric-replay")
     assert declared["metrics_dirs"].type == "list | str" and declared["metrics_dirs"].default == []
     # strict JSON still: "[NaN]" is no list (never a NaN value), so it stays text, a pattern

@@ -171,13 +171,19 @@ def test_judge_dimensions_are_carried_not_rescored_but_checked(metrics: Path) ->
 
 def test_unknown_rubric_version_is_a_version_mismatch_not_drift(metrics: Path) -> None:
     stored = _score_and_journal(metrics, metrics / "eval.jsonl")
-    # written by an evalkit that knew rubric-v9 (sealed as such)
-    _rewrite_journal(metrics / "eval.jsonl", lambda r: r.update(rubric_version="rubric-v9"))
+    # written by an evalkit that knew rubric-v9 and its text (sealed as such)
+    text = "9" * 64
+
+    def v9(rec: dict[str, Any]) -> None:
+        rec.update(rubric_version="rubric-v9")
+        rec["provenance"]["rubric_sha256"] = text
+
+    _rewrite_journal(metrics / "eval.jsonl", v9)
     result = verify_record(stored["run_id"], metrics)
     assert result.outcome is VerifyOutcome.VERSION_MISMATCH and result.exit_code == 3
     assert result.drifts == ()
     assert "'rubric-v9' is unknown to this evalkit" in result.mismatch
-    assert stored["provenance"]["rubric_sha256"] in result.mismatch
+    assert text in result.mismatch
 
 
 def test_changed_rubric_file_is_a_version_mismatch_with_both_hashes(

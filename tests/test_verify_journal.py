@@ -65,6 +65,11 @@ def _reword(rec: Record) -> None:
 
 
 # (line index, change, reseal, the outcome verify gives)
+def _rubric(rec: Record, version: str, sha256: str) -> None:
+    rec["rubric_version"] = version
+    rec["provenance"]["rubric_sha256"] = sha256
+
+
 TAMPERINGS: list[tuple[int, Callable[[Record], Any], bool, EntryOutcome]] = [
     (1, _flip, False, EntryOutcome.DRIFT),  # a verdict, the seal broken
     (4, lambda r: r["model"].update(id="another-model"), False, EntryOutcome.DRIFT),  # run input
@@ -72,7 +77,10 @@ TAMPERINGS: list[tuple[int, Callable[[Record], Any], bool, EntryOutcome]] = [
     (11, lambda r: r["provenance"].pop("record_sha256"), False, EntryOutcome.DRIFT),  # no seal
     (15, lambda r: r["kpis"].update(total_agents=-1), True, EntryOutcome.ERROR),  # not a record
     (20, lambda r: r.update(handle="someone", anonymized=False), False, EntryOutcome.DRIFT),
-    (50, lambda r: r.update(rubric_version="rubric-v9"), True, EntryOutcome.VERSION_MISMATCH),
+    # written by an evalkit that knew rubric-v9 and its text (sealed as such): a mismatch
+    (50, lambda r: _rubric(r, "rubric-v9", "9" * 64), True, EntryOutcome.VERSION_MISMATCH),
+    # a known text under an unknown label (rubric-v2's hash, labelled v3): a drift (issue 24)
+    (55, lambda r: r.update(rubric_version="rubric-v3"), True, EntryOutcome.DRIFT),
 ]
 
 

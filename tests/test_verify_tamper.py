@@ -15,18 +15,21 @@ keys SPEC section 2 gives a default pass: the seal is not a signature.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_shared
+from conftest import REPO_ROOT, require_shared
 from record_factory import JUDGE_DIM, TIMESTAMP
 
 import evalkit
 from evalkit.cli.main import main
 from evalkit.journal import reader as journal
+from evalkit.record.contract import make_run_id
 from evalkit.record.seal import seal_record
 from evalkit.verify.diff import DEFAULTED_KEYS
 from evalkit.verify.rescore import CLAIMS, DriftKind, verify_record
@@ -435,21 +438,118 @@ def test_a_swapped_run_input_is_caught_by_the_seal(metrics: Path) -> None:
     assert "changed after it was written" in result.drifts[0].detail
 
 
-def test_a_forger_who_recomputes_the_seal_changes_only_run_inputs_unseen(
+def _another_commit() -> str:
+    """A commit of this repository other than the one that wrote the record (any commit id
+    when evalkit does not run from a checkout: then verify can only check the form)."""
+    done = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD~1"], capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) in (40, 64) else "e" * 40
+
+
+def _documented_limit() -> set[str]:
+    """The fields docs/RECORDS.md says a resealing forger changes unseen (its table)."""
+    text = (REPO_ROOT / "docs" / "RECORDS.md").read_text(encoding="utf-8")
+    section = text[
+        text.index("**What the seal is not.**") : text.index("**Submission projection.**")
+    ]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {name for row in rows for name in re.findall(r"`([a-z_.]+)`", row.split("|")[1])}
+
+
+LATER = "2027-01-01T00:00:00.000Z"  # after the session ended, as any real run is
+
+
+def _forge(rec: Record, path: tuple[Any, ...], commit: str) -> None:
+    """What a forger who recomputes the seal would write: a valid other value for the field,
+    and what the engine derives from it changed along (run_id from timestamp)."""
+    if path == ("timestamp",):
+        rec["timestamp"] = LATER
+        rec["run_id"] = make_run_id(rec["session_id"], LATER)
+    elif path == ("provenance", "engine_commit"):
+        rec["provenance"]["engine_commit"] = commit
+    else:
+        _set(rec, path, _valid_other(path, _get(rec, path)))
+
+
+def _forged_codes(
+    metrics: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[Record], None]
+) -> tuple[int, str]:
+    """Exit code and output of ``verify`` after one resealed edit of the stored line."""
+    (metrics / "eval.jsonl").unlink(missing_ok=True)
+    _store(metrics)
+    path = metrics / "eval.jsonl"
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    edit(rec)
+    path.write_text(json.dumps(seal_record(rec)) + "\n", encoding="utf-8")
+    return _verify_cli(metrics, rec["run_id"], capsys)
+
+
+def test_a_forger_who_recomputes_the_seal_changes_exactly_the_documented_fields(
     metrics: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The seal is not a signature: with it recomputed, what re-scoring cannot re-derive (the
-    run inputs listed as claims) changes unseen, and nothing else does."""
-    paths = [p for p in _all_paths(metrics) if p != ("provenance", "record_sha256")]
-    codes = _walk(metrics, capsys, lambda r, p: _set(r, p, _other(_get(r, p))), paths, reseal=True)
-    passed = [p for p, c in codes.items() if c == 0]
-    assert set(passed) <= set(CLAIMS), passed
-    assert passed == ["model.id", "harness.plugin_version", "harness.platform", "handle"]
-    assert {p for p, c in codes.items() if c == 3} == {"rubric_version"}  # unknown version
+    """Finding 8 of issue 24: the seal is not a signature. Every field changed to a *valid*
+    other value (and what the engine derives from it along, as a forger would), resealed:
+    exactly the run inputs verify lists as claims (docs/RECORDS.md) pass, every other change
+    is caught; no change is a version mismatch."""
+    commit = _another_commit()
+    paths = [p for p in _all_paths(metrics) if p not in (("provenance", "record_sha256"),)]
+    codes = {
+        _dotted(p): _forged_codes(metrics, capsys, lambda r, p=p: _forge(r, p, commit))[0]
+        for p in paths
+    }
+    passed = {p for p, c in codes.items() if c == 0}
+    assert passed == set(CLAIMS) == _documented_limit(), sorted(passed)
+    # a rubric text this evalkit does not have cannot be re-scored: a version mismatch (exit
+    # 3, never an agreement; report says the record is not verified); everything else drifts
+    assert {p for p, c in codes.items() if c == 3} == {"provenance.rubric_sha256"}
+    assert {c for p, c in codes.items() if p not in passed | {"provenance.rubric_sha256"}} == {1}
     deleted = _walk(metrics, capsys, _delete, paths, reseal=True)
     # schema_version absent means 1, anonymized absent means "no handle" (SPEC section 2)
     assert [p for p, c in deleted.items() if c == 0] == ["schema_version", "anonymized"]
     assert {p for p, c in deleted.items() if c == 0} <= set(DEFAULTED_KEYS)
+
+
+def test_a_timestamp_before_the_session_ended_is_a_drift(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record scored before its session ended cannot be: resealed or not, a drift."""
+
+    def earlier(rec: Record) -> None:
+        rec["timestamp"] = "2026-10-22T10:00:00.000Z"  # the session ended at 2026-10-22T...
+        rec["run_id"] = make_run_id(rec["session_id"], rec["timestamp"])
+
+    code, out = _forged_codes(metrics, capsys, earlier)
+    assert code == 1, out
+    assert "drift [identity]: dimension record field timestamp: stored " in out
+    assert "a timestamp before its end is invalid" in out
+
+
+def test_a_known_rubric_text_under_an_unknown_label_is_a_drift(
+    metrics: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding 7 of issue 24: labelled rubric-v3, carrying rubric-v2's rubric_sha256, every
+    verdict turned to pass, resealed: a version mismatch (exit 3) before; a drift naming the
+    label and every verdict it hid now, and ``report`` says the record is not verified."""
+
+    def relabel(rec: Record) -> None:
+        rec["rubric_version"] = "rubric-v3"
+        for dim in rec["dimensions"]:
+            dim["status"] = "pass"
+
+    code, out = _forged_codes(metrics, capsys, relabel)
+    assert code == 1, out
+    assert "drift [identity]: dimension record field rubric_version: stored 'rubric-v3'" in out
+    assert "VERDICT CHANGED" in out.splitlines()[0]
+    run_id = json.loads((metrics / "eval.jsonl").read_text(encoding="utf-8"))["run_id"]
+    page = metrics.parent / "page.html"
+    assert main(["report", run_id, "--metrics-dir", str(metrics), "--out", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "Not verified: treat every verdict below as unconfirmed" in text
+    assert "labelled &#x27;rubric-v3&#x27; but was scored against the text of" in text
+    assert "warning: not verified: drift: " in capsys.readouterr().err
 
 
 def test_json_output_names_absent_keys_and_beyond_double_numbers(
@@ -471,3 +571,46 @@ def test_json_output_names_absent_keys_and_beyond_double_numbers(
     missing = drifts[("token_input", "missing-key")]
     assert missing["stored"] is None and missing["stored_absent"] is True
     assert result["verdicts_changed"] == [] and result["claims"] == list(CLAIMS)
+
+
+def test_report_flags_every_record_it_cannot_re_verify(
+    metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding 7's second half, as a class: an agreeing record renders without the warning; a
+    rubric text this evalkit lacks (a version mismatch), any drift, and a ledger that no
+    longer holds the session each open the page with "Not verified"."""
+    (metrics / "eval.jsonl").unlink(missing_ok=True)
+    run_id = _store(metrics)["run_id"]
+    page = tmp_path / "page.html"
+    report = ["report", run_id, "--metrics-dir", str(metrics), "--out", str(page)]
+
+    def flagged() -> tuple[bool, str]:
+        assert main(report) == 0
+        err = capsys.readouterr().err
+        return "Not verified" in page.read_text(encoding="utf-8"), err
+
+    assert flagged() == (False, f"evalkit report: wrote {page}\n")
+
+    def unknown_text(rec: Record) -> None:
+        rec["provenance"]["rubric_sha256"] = "a" * 64
+
+    def verdict(rec: Record) -> None:
+        dim = rec["dimensions"][0]
+        dim["status"] = "fail" if dim["status"] != "fail" else "pass"
+
+    for edit in (unknown_text, verdict):
+        line = (metrics / "eval.jsonl").read_text(encoding="utf-8")
+        rec = json.loads(line)
+        edit(rec)
+        (metrics / "eval.jsonl").write_text(json.dumps(seal_record(rec)) + "\n", "utf-8")
+        shown, err = flagged()
+        assert shown and "warning: not verified: " in err, err
+        (metrics / "eval.jsonl").write_text(line, encoding="utf-8")
+    assert flagged()[0] is False
+    moved = tmp_path / "elsewhere"
+    shutil.copy(metrics / "eval.jsonl", tmp_path / "eval.jsonl")
+    metrics.rename(moved)
+    metrics.mkdir()
+    shutil.copy(tmp_path / "eval.jsonl", metrics / "eval.jsonl")  # the journal, no ledger
+    shown, err = flagged()
+    assert shown and "it cannot be re-scored" in err, err

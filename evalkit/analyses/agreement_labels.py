@@ -48,13 +48,15 @@ def _parse_labels(path: Path) -> pd.DataFrame:
 
     import pandas as pd
 
-    from evalkit.files.input import clip, read_bytes, read_text
+    from evalkit.files.input import clip, read_text
+    from evalkit.files.parquet import read_parquet
 
     what = "labels file"
     try:
         if path.suffix == ".parquet":
             require("pyarrow", purpose="a .parquet label file")
-            return pd.read_parquet(io.BytesIO(read_bytes(path, what)))
+            # bounded in rows and memory before a value is decoded (evalkit.files.parquet)
+            return read_parquet(path, what, columns=REQUIRED_COLUMNS)
         # every line under the line cap, so no single row can cost more than the cap says
         text = read_text(path, what, line_cap=True)
         if path.suffix == ".csv":

@@ -239,7 +239,7 @@ def _provenance(results: Sequence[Mapping[str, Any]]) -> str:
     else:
         commit = "differs between studies: " + ", ".join(commits)
     if dirty:
-        commit += " (working tree had uncommitted changes)"
+        commit += " (working tree had uncommitted changes or untracked files: git_dirty_paths)"
     rows = [
         ("git commit", commit),
         ("evalkit version", ", ".join(versions) or "unknown"),

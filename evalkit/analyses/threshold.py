@@ -589,6 +589,8 @@ def records_preview(df: pd.DataFrame, rows: int = 12) -> tuple[str, pd.DataFrame
         f"First {rows} of {len(df)} records (all of them: the frame `df`):"
         if len(df) > rows
         else f"All {len(df)} records (the frame `df`):"
+        if len(df) != 1
+        else "The one record (the frame `df`):"
     )
     # the cause of an unmeasured value is said once above the table, not once per row
     hidden = [c for c in ("line", "unmeasured", "process_safety_measured") if c in df]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from evalkit.errors import EvalkitError
 from evalkit.files.errors import input_file_error
 from evalkit.files.hashing import sha256_hex
+from evalkit.files.output import write_output
 from evalkit.provenance.repository import repo_root
 from evalkit.record.calibration_status import (
     ALLOWED_UNCALIBRATED,
@@ -149,20 +150,9 @@ def is_registered(result: CalibrationResult) -> bool:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise input_file_error(exc, "calibration certificate", path) from exc
+    # the one output writer: a new file renamed into place, never through a link, and a failure
+    # (a full disk) names the certificate's path
+    write_output(path, data, "calibration certificate")
 
 
 def register(result: CalibrationResult) -> VerifiedCertificate:

@@ -24,7 +24,6 @@ model-judge decision rule); one label per item from a file or frame is calibrate
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import sys
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.input import JsonInputError, clip, parse_json, read_bytes, split_lines
+from evalkit.files.labels import CALL_OUTCOMES, read_csv_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 CALL_COLUMNS = ("item_id", "repeat", "label", "outcome")
-_OUTCOMES = ("ok", "cannot-parse", "error")
+_OUTCOMES = CALL_OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -130,9 +130,9 @@ def _call_rows(frame: pd.DataFrame, shown: str) -> list[tuple[str, int, str | No
 
     has_repeat, has_outcome = "repeat" in frame.columns, "outcome" in frame.columns
     rows = []
-    seen: dict[tuple[str, int], int] = {}
+    seen: dict[tuple[str, int], str] = {}
     for i, rec in enumerate(frame.to_dict("records")):
-        where = f"{shown}: row {i}"
+        where = f"{shown}: {_position(rec, i)}"
         if _empty(rec.get("item_id")):
             raise EvalkitError(f"{where}: item_id is empty")
         item = str(rec["item_id"])
@@ -155,12 +155,31 @@ def _call_rows(frame: pd.DataFrame, shown: str) -> list[tuple[str, int, str | No
         if (item, repeat) in seen:
             hint = "" if has_repeat else " (several labels per item need a repeat column)"
             raise EvalkitError(
-                f"{where}: item {clip(repr(item))} repeat {repeat} appears twice (row "
+                f"{where}: item {clip(repr(item))} repeat {repeat} appears twice (also "
                 f"{seen[item, repeat]}){hint}"
             )
-        seen[item, repeat] = i
+        seen[item, repeat] = _position(rec, i)
         rows.append((item, repeat, label, outcome))
     return rows
+
+
+#: The column a file reader adds to a frame: each row's line in its file.
+LINE_COLUMN = "__line__"
+#: Cells of a labels CSV read as no value (pandas' default missing-value spellings, which
+#: these files were read with before their lines were numbered).
+_NA_CELLS = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)  # fmt: skip
+
+
+def _position(rec: Mapping[str, Any], index: int) -> str:
+    """Where a row is, as every label reader says it.
+
+    Its file's line (1 = the CSV header), else for a frame in memory its 1-based row.
+    """
+    line = rec.get(LINE_COLUMN)
+    return f"row {index + 1}" if line is None or line != line else f"line {int(line)}"
 
 
 def labels_from_frame(
@@ -188,8 +207,9 @@ def labels_from_frame(
     model = model_judge or repeats > 1
     unknown = [i for i, (*_, out) in enumerate(calls) if out is None]
     if model and unknown:
+        where = _position(rows.iloc[unknown[0]].to_dict(), unknown[0])
         raise EvalkitError(
-            f"{source}: row {unknown[0]}: no label and no outcome; with repeats, say why a call "
+            f"{source}: {where}: no label and no outcome; with repeats, say why a call "
             "gave no label (an outcome column: cannot-parse or error)"
         )
     table = pd.DataFrame(sorted(calls, key=_order), columns=list(CALL_COLUMNS))
@@ -281,13 +301,17 @@ def read_labels_table(path: Path) -> pd.DataFrame:
         return read_judge_labels(path)
     import pandas as pd
 
-    from evalkit.files.input import read_text
-
-    text = read_text(path, "judge labels file")
-    try:  # every column as text: a repeat or outcome is checked row by row, naming the row
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise EvalkitError(f"judge labels file {str(path)!r}: not a readable CSV ({exc})") from None
+    # every column as text, an empty cell as none; each row knows its line, which every check
+    # names (the numbering of evalkit.files.labels)
+    header, records = read_csv_records(path, "judge labels file")
+    width = len(header)
+    cells = [
+        [(None if c in _NA_CELLS else c) for c in (row + [""] * width)[:width]]
+        for _, row in records
+    ]
+    frame = pd.DataFrame(cells, columns=header, dtype=object)
+    frame[LINE_COLUMN] = [line for line, _ in records]
+    return frame
 
 
 def read_labels(path: str | os.PathLike[str], judge: str | None = None) -> JudgeLabels:

@@ -155,8 +155,16 @@ def _run(args: argparse.Namespace) -> int:
     _refuse_missing_paths(args)
     from evalkit.calibration import calibrate
     from evalkit.calibration import register as register_calibration
+    from evalkit.cli.common import output_path
     from evalkit.gold.sets import load
 
+    # before any work: never onto a gold file, the labels, or another place no flag writes
+    inputs = [args.labels] if args.labels else []
+    out = (
+        output_path(args.out, "--out", gold=[_gold_path(args.gold)], inputs=inputs)
+        if args.out
+        else None
+    )
     gold = load(_gold_path(args.gold))
     labels, judge = _labels(args, gold)
     result = calibrate(
@@ -170,8 +178,8 @@ def _run(args: argparse.Namespace) -> int:
         no_lock=args.no_lock,
     )
     text = result.to_json() + "\n"
-    if args.out:
-        _write_out(Path(args.out), text)
+    if out is not None:
+        _write_out(out, text)
     else:
         sys.stdout.write(text)
     if result.repeats is not None:
@@ -258,9 +266,10 @@ def describe_kappa(result: Any) -> str:
 
 def _write_out(path: Path, text: str) -> None:
     from evalkit.files.errors import input_file_error
+    from evalkit.files.output import write_output
 
     try:
-        path.write_text(text, encoding="utf-8")
+        write_output(path, text, "calibration result")
     except OSError as exc:
         raise input_file_error(exc, "calibration result", path) from exc
 

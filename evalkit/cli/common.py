@@ -1,21 +1,30 @@
 """What several subcommands share.
 
-The metrics directory and journal options, and reading the journal they name.
+The metrics directory and journal options, reading the journal they name, and the places no
+output flag writes (:func:`output_path`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
 from evalkit.calibration.calibrations import repository_calibrations
+from evalkit.calibration.certificate import CALIBRATIONS_DIR
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates
+from evalkit.files.output import NoWrite, check_output
+from evalkit.gold.sets import MANIFEST_NAME, VERSION_DIR
 from evalkit.journal.reader import JOURNAL_NAME
+from evalkit.ledger.files import ledger_paths
+from evalkit.ledger.reader import ARCHIVE_DIR_NAME
+from evalkit.prereg.lock import default_lock_path
+from evalkit.provenance.repository import REPO_ROOT
 
 if TYPE_CHECKING:
     from evalkit.journal.reader import JournalRead
@@ -139,3 +148,99 @@ def read_journal(path: Path) -> JournalRead:
 def read_journal_records(path: Path) -> list[dict[str, Any]]:
     """Valid records of the journal at ``path``; skipped lines are reported on stderr."""
     return list(read_journal(path).records)
+
+
+PathLike = str | os.PathLike[str]
+
+
+def never_write_here(
+    metrics_dirs: Iterable[PathLike] = (),
+    gold: Iterable[PathLike] = (),
+    *,
+    inputs: Iterable[PathLike] = (),
+    journals: bool = True,
+    lock: bool = True,
+) -> tuple[NoWrite, ...]:
+    """The places no output flag writes (:func:`evalkit.files.output.check_output`).
+
+    The repository's ``gold/``, ``calibrations/`` and pre-registration lock (``lock``: the
+    lock too; ``preregister --out`` writes one); of each metrics directory in play, every file
+    of its ledger and (``journals``) its journal; every gold set named on the command line; the
+    command's own input files (``inputs``).
+    """
+    places = [
+        NoWrite(Path(given), f"this command's input {escape_surrogates(os.fsdecode(given))}")
+        for given in inputs
+    ]
+    places += [
+        NoWrite(REPO_ROOT / "gold", "the repository's gold sets (gold/)", tree=True),
+        NoWrite(
+            REPO_ROOT / CALIBRATIONS_DIR,
+            f"the repository's calibration certificates ({CALIBRATIONS_DIR}/)",
+            tree=True,
+        ),
+    ]
+    if lock:
+        places.append(NoWrite(default_lock_path(), "the pre-registration lock"))
+    for md in metrics_dirs:
+        shown = escape_surrogates(os.fsdecode(md))
+        if journals:
+            places.append(NoWrite(Path(md) / JOURNAL_NAME, f"the journal of {shown}"))
+        places.append(NoWrite(Path(md) / ARCHIVE_DIR_NAME, f"the ledger archive of {shown}", True))
+        places += [
+            NoWrite(Path(p), f"{role} of the ledger {shown}") for role, p in ledger_paths(md)
+        ]
+    for folder in gold:
+        shown = escape_surrogates(os.fsdecode(folder))
+        places.append(NoWrite(Path(folder), f"the gold set {shown}", tree=True))
+    return tuple(places)
+
+
+def _frozen_gold_version(path: Path) -> NoWrite | None:
+    """The frozen gold version folder ``path`` would be written into (wherever it is), or None.
+
+    A folder ``v<N>`` holding a gold manifest is one, in the repository or in a copy.
+    """
+    here = Path(os.path.realpath(path.parent if str(path.parent) else "."))
+    for folder in (here, *here.parents):
+        if VERSION_DIR.match(folder.name) and (folder / MANIFEST_NAME).is_file():
+            return NoWrite(folder, "a frozen gold set version", tree=True)
+    return None
+
+
+def _metrics_dir_around(path: Path) -> Path | None:
+    """The metrics directory ``path`` would be written into (in play or not), or None.
+
+    A folder holding a ledger file or a journal is one; so is the folder of a ``_archive``.
+    """
+    here = path.parent if str(path.parent) else Path(".")
+    for folder in (here, here.parent) if here.name == ARCHIVE_DIR_NAME else (here,):
+        names = [p for _, p in ledger_paths(folder)] + [os.fspath(folder / JOURNAL_NAME)]
+        if any(os.path.isfile(p) for p in names):
+            return folder
+    return None
+
+
+def output_path(
+    path: PathLike,
+    flag: str,
+    *,
+    metrics_dirs: Iterable[PathLike] = (),
+    gold: Iterable[PathLike] = (),
+    inputs: Iterable[PathLike] = (),
+    journals: bool = True,
+    lock: bool = True,
+) -> Path:
+    """``path`` once an output flag may write it; an ``EvalkitError`` (exit 1) naming why not.
+
+    :func:`never_write_here` lists the places refused (its keywords as there), and any frozen
+    gold version folder and the ledger and journal files of any metrics directory ``path`` is
+    in (one not named on the command line too); a link or a special file is refused too.
+    """
+    around = _metrics_dir_around(Path(path))
+    dirs = [*metrics_dirs, *([] if around is None else [around])]
+    never = list(never_write_here(dirs, gold, inputs=inputs, journals=journals, lock=lock))
+    frozen = _frozen_gold_version(Path(path))
+    if frozen is not None:
+        never.append(frozen)
+    return check_output(path, flag, never)

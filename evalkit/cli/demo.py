@@ -11,6 +11,7 @@ from typing import Any
 
 from evalkit.analyses.landing import render_index
 from evalkit.errors import EvalkitError
+from evalkit.files.output import write_output
 from evalkit.studies import run as studies
 
 # Parameters the demo passes per study: only data inputs. Every design parameter keeps its
@@ -112,11 +113,14 @@ def run_demo(out: Path, timeout: int = 600) -> list[dict[str, Any]]:
                 "seconds": round(time.monotonic() - t1, 1),
             }
         )
-    (out / "index.html").write_text(render_index(rows, out), encoding="utf-8")
+    write_output(out / "index.html", render_index(rows, out), "demo index")
     return rows
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalkit.cli.common import output_path
+
+    output_path(Path(args.out) / "index.html", "--out")  # before any work
     t0 = time.monotonic()
     rows = run_demo(Path(args.out), timeout=args.timeout)
     failed = [r["study"] for r in rows if r["status"] != "ok"]

@@ -17,8 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import DEFAULT_METRICS_DIR, accepted_calibrations, progress_bar
+from evalkit.cli.common import (
+    DEFAULT_METRICS_DIR,
+    accepted_calibrations,
+    output_path,
+    progress_bar,
+)
 from evalkit.errors import EvalkitError
+from evalkit.files.output import write_output
 from evalkit.journal.reader import JOURNAL_NAME
 
 EPILOG = """examples:
@@ -28,8 +34,9 @@ EPILOG = """examples:
   or explorer.html#run=RUN_ID (one record)
 
 exit codes: 0 the page was written; 1 no journal to read (with --fleet: no directory has
-one; those without are left out and named on stderr), a bad argument or fleet spec;
-2 the page could not be written.
+one; those without are left out and named on stderr), a bad argument or fleet spec, an --out
+no output flag writes (a journal or ledger file, gold/, calibrations/, a link; docs/CLI.md);
+2 the page could not be written (the old file, if any, is left as it was).
 """
 
 
@@ -113,6 +120,14 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.views.explorer import build_explorer  # deferred: loads the engine
 
     sources = _sources(args)
+    out = None
+    if args.out is not None:  # before any work: never a journal, a ledger, gold/, a link, ...
+        out = output_path(
+            args.out,
+            "--out",
+            metrics_dirs=[d for s in sources for d in (s.metrics_dir, s.journal.parent) if d],
+            inputs=[s.journal for s in sources],
+        )
 
     def noted(source: Any, read: Any) -> None:
         for diag in read.diagnostics:
@@ -126,10 +141,10 @@ def run(args: argparse.Namespace) -> int:
         progress=progress,
         on_read=noted,
     )
-    if args.out is None:
+    if out is None:
         sys.stdout.write(page)
     else:
-        args.out.write_text(page, encoding="utf-8")
-        size = args.out.stat().st_size
-        print(f"evalkit explore: wrote {args.out} ({size / 1e6:.1f} MB)", file=sys.stderr)
+        write_output(out, page, "--out")
+        size = out.stat().st_size
+        print(f"evalkit explore: wrote {out} ({size / 1e6:.1f} MB)", file=sys.stderr)
     return 0

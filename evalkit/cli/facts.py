@@ -60,7 +60,7 @@ def find_record(read: JournalRead, run_id: str, path: Path) -> dict[str, Any]:
     """
     matches = read.find(run_id)
     if not matches:
-        raise EvalkitError(f"{path}: no record with run_id {run_id!r}")
+        raise EvalkitError(f"{path}: {read.missing(run_id)}")
     return matches[-1][1]
 
 

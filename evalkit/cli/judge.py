@@ -16,17 +16,13 @@ be written.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import add_journal_source, journal_path, read_journal
+from evalkit.cli.common import add_journal_source, journal_path, output_path, read_journal
 from evalkit.errors import EvalkitError
-from evalkit.files.input import escape_surrogates
+from evalkit.files.escape import csv_text
+from evalkit.files.output import write_output
 from evalkit.judge.facts import compute_facts
 from evalkit.judge.rules import apply_rules
 
@@ -72,29 +68,8 @@ def rule_labels(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _csv_text(rows: list[dict[str, Any]]) -> str:
-    r"""The CSV text, UTF-8 encodable, never a crash.
-
-    Lone surrogates (a run id built from such a session id) are written as the ``\udXXX``
-    escape evalkit prints them as everywhere.
-    """
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return escape_surrogates(buffer.getvalue())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a failed write leaves the old file intact."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    r"""The CSV text: a cell that starts a formula neutralized, lone surrogates as ``\udXXX``."""
+    return csv_text(COLUMNS, ([row[c] for c in COLUMNS] for row in rows))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
             "`evalkit judge run --judge SPEC` (see evalkit judge run --help)"
         )
     path = journal_path(args)
+    out = (
+        None
+        if args.out == "-"
+        else output_path(args.out, "--out", metrics_dirs=[path.parent], inputs=[path])
+    )
     journal = read_journal(path)
     if not journal.records:
         skipped = len(journal.diagnostics)
@@ -115,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         )
     rows = rule_labels(list(journal.records))
     text = _csv_text(rows)
-    if args.out == "-":
+    if out is None:
         sys.stdout.write(text)
     else:
-        _write_atomic(Path(args.out), text)
+        write_output(out, text, "--out")
         print(f"evalkit judge: {len(rows)} label(s) written to {args.out}", file=sys.stderr)
     return 0

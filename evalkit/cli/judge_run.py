@@ -8,7 +8,6 @@ outcome to an exit code (see :mod:`evalkit.cli.judge`).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -162,11 +161,21 @@ def register_run(commands: Any) -> None:
     parser.set_defaults(func=run_judges)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+def _check_out(args: argparse.Namespace) -> None:
+    """Refuse a run log no output flag may write (the journal, its ledger, a gold file...).
+
+    An existing run log is appended to: its first line must be one of ours (RUNLOG_LINES).
+    """
+    from evalkit.cli.common import output_path
+
+    journal = [] if args.gold is not None else [args.journal]
+    output_path(
+        args.out,
+        "--out",
+        metrics_dirs=[Path(j).parent for j in journal],
+        gold=[] if args.gold is None else [args.gold],
+        inputs=journal,
+    )
 
 
 def _source(args: argparse.Namespace) -> Any:
@@ -177,8 +186,6 @@ def _source(args: argparse.Namespace) -> Any:
         if args.run_id:
             raise EvalkitError("--run-id selects journal records; it needs --journal")
         return gold_items(args.gold)
-    if _same_file(args.journal, args.out):
-        raise EvalkitError(f"--out {args.out} is the journal itself; name another file")
     return journal_items(read_journal(args.journal), args.run_id)
 
 
@@ -186,7 +193,7 @@ def run_judges(args: argparse.Namespace) -> int:
     """``evalkit judge run``: plan, call, record, summarize."""
     from evalkit.files.append import LineAppender
     from evalkit.judge.model_judge import build_judges
-    from evalkit.judge.runlog import read_runlog
+    from evalkit.judge.runlog import RUNLOG_LINES, read_runlog
     from evalkit.judge.runner import RunSummary, plan_calls, run_calls
     from evalkit.judge.specs import JudgeParams, check_params, parse_spec
 
@@ -202,6 +209,7 @@ def run_judges(args: argparse.Namespace) -> int:
         )
     )
     specs = [parse_spec(text, defaults) for text in args.judge]
+    _check_out(args)
     source = _source(args)
     log = read_runlog(args.out, missing_ok=True)
     for problem in log.diagnostics:
@@ -212,7 +220,7 @@ def run_judges(args: argparse.Namespace) -> int:
     interrupted = False
     if calls:
         try:
-            with LineAppender(args.out, "run log") as appender:
+            with LineAppender(args.out, "run log", RUNLOG_LINES) as appender:
                 run_calls(
                     calls,
                     source=source,

@@ -11,7 +11,6 @@ check turned broken. The logic is :mod:`evalkit.analyses.monitor`.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from tqdm import tqdm
 from evalkit.cli.common import DEFAULT_METRICS_DIR, require_text
 from evalkit.cli.score_all import text_table
 from evalkit.errors import EvalkitError
+from evalkit.files.escape import csv_text
 from evalkit.files.input import dumps, escape_surrogates
 from evalkit.stats.limits import DEFAULT_FLOOR, DEFAULT_OPTIMIZE_AT, FIRE_RATE_CEILING
 
@@ -198,10 +198,10 @@ def _table(report: MonitorReport) -> str:
 
 def _csv(report: MonitorReport) -> None:
     frame = report.frame()
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(frame.columns)
-    for row in frame.itertuples(index=False):
-        writer.writerow(["" if v is None or v != v else v for v in row])
+    rows = (
+        ["" if v is None or v != v else v for v in row] for row in frame.itertuples(index=False)
+    )
+    sys.stdout.write(csv_text(list(frame.columns), rows))  # a formula-like cell is neutralized
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from evalkit.files.input import escape_surrogates
 from evalkit.prereg.lock import (
     check_lock,
     default_lock_path,
-    entry_key,
+    entry_id,
     entry_version,
     read_lock,
     write_lock,
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
 
 
 def _what_happened(entry: dict[str, Any], before: dict[tuple[Any, ...], dict[str, Any]]) -> str:
-    old = before.get(entry_key(entry))
+    old = before.get(entry_id(entry))
     if old is None:
         version = entry_version(entry)
         return f"AMENDED v{version}" if version > 1 else "NEW"
@@ -76,8 +76,11 @@ def _run(args: argparse.Namespace) -> int:
         if not changes:
             print(f"ok: every input locked in {path} is unchanged")
         return 1 if changes else 0
+    from evalkit.cli.common import output_path
+
+    output_path(path, "--out", lock=False)  # a lock, never into gold/, calibrations/, a ledger
     previous = read_lock(path)
-    before = {entry_key(e): e for e in (previous or {}).get("entries", [])}
+    before = {entry_id(e): e for e in (previous or {}).get("entries", [])}
     lock = write_lock(args.out, args.root, kinds=args.kind, reason=args.reason)
     for e in lock["entries"]:
         version = f"v{e.get('version', 1)}"

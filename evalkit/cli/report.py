@@ -11,8 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
+from evalkit.cli.common import (
+    accepted_calibrations,
+    add_journal,
+    add_metrics_dir,
+    journal_path,
+    output_path,
+)
 from evalkit.files.input import escape_surrogates
+from evalkit.files.output import write_output
 from evalkit.views.report import render_report
 
 
@@ -32,19 +39,44 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _reverified(args: argparse.Namespace, accepted: Any) -> str | None:
+    """Why the record does not re-verify from ``--metrics-dir`` (None: it agrees)."""
+    from evalkit.errors import EvalkitError
+    from evalkit.verify.rescore import verify_record
+
+    try:
+        result = verify_record(args.run_id, args.metrics_dir, journal_path(args), accepted=accepted)
+    except EvalkitError as exc:  # no ledger, a session it no longer resolves
+        return f"it cannot be re-scored: {exc}"
+    return None if result.ok else result.headline()
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the report of one record; exit 1 on a user error (unknown run id, bad journal)."""
     from evalkit.verify.rescore import find_record  # deferred: verify loads the engine (numpy)
 
+    out = None
+    if args.out is not None:  # before any work: a place no output flag writes is refused
+        journal = journal_path(args)
+        out = output_path(
+            args.out, "--out", metrics_dirs=[args.metrics_dir, journal.parent], inputs=[journal]
+        )
     accepted = accepted_calibrations()
     record, notes = find_record(args.run_id, journal_path(args), accepted=accepted)
     for note in notes:
         print(f"evalkit report: note: {note}", file=sys.stderr)
+    verification = _reverified(args, accepted)
+    if verification is not None:
+        print(f"evalkit report: warning: not verified: {verification}", file=sys.stderr)
     # a lone surrogate (legal in a JSON string) is shown as its escape, never a crash
-    page = escape_surrogates(render_report(record, metrics_dir=args.metrics_dir, accepted=accepted))
-    if args.out is None:
+    page = escape_surrogates(
+        render_report(
+            record, metrics_dir=args.metrics_dir, accepted=accepted, verification=verification
+        )
+    )
+    if out is None:
         sys.stdout.write(page)
     else:
-        args.out.write_text(page, encoding="utf-8")
-        print(f"evalkit report: wrote {args.out}", file=sys.stderr)
+        write_output(out, page, "--out")
+        print(f"evalkit report: wrote {out}", file=sys.stderr)
     return 0

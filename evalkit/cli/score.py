@@ -40,11 +40,13 @@ from evalkit.cli.common import (
     DIAGNOSTICS_SHOWN,
     add_metrics_dir,
     journal_path,
+    output_path,
     print_diagnostics,
     require_text,
 )
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
+from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.journal.reader import dumps_record
 from evalkit.ledger.files import describe_sessions_file, ledger_role
 from evalkit.record.contract import ModelSource, validate_timestamp
@@ -176,13 +178,14 @@ def _add_fleet_arguments(parser: Any) -> None:
         type=int,
         metavar="N",
         help="run on a local Dask cluster of N worker processes on loopback, one task per "
-        "directory (needs pip install 'evalkit[fleet]')",
+        "directory; it speaks mutual TLS with a key made for this run, so no other local user "
+        "can reach it (needs pip install 'evalkit[fleet]')",
     )
     where.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on the running Dask scheduler at ADDRESS, e.g. tcp://scheduler:8786 "
-        "(needs pip install 'evalkit[fleet]')",
+        f"(needs pip install 'evalkit[fleet]'). Trust: {SCHEDULER_TRUST}",
     )
     fleet.add_argument(
         "--journal-each",
@@ -299,6 +302,8 @@ def run(args: argparse.Namespace) -> int:
         return score_fleet.run(args)
     if args.metrics_dir is None:
         args.metrics_dir = DEFAULT_METRICS_DIR
+    if args.out is not None:  # before any work: a place no output flag writes is refused
+        args.out = output_path(args.out, "--out", metrics_dirs=[args.metrics_dir])
     journal_given = args.journal is not None
     if args.journal == "":  # --journal without a file: the default journal
         args.journal = None
@@ -310,6 +315,9 @@ def run(args: argparse.Namespace) -> int:
         return score_all.run_table(args)
     if not args.no_write:
         _check_journal_target(args)
+        journal = journal_path(args)
+        if not journal.exists() or journal.is_file():  # a folder, a FIFO: the writer names it
+            output_path(journal, "--journal", metrics_dirs=[args.metrics_dir], journals=False)
     if args.all:
         return score_all.run_journal(args)
     return _run_one(args)

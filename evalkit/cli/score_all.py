@@ -16,8 +16,6 @@ does not exist); 2 an append failed (the message says which records of the batch
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import os
 import sys
 from collections.abc import Collection, Sequence
@@ -29,7 +27,9 @@ from tqdm import tqdm
 from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.extras import require
+from evalkit.files.escape import csv_text
 from evalkit.files.input import dumps
+from evalkit.files.output import write_output
 from evalkit.journal.reader import JournalWriteError
 from evalkit.ledger.files import describe_sessions_file
 
@@ -318,18 +318,14 @@ def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:
         )
         write_table(frame, fmt, out)
         return
-    buf = io.StringIO()
     if fmt == "csv":
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(LEDGER_COLUMNS)
-        writer.writerows(rows)
+        text = csv_text(LEDGER_COLUMNS, rows)  # a text cell that starts a formula is neutralized
     else:
-        for row in rows:
-            buf.write(dumps(dict(zip(LEDGER_COLUMNS, row, strict=True))) + "\n")
+        text = "".join(dumps(dict(zip(LEDGER_COLUMNS, row, strict=True))) + "\n" for row in rows)
     if out is not None:
-        out.write_text(buf.getvalue(), encoding="utf-8")
+        write_output(out, text, "--out")
     else:
-        sys.stdout.write(buf.getvalue())
+        sys.stdout.write(text)
 
 
 def write_table(frame: Any, fmt: str, out: Path | None) -> None:
@@ -345,20 +341,21 @@ def write_table(frame: Any, fmt: str, out: Path | None) -> None:
         The file to write, or None for stdout.
     """
     if fmt == "csv":
-        text = frame.to_csv(index=False)
+        # a text cell that starts a formula is neutralized (evalkit.files.escape)
+        text = csv_text(list(frame.columns), frame.itertuples(index=False, name=None))
     elif fmt == "jsonl":
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
         if text and not text.endswith("\n"):
             text += "\n"
     else:
         if out is not None:
-            frame.to_parquet(out, index=False)
+            write_output(out, lambda handle: frame.to_parquet(handle, index=False), "--out")
         else:
             sys.stdout.flush()
             frame.to_parquet(sys.stdout.buffer, index=False)
             sys.stdout.buffer.flush()
         return
     if out is not None:
-        out.write_text(text, encoding="utf-8")
+        write_output(out, text, "--out")
     else:
         sys.stdout.write(text)

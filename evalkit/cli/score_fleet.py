@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from evalkit.cli.common import DIAGNOSTICS_SHOWN
+from evalkit.cli.common import DIAGNOSTICS_SHOWN, output_path
 from evalkit.cli.score_all import (
     REFUSED_SHOWN,
     err,
@@ -46,6 +46,7 @@ from evalkit.errors import EvalkitError
 from evalkit.extras import MissingExtraError, require
 from evalkit.fleet.score import (
     METRICS_DIR_COLUMN,
+    SCHEDULER_TRUST,
     DirectoryOutcome,
     FleetFailure,
     FleetFailureWarning,
@@ -76,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = table_format(args)
     _require_extras(args)
     dirs = resolve_fleet(args.fleet)  # a bad spec: EvalkitError, exit 1, nothing scored
+    if args.out is not None:  # before any work: a place no output flag writes is refused
+        args.out = output_path(args.out, "--out", metrics_dirs=dirs)
     with _client(args) as client:
         where = _where(args, client)
         if args.journal_each:
@@ -125,6 +128,8 @@ def _client(args: argparse.Namespace) -> Iterator[Any]:
     if args.workers is None and args.scheduler is None:
         yield None
         return
+    if args.scheduler is not None:  # said before connecting, every time
+        err(f"--scheduler {args.scheduler}: {SCHEDULER_TRUST}")
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(fleet_client(args.scheduler, workers=args.workers))

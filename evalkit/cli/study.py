@@ -17,6 +17,7 @@ from typing import Any
 
 from evalkit import studies
 from evalkit.files.input import escape_surrogates
+from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.prereg import study_params
 
 
@@ -66,6 +67,12 @@ def register(subparsers: Any) -> None:
         help="run without checking the pre-registration lock; the page and results.json "
         "state that the run is not pre-registered",
     )
+    run.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="compute a fleet study on the Dask scheduler at ADDRESS (tcp://host:8786); only "
+        f"here, never from -p or -f. Trust: {SCHEDULER_TRUST}. The page names it",
+    )
     run.add_argument("--out", metavar="DIR", help="output directory (default reports/NAME)")
     run.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
     run.set_defaults(func=_run)
@@ -94,6 +101,10 @@ def load_parameters_file(path: str) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalkit.cli.common import output_path
+
+    if args.out is not None:  # before any kernel: never a folder no output flag writes into
+        output_path(Path(args.out) / "index.html", "--out")
     params: dict[str, Any] = {}
     if args.parameters_file:
         params.update(load_parameters_file(args.parameters_file))
@@ -106,6 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         deviation=args.deviation,
         no_lock=args.no_lock,
+        scheduler=args.scheduler,
     )
     print(
         json.dumps(

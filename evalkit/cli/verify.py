@@ -22,13 +22,12 @@ version mismatches). A run id holding a lone surrogate may be given as evalkit p
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, progress_bar
 from evalkit.errors import EvalkitError
+from evalkit.files.escape import csv_text
 from evalkit.files.input import dumps, escape_surrogates
 
 FORMATS = ("table", "csv", "jsonl")
@@ -102,12 +101,9 @@ def _run_all(args: argparse.Namespace) -> int:
         for entry in found.entries:
             print(dumps(entry.to_dict()))
     elif fmt == "csv":
-        buf = io.StringIO()
         fields = ["line", "run_id", "session_id", "outcome", "exit_code", "what_differs"]
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(entry.row() for entry in found.entries)
-        sys.stdout.write(buf.getvalue())
+        rows = ([entry.row()[f] for f in fields] for entry in found.entries)
+        sys.stdout.write(csv_text(fields, rows))  # a cell that starts a formula is neutralized
     else:
         _print_table(found.entries)
     counts = ", ".join(f"{n} {outcome}" for outcome, n in found.counts().items() if n)

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.files.append import (
         AppendError,
         AppendHold,
+        FirstLine,
         LineAppender,
         append_lines,
         encode_line,
@@ -24,16 +25,25 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         input_file_error,
     )
     from evalkit.files.escape import (
+        FORMULA_STARTS,
+        csv_text,
+        has_visible_character,
         html_text,
         markdown_code,
         markdown_text,
         plot_text,
+        spreadsheet_cell,
     )
     from evalkit.files.hashing import (
+        Link,
+        TreeDigest,
         file_digest,
+        link_of,
+        listing_name,
         listing_sha256,
         sha256_file,
         sha256_hex,
+        tree_digest,
     )
     from evalkit.files.input import (
         DEFAULT_MAX_FILE_BYTES,
@@ -60,6 +70,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         unreadable_reason,
     )
     from evalkit.files.labels import (
+        CALL_OUTCOMES,
         LONG_COLUMNS,
         MAJORITY_RULE,
         SIMPLE_COLUMNS,
@@ -68,11 +79,24 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         majority_label,
         read_item_labels,
     )
+    from evalkit.files.output import (
+        NoWrite,
+        OutputRefusedError,
+        OutputWriteError,
+        check_output,
+        write_output,
+    )
+    from evalkit.files.parquet import (
+        DEFAULT_MAX_TABLE_BYTES,
+        DEFAULT_MAX_TABLE_ROWS,
+        read_parquet,
+    )
 
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
     "AppendError": "evalkit.files.append",
     "AppendHold": "evalkit.files.append",
+    "FirstLine": "evalkit.files.append",
     "LineAppender": "evalkit.files.append",
     "append_lines": "evalkit.files.append",
     "encode_line": "evalkit.files.append",
@@ -83,10 +107,19 @@ _LAZY: dict[str, str] = {
     "InputNotFoundError": "evalkit.files.errors",
     "InputPermissionError": "evalkit.files.errors",
     "input_file_error": "evalkit.files.errors",
+    "FORMULA_STARTS": "evalkit.files.escape",
+    "csv_text": "evalkit.files.escape",
+    "has_visible_character": "evalkit.files.escape",
+    "spreadsheet_cell": "evalkit.files.escape",
     "html_text": "evalkit.files.escape",
     "markdown_code": "evalkit.files.escape",
     "markdown_text": "evalkit.files.escape",
     "plot_text": "evalkit.files.escape",
+    "Link": "evalkit.files.hashing",
+    "TreeDigest": "evalkit.files.hashing",
+    "link_of": "evalkit.files.hashing",
+    "listing_name": "evalkit.files.hashing",
+    "tree_digest": "evalkit.files.hashing",
     "file_digest": "evalkit.files.hashing",
     "listing_sha256": "evalkit.files.hashing",
     "sha256_file": "evalkit.files.hashing",
@@ -113,6 +146,15 @@ _LAZY: dict[str, str] = {
     "read_text": "evalkit.files.input",
     "split_lines": "evalkit.files.input",
     "unreadable_reason": "evalkit.files.input",
+    "NoWrite": "evalkit.files.output",
+    "OutputRefusedError": "evalkit.files.output",
+    "OutputWriteError": "evalkit.files.output",
+    "check_output": "evalkit.files.output",
+    "write_output": "evalkit.files.output",
+    "DEFAULT_MAX_TABLE_BYTES": "evalkit.files.parquet",
+    "DEFAULT_MAX_TABLE_ROWS": "evalkit.files.parquet",
+    "read_parquet": "evalkit.files.parquet",
+    "CALL_OUTCOMES": "evalkit.files.labels",
     "ItemLabels": "evalkit.files.labels",
     "LONG_COLUMNS": "evalkit.files.labels",
     "MAJORITY_RULE": "evalkit.files.labels",
@@ -123,8 +165,12 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "CALL_OUTCOMES",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_TABLE_BYTES",
+    "DEFAULT_MAX_TABLE_ROWS",
+    "FORMULA_STARTS",
     "LONG_COLUMNS",
     "MAJORITY_RULE",
     "MAX_FILE_BYTES_ENV",
@@ -132,6 +178,7 @@ __all__ = [
     "SIMPLE_COLUMNS",
     "AppendError",
     "AppendHold",
+    "FirstLine",
     "InputFileError",
     "InputIsADirectoryError",
     "InputNotADirectoryError",
@@ -142,16 +189,26 @@ __all__ = [
     "ItemLabels",
     "JsonInputError",
     "LineAppender",
+    "Link",
+    "NoWrite",
+    "OutputRefusedError",
+    "OutputWriteError",
     "RawLine",
+    "TreeDigest",
     "append_lines",
+    "check_output",
     "clip",
+    "csv_text",
     "decode_text",
     "dumps",
     "encode_line",
     "escape_surrogates",
     "file_digest",
+    "has_visible_character",
     "html_text",
     "input_file_error",
+    "link_of",
+    "listing_name",
     "listing_sha256",
     "long_labels",
     "majority_label",
@@ -166,12 +223,16 @@ __all__ = [
     "plot_text",
     "read_bytes",
     "read_item_labels",
+    "read_parquet",
     "read_stream",
     "read_text",
     "sha256_file",
     "sha256_hex",
     "split_lines",
+    "spreadsheet_cell",
+    "tree_digest",
     "unreadable_reason",
+    "write_output",
 ]
 
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

@@ -4,10 +4,14 @@ The one line appender of evalkit: the journal (:mod:`evalkit.journal.file`, whic
 and seals each record first) and the run log of ``evalkit judge run`` (:class:`LineAppender`)
 both write through :class:`AppendHold`, so one set of write rules holds for both:
 
-* **Regular files only.** The file is opened with ``O_NONBLOCK`` and checked with ``fstat``
-  on the open descriptor: a FIFO, a device or a directory is refused before a byte is written,
-  and a dangling symlink is named, never followed to create a file behind it. Missing parent
-  directories are created.
+* **Regular files only, never through a link.** The file is opened with ``O_NONBLOCK`` and
+  ``O_NOFOLLOW`` and checked with ``fstat`` on the open descriptor: a FIFO, a device or a
+  directory is refused before a byte is written, and a symbolic link (dangling or not) is
+  named, never followed into a file this writer did not create. Missing parent directories
+  are created.
+* **Only the writer's own file.** A writer names what its lines look like (:class:`FirstLine`):
+  a non-empty file whose first line is not one of them (a gold file, a ledger, someone's
+  notes) is refused before a byte is written.
 * **Locked.** A hold keeps an exclusive ``fcntl.flock`` on the file itself, so two writers
   (two processes, or two threads with their own descriptor) never interleave bytes.
 * **Complete lines.** Each line is one serialized JSON value without a line break, followed by
@@ -32,18 +36,22 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.errors import InputFileError, input_file_error
-from evalkit.files.input import InputNotRegularError, dumps
+from evalkit.files.input import InputNotRegularError, clip, dumps
+from evalkit.files.output import OutputRefusedError
 
 __all__ = [
     "AppendError",
     "AppendHold",
+    "FirstLine",
     "LineAppender",
     "append_lines",
     "encode_line",
@@ -52,6 +60,23 @@ __all__ = [
 
 #: Maps an ``OSError`` met while opening ``path`` to the error the caller raises.
 OpenErrorMap = Callable[[OSError, Path], OSError]
+#: The most of a first line read to tell whose file it is.
+_FIRST_LINE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class FirstLine:
+    """What the first line of a writer's own file looks like: ``pattern`` searched in it.
+
+    ``lines`` names them for the refusal ("journal records").
+    """
+
+    lines: str
+    pattern: re.Pattern[bytes]
+
+    def owns(self, first: bytes) -> bool:
+        """Whether ``first`` (a file's first line, or its first bytes) is one of the lines."""
+        return self.pattern.search(first) is not None
 
 
 class AppendError(OSError):
@@ -97,14 +122,39 @@ def encode_line(obj: Any) -> str:
 
 
 def _refused(exc: OSError, what: str, target: Path, map_error: OpenErrorMap | None) -> OSError:
-    if isinstance(exc, FileNotFoundError) and target.is_symlink():
-        return InputFileError(
-            f"{what} {str(target)!r}: a dangling symlink (its target does not exist); "
-            "nothing is created behind it",
+    if exc.errno in (errno.ELOOP, errno.ENOENT, errno.EEXIST) and target.is_symlink():
+        if not target.exists():
+            return InputFileError(
+                f"{what} {str(target)!r}: a dangling symlink (its target does not exist); "
+                "nothing is created behind it",
+                target,
+                exc.errno,
+            )
+        return OutputRefusedError(
+            f"{what} {str(target)!r}: is a symbolic link; evalkit never appends through a link "
+            "into a file it did not create (name the file itself); nothing was written",
             target,
             exc.errno,
         )
     return map_error(exc, target) if map_error else input_file_error(exc, what, target)
+
+
+def _check_owner(fd: int, what: str, target: Path, owner: FirstLine) -> None:
+    """Refuse a non-empty file whose first line is not one of ``owner``'s lines."""
+    head = os.pread(fd, _FIRST_LINE_BYTES, 0)
+    if not head:
+        return
+    first = head.split(b"\n", 1)[0]
+    if owner.owns(first):
+        return
+    shown = clip(first.decode("utf-8", "replace"), 60)
+    raise OutputRefusedError(
+        f"{what} {str(target)!r}: its first line is not one of evalkit's {owner.lines} "
+        f"({shown!r}); evalkit appends only to its own files (name another file); nothing "
+        "was written",
+        target,
+        errno.EPERM,
+    )
 
 
 def _sync_new_entry(fd: int, target: Path, what: str, error_type: type[AppendError]) -> None:
@@ -138,6 +188,7 @@ def open_for_append(
     path: str | os.PathLike[str],
     what: str,
     *,
+    owner: FirstLine | None = None,
     map_error: OpenErrorMap | None = None,
     error_type: type[AppendError] = AppendError,
 ) -> int:
@@ -145,16 +196,26 @@ def open_for_append(
 
     ``what`` names the file's role in messages ("journal", "run log"). Missing parent
     directories are created; a file this call creates has its directory entry fsynced (under
-    the lock) before the descriptor is returned. Anything but a regular file is refused before
-    a byte is written. An ``OSError`` met while opening (and the refusal of a non-regular file,
-    an :class:`~evalkit.files.input.InputNotRegularError`) goes through ``map_error``, by
-    default :func:`~evalkit.files.errors.input_file_error`; a failed directory sync raises
+    the lock) before the descriptor is returned. Anything but a regular file, a symbolic link,
+    and (with ``owner``) a non-empty file whose first line is not ``owner``'s are refused
+    before a byte is written (:class:`~evalkit.files.output.OutputRefusedError` for the last
+    two). An ``OSError`` met while opening (and the refusal of a non-regular file, an
+    :class:`~evalkit.files.input.InputNotRegularError`) goes through ``map_error``, by default
+    :func:`~evalkit.files.errors.input_file_error`; a failed directory sync raises
     ``error_type``. The caller closes the descriptor.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # O_NONBLOCK: opening a FIFO never blocks; O_EXCL tells whether this call created the file
-    flags = os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: opening a FIFO never blocks; O_EXCL tells whether this call created the file;
+    # O_NOFOLLOW: a link is refused (ELOOP), never followed into someone else's file
+    flags = (
+        os.O_RDWR
+        | os.O_APPEND
+        | os.O_NONBLOCK
+        | os.O_NOCTTY
+        | os.O_NOFOLLOW
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         try:
             fd, created = os.open(target, flags | os.O_CREAT | os.O_EXCL, 0o644), True
@@ -173,6 +234,8 @@ def open_for_append(
             )
             raise _refused(refusal, what, target, map_error)
         os.set_blocking(fd, True)
+        if owner is not None and not created:
+            _check_owner(fd, what, target, owner)
         if created:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -349,14 +412,17 @@ class LineAppender:
     """An open JSON-lines file that appends batches of complete lines (module docstring).
 
     Each :meth:`append` is one :class:`AppendHold`: locked, one write, fsynced, all or nothing.
-    ``what`` names the file's role in error messages ("run log"). Use as a context manager, or
+    ``what`` names the file's role in error messages ("run log"); ``owner`` what its lines look
+    like (a file whose first line is not one of them is refused). Use as a context manager, or
     call :meth:`close`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], what: str = "file") -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], what: str = "file", owner: FirstLine | None = None
+    ) -> None:
         self.path = Path(path)
         self.what = what
-        self._fd: int | None = open_for_append(self.path, what)
+        self._fd: int | None = open_for_append(self.path, what, owner=owner)
 
     def append(self, lines: Sequence[str]) -> None:
         """Append ``lines`` (JSON line bodies, see :func:`encode_line`) all or nothing.
@@ -384,7 +450,12 @@ class LineAppender:
         self.close()
 
 
-def append_lines(path: str | os.PathLike[str], lines: Sequence[str], what: str = "file") -> None:
+def append_lines(
+    path: str | os.PathLike[str],
+    lines: Sequence[str],
+    what: str = "file",
+    owner: FirstLine | None = None,
+) -> None:
     """Append ``lines`` to the JSON-lines file at ``path`` all or nothing (module docstring)."""
-    with LineAppender(path, what) as appender:
+    with LineAppender(path, what, owner) as appender:
         appender.append(lines)

@@ -1,4 +1,4 @@
-r"""Escaping untrusted text where it becomes HTML or Markdown: the one helper every page uses.
+r"""Escaping untrusted text where it becomes HTML, Markdown or a CSV cell: one helper per sink.
 
 Anything that comes from a file a user supplied (session ids, evidence, gold-set names, label
 targets, judge names, parameter values) is untrusted. It is escaped at the point where it is
@@ -6,24 +6,62 @@ placed into HTML (:func:`html_text`) or into Markdown that a notebook renders
 (:func:`markdown_text`, :func:`markdown_code`); Markdown renderers pass raw HTML through, so the
 Markdown helpers escape HTML too. Lone surrogates are written as ``\udXXX`` so that the page
 can always be encoded. Text drawn into a figure is not HTML, but matplotlib reads ``$...$`` as
-mathtext (a parse error fails the whole cell): :func:`plot_text` draws it literally.
+mathtext (a parse error fails the whole cell): :func:`plot_text` draws it literally. A CSV
+cell a spreadsheet would run as a formula (text starting with ``= + - @``, a tab or a carriage
+return, e.g. a session id ``=HYPERLINK(...)``) is written with a leading ``'``
+(:func:`spreadsheet_cell`; :func:`csv_text` writes a whole table so): the text stays readable,
+and a reader that strips the ``'`` gets it back.
 
 Standard library only.
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
+import itertools
 import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 from evalkit.files.input import escape_surrogates
 
-__all__ = ["html_text", "markdown_code", "markdown_text", "plot_text"]
+__all__ = [
+    "FORMULA_STARTS",
+    "csv_text",
+    "has_visible_character",
+    "html_text",
+    "markdown_code",
+    "markdown_text",
+    "plot_text",
+    "spreadsheet_cell",
+]
+
+#: What a text cell may not start with, or a spreadsheet reads it as a formula (OWASP CSV
+#: injection: ``=``, ``+``, ``-``, ``@``, tab, carriage return).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 # CommonMark: any ASCII punctuation may be backslash-escaped; these are the ones that start or
 # end Markdown constructs (emphasis, links, code, headings, lists, tables); < > & are left to
 # html.escape, which turns them into entities (a backslash before them would show an entity).
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def has_visible_character(text: str) -> bool:
+    """Whether ``text`` shows anything on a page: a letter, digit, punctuation mark or symbol.
+
+    Whitespace, zero-width and other format characters (U+200B, U+2060, U+FEFF, bidi marks),
+    control characters and combining marks alone render as nothing, and so do the few letters
+    and symbols drawn blank (:data:`_BLANK`: the Hangul fillers, the blank Braille pattern): a
+    reason made of them is no reason.
+    """
+    return any(unicodedata.category(ch)[0] in "LNPS" and ch not in _BLANK for ch in text)
+
+
+#: Letters and symbols (categories L, S) that render as blank space: the Hangul fillers
+#: (Unicode's default-ignorable letters) and the blank Braille pattern.
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def html_text(value: object) -> str:
@@ -60,3 +98,32 @@ def plot_text(value: object) -> str:
     """``value`` as literal text for a matplotlib label or title (no mathtext, one line)."""
     text = escape_surrogates(str(value)).replace("\r", " ").replace("\n", " ")
     return text.replace("$", r"\$")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """``value`` as a CSV cell no spreadsheet runs as a formula.
+
+    Text starting with one of :data:`FORMULA_STARTS` gets a leading ``'``; numbers and
+    everything else are left as they are.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    r"""A CSV table (``\n`` line ends) with every cell through :func:`spreadsheet_cell`.
+
+    A cell holding a carriage return or a line feed is quoted (the ``csv`` module quotes only
+    the characters of its line terminator, and a bare ``\r`` starts a row in a spreadsheet).
+    Lone surrogates are written as ``\udXXX``, so the text is always UTF-8.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")  # so that both characters are quoted
+    out = []
+    for row in itertools.chain([header], rows):
+        writer.writerow([spreadsheet_cell(cell) for cell in row])
+        out.append(buffer.getvalue()[:-2] + "\n")
+        buffer.seek(0)
+        buffer.truncate()
+    return escape_surrogates("".join(out))

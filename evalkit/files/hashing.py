@@ -7,18 +7,34 @@ is a sha256 computed here, so that anyone can recompute it offline with the reci
 - a file: the same over its bytes, read in chunks; only a regular file is read (a FIFO, a
   device or a directory is refused by name, never waited on);
 - a listing (a folder's files): the sha256 of the UTF-8 lines ``"<name>\t<sha256>\n"``, sorted
-  by name (a gold set's ``set_sha256``, a study input folder's digest).
+  by name (a gold set's ``set_sha256``, a study input folder's digest);
+- a tree (:func:`tree_digest`, a study's data folder): the listing of every file below it, by
+  what is read: links are followed (to a file or a folder), each one recorded with its text and
+  its target, so a target that changes changes the digest; a FIFO, a device, a dangling link or
+  a loop is named by its error, never read or followed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
-from evalkit.files.input import open_regular
+from evalkit.errors import EvalkitError
+from evalkit.files.input import escape_surrogates, open_regular
 
-__all__ = ["file_digest", "listing_sha256", "sha256_file", "sha256_hex"]
+__all__ = [
+    "Link",
+    "TreeDigest",
+    "file_digest",
+    "link_of",
+    "listing_name",
+    "listing_sha256",
+    "sha256_file",
+    "sha256_hex",
+    "tree_digest",
+]
 
 _CHUNK = 1 << 20
 
@@ -53,3 +69,106 @@ def listing_sha256(files: Mapping[str, str]) -> str:
     r"""The sha256 of ``{name: sha256}``: over ``"<name>\t<sha256>\n"`` lines sorted by name."""
     lines = "".join(f"{name}\t{files[name]}\n" for name in sorted(files))
     return sha256_hex(lines.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link met on the way to what was read: where it is, its text, its target."""
+
+    path: str
+    text: str
+    target: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{path, link, target}``."""
+        return {"path": self.path, "link": self.text, "target": self.target}
+
+
+def link_of(path: str, shown: str | None = None) -> Link | None:
+    """The :class:`Link` at ``path`` (``shown``: how to name it), or None when it is no link."""
+    if not os.path.islink(path):
+        return None
+    return Link(
+        escape_surrogates(shown if shown is not None else path),
+        escape_surrogates(os.readlink(path)),
+        escape_surrogates(os.path.realpath(path)),
+    )
+
+
+@dataclass(frozen=True)
+class TreeDigest:
+    """Every file below a folder, by content (:func:`tree_digest`).
+
+    ``sha256`` over the listing of ``files`` of them (``bytes`` in all), the ``links`` followed
+    on the way; ``error`` (and no ``sha256``) when there were too many.
+    """
+
+    sha256: str | None
+    files: int = 0
+    bytes: int = 0
+    links: tuple[Link, ...] = ()
+    error: str | None = None
+
+
+def listing_name(rel: str) -> str:
+    """``rel`` as a listing name: a tab or a newline in a name must not forge a line."""
+    text = escape_surrogates(rel)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _tree(root: str) -> Iterator[tuple[str, str, str | None]]:
+    """(relative path, full path, why it is not read) of everything below ``root``.
+
+    Links to folders are followed, except into a folder already on the way down (a loop).
+    """
+    stack: list[tuple[str, str, frozenset[str]]] = [(root, "", frozenset({os.path.realpath(root)}))]
+    while stack:
+        here, prefix, above = stack.pop()
+        try:
+            names = sorted(os.listdir(here))
+        except OSError as exc:
+            yield prefix or ".", here, f"unreadable folder ({exc.strerror or exc})"
+            continue
+        for name in reversed(names):
+            full = os.path.join(here, name)
+            rel = f"{prefix}{name}"
+            if os.path.isdir(full):
+                real = os.path.realpath(full)
+                if real in above:
+                    yield rel, full, "a link back into a folder above it (a loop)"
+                else:
+                    stack.append((full, rel + "/", above | {real}))
+                    if os.path.islink(full):
+                        yield rel, full, None  # the link itself, recorded; its files follow
+            else:
+                yield rel, full, None
+
+
+def tree_digest(root: str, what: str = "input", *, max_files: int = 100_000) -> TreeDigest:
+    """The :class:`TreeDigest` of the folder ``root`` (module docstring: the recipe).
+
+    A file that cannot be read (a FIFO, a device, a dangling link) is listed as
+    ``unreadable:<sha256 of the reason>``; more than ``max_files`` files is an ``error``.
+    """
+    digests: dict[str, str] = {}
+    links: list[Link] = []
+    total = 0
+    for rel, full, problem in _tree(root):
+        link = link_of(full, rel)
+        if link is not None:
+            links.append(link)
+        if problem is not None:
+            digests[listing_name(rel)] = "unreadable:" + sha256_hex(problem.encode("utf-8"))
+            continue
+        if os.path.isdir(full):
+            continue  # a followed link to a folder: its files are listed under it
+        try:
+            digests[listing_name(rel)], size = file_digest(full, what)
+            total += size
+        except (EvalkitError, OSError) as exc:  # a FIFO, a device: named, never read
+            reason = str(exc).encode("utf-8", "replace")
+            digests[listing_name(rel)] = "unreadable:" + sha256_hex(reason)
+        if len(digests) > max_files:
+            return TreeDigest(None, error=f"more than {max_files} files")
+    links.sort(key=lambda item: item.path)
+    return TreeDigest(listing_sha256(digests), len(digests), total, tuple(links))

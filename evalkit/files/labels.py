@@ -5,8 +5,8 @@ Two CSV layouts are read (UTF-8, a header line first; extra columns are ignored)
 * **one row per item**: columns ``item_id,label``. An empty label is *no label* (missing).
 * **long format**, one row per judge call: columns ``item_id,judge,repeat,label,outcome``
   (what :class:`evalkit.simulate.SimulatedModelJudge` and a judge's run log give). A row
-  whose ``outcome`` is ``ok`` carries a label; any other outcome (``cannot-parse``,
-  ``error``) carries none. A file is read as long format when its header has a ``repeat``
+  whose ``outcome`` is ``ok`` carries a label; ``cannot-parse`` and ``error`` carry none; any
+  other outcome is refused (:data:`CALL_OUTCOMES`). A file is read as long format when its header has a ``repeat``
   column.
 
 **One label per item from repeats (the majority rule).** With several calls per item, the
@@ -33,21 +33,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.files.input import escape_surrogates, read_text
+from evalkit.files.input import clip, escape_surrogates, read_text
 
 __all__ = [
+    "CALL_OUTCOMES",
     "LONG_COLUMNS",
     "MAJORITY_RULE",
     "SIMPLE_COLUMNS",
     "ItemLabels",
     "long_labels",
     "majority_label",
+    "read_csv_records",
     "read_item_labels",
 ]
 
 SIMPLE_COLUMNS = ("item_id", "label")
 LONG_COLUMNS = ("item_id", "judge", "repeat", "label", "outcome")
 OK = "ok"
+#: What a judge call can end in: ``ok`` (a label), ``cannot-parse`` (a reply, no label),
+#: ``error`` (no reply). Any other outcome is refused, naming its file, line and field.
+CALL_OUTCOMES = (OK, "cannot-parse", "error")
 MAJORITY_RULE = (
     "with several calls per item, an item's label is the one strictly more of its ok calls gave "
     "than any other; a tie for the most calls, or no ok call, leaves the item without a label "
@@ -226,6 +231,11 @@ def _long_calls(
                 f"{repeat} already given on line {seen[key]}"
             )
         seen[key] = line
+        if v["outcome"] not in CALL_OUTCOMES:
+            raise EvalkitError(
+                f"{shown}: line {line}: field 'outcome': {clip(repr(v['outcome']), 60)} is not "
+                f"one of {', '.join(CALL_OUTCOMES)}"
+            )
         if v["outcome"] == OK and not v["label"]:
             raise EvalkitError(f"{shown}: line {line}: field 'label': an ok call without a label")
         if v["outcome"] != OK and v["label"]:
@@ -301,6 +311,23 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
     if not result.n:
         raise EvalkitError(f"{source}: no item")
     return result
+
+
+def read_csv_records(
+    path: str | os.PathLike[str], what: str
+) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the ``(line, fields)`` of every non-blank record of a CSV file.
+
+    ``line`` is the record's 1-based line in the file (the header is line 1), as every label
+    reader names a line; a malformed record is an ``EvalkitError`` naming its line.
+    """
+    shown = f"{what} {escape_surrogates(os.fsdecode(path))!r}"
+    records = _rows(read_text(path, what), shown)
+    header = next(records, None)
+    if header is None:
+        raise EvalkitError(f"{shown}: empty (expected a header line)")
+    rows = [(line, row) for line, row in records if any(cell.strip() for cell in row)]
+    return [h.strip() for h in header[1]], rows
 
 
 def read_item_labels(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.fleet.score import (
         FLEET_EXTRA,
         LOCAL_WORKER_CONFIG,
+        SCHEDULER_TRUST,
         DirectoryOutcome,
         FleetFailure,
         FleetFailureWarning,
@@ -47,6 +48,7 @@ _LAZY: dict[str, str] = {
     "FleetFailureWarning": "evalkit.fleet.score",
     "FleetSummary": "evalkit.fleet.score",
     "LOCAL_WORKER_CONFIG": "evalkit.fleet.score",
+    "SCHEDULER_TRUST": "evalkit.fleet.score",
     "fleet_client": "evalkit.fleet.score",
     "fleet_summary": "evalkit.fleet.score",
     "run_fleet": "evalkit.fleet.score",
@@ -65,6 +67,7 @@ __all__ = [
     "FLEET_EXTRA",
     "LOCAL_WORKER_CONFIG",
     "PROBLEMS_SHOWN",
+    "SCHEDULER_TRUST",
     "DirectoryOutcome",
     "FleetFailure",
     "FleetFailureWarning",

@@ -51,14 +51,35 @@ def _from_glob(pattern: str) -> list[str]:
     return dirs
 
 
+def _identity(path: str) -> tuple[object, ...]:
+    """What makes two paths one directory: the same device and inode.
+
+    So a link, a bind mount or a second spelling is the same directory; a path that is not
+    there (it fails later, named) is compared by its real path.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
+
+
 def _check_unique(dirs: Sequence[str]) -> None:
-    seen: dict[str, int] = {}
+    seen: dict[tuple[object, ...], int] = {}
     for i, d in enumerate(dirs):
-        first = seen.setdefault(os.path.normpath(d), i)
+        first = seen.setdefault(_identity(d), i)
         if first != i:
+            same = (
+                "twice"
+                if os.path.normpath(dirs[first]) == os.path.normpath(d)
+                else (
+                    f"twice: {dirs[first]!r} (entry {first + 1}) is the same directory "
+                    f"({os.path.realpath(d)!r})"
+                )
+            )
             raise EvalkitError(
-                f"the fleet names {d!r} twice (entries {first + 1} and {i + 1}): each metrics "
-                "directory may appear once, or its sessions would be counted twice"
+                f"the fleet names {d!r} {same} (entries {first + 1} and {i + 1}): each "
+                "metrics directory may appear once, or its sessions would be counted twice"
             )
 
 
@@ -70,8 +91,9 @@ def resolve_fleet(spec: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     regular file listing one directory per line (blank lines and ``#`` comments skipped,
     relative paths from the file's folder); or the path of one directory. Paths are returned
     as given (not resolved), so the ``metrics_dir`` column reads as the user wrote them.
-    Raises :class:`~evalkit.errors.EvalkitError` for an empty fleet, a duplicate, a glob that
-    matches no directory or a path that is neither a file nor a directory.
+    Raises :class:`~evalkit.errors.EvalkitError` for an empty fleet, a duplicate (one directory
+    under two names too: a link to it, another spelling, a bind mount; compared by device and
+    inode), a glob that matches no directory or a path that is neither a file nor a directory.
     """
     if isinstance(spec, str | os.PathLike):
         text = os.fspath(spec)

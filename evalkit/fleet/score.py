@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FLEET_EXTRA",
     "LOCAL_WORKER_CONFIG",
+    "SCHEDULER_TRUST",
     "DirectoryOutcome",
     "FleetFailure",
     "FleetFailureWarning",
@@ -191,16 +192,51 @@ def _distributed() -> Any:
     return dd
 
 
+#: What a scheduler address means, said wherever one is taken (``--help``, the study page).
+SCHEDULER_TRUST = (
+    "a Dask scheduler runs code in the process that connects to it (its client unpickles "
+    "what the scheduler sends): name only one you trust as you trust this machine's account"
+)
+
+
+#: The HTTP routes of a local cluster's scheduler and workers: a health check, nothing that
+#: shows the tasks or the workers to whoever can reach the port (it is not behind TLS).
+_HTTP_HEALTH_ONLY: dict[str, Any] = {
+    "distributed.scheduler.http.routes": ["distributed.http.health"],
+    "distributed.worker.http.routes": ["distributed.http.health"],
+}
+
+
+def _security() -> Any:
+    """Mutual-TLS credentials made for one local cluster (:meth:`Security.temporary`).
+
+    The key never touches the disk: only this process and the workers it spawns hold it, so no
+    other local user can connect to the scheduler or its workers and have them run code.
+    """
+    try:
+        from distributed.security import Security
+
+        return Security.temporary()
+    except ImportError as exc:  # Security.temporary needs cryptography
+        raise MissingExtraError(
+            f"a local Dask cluster needs TLS, and TLS needs the 'fleet' extra: {FLEET_EXTRA} "
+            f"({exc})"
+        ) from exc
+
+
 @contextlib.contextmanager
 def fleet_client(
     scheduler: str | None = None, *, workers: int | None = None, threads_per_worker: int = 1
 ) -> Iterator[Any]:
     """A ``dask.distributed.Client``, closed on exit.
 
-    Connected to ``scheduler`` (an address such as ``tcp://scheduler:8786``), or to a new
-    local cluster of ``workers`` processes (default: one per CPU) on loopback, its HTTP
-    endpoint on a free loopback port, tuned by :data:`LOCAL_WORKER_CONFIG`. Raises
-    :class:`MissingExtraError` without Dask.
+    Connected to ``scheduler`` (an address such as ``tcp://scheduler:8786``: see
+    :data:`SCHEDULER_TRUST`), or to a new local cluster of ``workers`` processes (default: one
+    per CPU) on loopback, tuned by :data:`LOCAL_WORKER_CONFIG`. A local cluster speaks mutual
+    TLS with credentials made for it (:func:`_security`): only this client and its own workers
+    can connect; no dashboard is started, and its HTTP ports (loopback) answer a health check
+    only. Raises :class:`MissingExtraError` without
+    Dask (or without cryptography, for a local cluster).
     """
     dd = _distributed()
     if scheduler is not None and workers is not None:
@@ -215,16 +251,21 @@ def fleet_client(
         return
     import dask
 
+    security = _security()
     with (
-        dask.config.set(LOCAL_WORKER_CONFIG),  # read when the nannies spawn their workers
+        # read when the nannies spawn their workers, and by the scheduler's HTTP server
+        dask.config.set({**LOCAL_WORKER_CONFIG, **_HTTP_HEALTH_ONLY}),
         dd.LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=threads_per_worker,
             processes=True,
             host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # loopback, any free port
+            protocol="tls://",
+            security=security,
+            dashboard_address=None,  # no dashboard...
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # ...and HTTP on loopback
         ) as cluster,
-        dd.Client(cluster) as client,
+        dd.Client(cluster, security=security) as client,
     ):
         yield client
 

@@ -28,12 +28,13 @@ a JSON string, not in UTF-8) are written as ``\udXXX`` escapes
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
-from evalkit.files.append import AppendError, AppendHold, encode_line, open_for_append
+from evalkit.files.append import AppendError, AppendHold, FirstLine, encode_line, open_for_append
 from evalkit.files.errors import (
     InputFileError,
     InputIsADirectoryError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = [
+    "JOURNAL_LINES",
     "JOURNAL_NAME",
     "JournalAppender",
     "JournalIsADirectoryError",
@@ -62,6 +64,11 @@ __all__ = [
 
 #: The journal's file name in a metrics directory (``<metrics-dir>/eval.jsonl``, SPEC section 1).
 JOURNAL_NAME = "eval.jsonl"
+#: A journal's lines: records (ours and the reference engine's, whatever their key order, a
+#: torn one included). A file whose first line is none is never appended to.
+JOURNAL_LINES = FirstLine(
+    "journal records", re.compile(rb'^\s*\{.*"record_kind"\s*:\s*"session-eval"')
+)
 
 
 class JournalNotFoundError(InputNotFoundError):
@@ -143,7 +150,11 @@ class JournalAppender:
     def __enter__(self) -> JournalAppender:
         """Open and lock the journal; the appender itself."""
         fd = open_for_append(
-            self.path, "journal", map_error=journal_os_error, error_type=JournalWriteError
+            self.path,
+            "journal",
+            owner=JOURNAL_LINES,
+            map_error=journal_os_error,
+            error_type=JournalWriteError,
         )
         hold = AppendHold(fd, self.path, "journal", unit="record", error_type=JournalWriteError)
         try:

@@ -154,6 +154,18 @@ class JournalRead(Readable):
             return exact
         return [(line, rec) for line, rec in pairs if escape_surrogates(rec["run_id"]) == run_id]
 
+    def missing(self, run_id: str) -> str:
+        """Why :meth:`find` found no valid record of ``run_id``, for an error message.
+
+        A line that holds the run id but is no valid record (changed after it was written, a
+        broken field) is named with its line and the reason, never "no record".
+        """
+        held = [d for d in self.diagnostics if d.run_id == run_id]
+        if held:
+            d = held[-1]
+            return f"line {d.line} holds run id {run_id!r} but is not a valid record: {d.reason}"
+        return f"no valid record with run id {run_id!r}"
+
 
 # -------------------------------------------------------------------------------------- read
 

@@ -105,7 +105,7 @@ def journal_items(journal: JournalRead, run_ids: Iterable[str] = ()) -> ItemSour
     wanted = list(dict.fromkeys(run_ids))
     missing = [rid for rid in wanted if rid not in by_id]
     if missing:
-        raise EvalkitError(f"{path}: no valid record with run id {missing[0]!r}")
+        raise EvalkitError(f"{path}: {journal.missing(missing[0])}")
     chosen = wanted or list(by_id)
     if not chosen:
         skipped = len(journal.diagnostics)

@@ -32,13 +32,16 @@ rater, label``): each judge a label family, each of its repeats (or its majority
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.append import FirstLine
 from evalkit.files.input import JsonInputError, parse_json, read_bytes, split_lines
+from evalkit.files.labels import CALL_OUTCOMES
 from evalkit.judge.parse import DIMENSION_STATUSES
 from evalkit.record.dimension import DimensionId
 
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LABEL_COLUMNS",
     "OUTCOMES",
+    "RUNLOG_LINES",
     "SCHEMA",
     "RunLog",
     "RunLogEntry",
@@ -57,7 +61,11 @@ __all__ = [
 ]
 
 SCHEMA = "evalkit-judge-runlog/1"
-OUTCOMES = ("ok", "cannot-parse", "error")
+#: A run log's lines (a file whose first line is none is never appended to).
+RUNLOG_LINES = FirstLine(
+    "run-log lines", re.compile(rb'^\s*\{.*"schema"\s*:\s*"evalkit-judge-runlog/')
+)
+OUTCOMES = CALL_OUTCOMES  # one vocabulary for run logs and label files
 LABEL_COLUMNS = ("item_id", "judge", "repeat", "label", "outcome", "reason")
 Key = tuple[str, int, str]
 

@@ -9,6 +9,7 @@ from evalkit._lazy import lazy_attributes
 if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
     from evalkit.ledger.files import (
         describe_sessions_file,
+        ledger_paths,
         ledger_role,
     )
     from evalkit.ledger.parse import (
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
 # public name -> module that defines it (loaded on first use)
 _LAZY: dict[str, str] = {
     "describe_sessions_file": "evalkit.ledger.files",
+    "ledger_paths": "evalkit.ledger.files",
     "ledger_role": "evalkit.ledger.files",
     "Diagnostic": "evalkit.ledger.parse",
     "FAST_MAX_DEPTH": "evalkit.ledger.parse",
@@ -96,6 +98,7 @@ __all__ = [
     "get_path",
     "get_str",
     "iter_diagnostics",
+    "ledger_paths",
     "ledger_role",
     "overlong_lines",
     "parse_data",

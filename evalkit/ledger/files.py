@@ -14,11 +14,12 @@ import os
 
 from evalkit.ledger.reader import ARCHIVE_DIR_NAME, ARCHIVE_NAME_RE, LEGACY_RING_MAX, read_jsonl
 
-__all__ = ["describe_sessions_file", "ledger_role"]
+__all__ = ["describe_sessions_file", "ledger_paths", "ledger_role"]
 
 
-def _ledger_paths(root: str) -> list[tuple[str, str]]:
+def ledger_paths(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(role, path) of every file that is or could become part of the ledger of ``root``."""
+    root = os.fspath(root)
     events = os.path.join(root, "events.jsonl")
     paths = [("sessions.jsonl", os.path.join(root, "sessions.jsonl")), ("events.jsonl", events)]
     paths += [(f"events.jsonl.{i}", f"{events}.{i}") for i in range(1, LEGACY_RING_MAX + 1)]
@@ -49,7 +50,7 @@ def ledger_role(metrics_dir: str | os.PathLike[str], path: str | os.PathLike[str
     archive_dir = os.path.realpath(os.path.join(root, ARCHIVE_DIR_NAME))
     if os.path.dirname(target) == archive_dir and ARCHIVE_NAME_RE.match(os.path.basename(target)):
         return f"archive {os.path.basename(target)}"
-    for role, candidate in _ledger_paths(root):
+    for role, candidate in ledger_paths(root):
         if os.path.realpath(candidate) == target:
             return role
         if ident is not None:

@@ -14,10 +14,13 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     from evalkit.prereg.history import (
         Committed,
         first_committed,
+        holds,
         lock_history,
         rewritten_entries,
+        uncommitted_changes,
     )
     from evalkit.prereg.lock import (
+        DESIGN_RECORD_FIELDS,
         KINDS,
         LOCK_ENV,
         LOCK_NAME,
@@ -26,6 +29,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         check_lock,
         collect_inputs,
         default_lock_path,
+        entry_id,
         entry_key,
         entry_version,
         latest_entries,
@@ -68,6 +72,8 @@ _LAZY: dict[str, str] = {
     "verify_all": "evalkit.prereg.gold_verify",
     "Committed": "evalkit.prereg.history",
     "first_committed": "evalkit.prereg.history",
+    "holds": "evalkit.prereg.history",
+    "uncommitted_changes": "evalkit.prereg.history",
     "lock_history": "evalkit.prereg.history",
     "rewritten_entries": "evalkit.prereg.history",
     "Change": "evalkit.prereg.lock",
@@ -78,6 +84,8 @@ _LAZY: dict[str, str] = {
     "check_lock": "evalkit.prereg.lock",
     "collect_inputs": "evalkit.prereg.lock",
     "default_lock_path": "evalkit.prereg.lock",
+    "DESIGN_RECORD_FIELDS": "evalkit.prereg.lock",
+    "entry_id": "evalkit.prereg.lock",
     "entry_key": "evalkit.prereg.lock",
     "entry_version": "evalkit.prereg.lock",
     "latest_entries": "evalkit.prereg.lock",
@@ -113,6 +121,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "DESIGN_RECORD_FIELDS",
     "EXECUTION_PARAMETERS",
     "INPUT_SUFFIXES",
     "KINDS",
@@ -133,9 +142,11 @@ __all__ = [
     "default_lock_path",
     "design_of",
     "design_sha256",
+    "entry_id",
     "entry_key",
     "entry_version",
     "first_committed",
+    "holds",
     "injected_source",
     "is_design_parameter",
     "is_execution_parameter",
@@ -157,6 +168,7 @@ __all__ = [
     "require_unchanged",
     "rewritten_entries",
     "type_ok",
+    "uncommitted_changes",
     "verify_all",
     "write_lock",
 ]

@@ -24,10 +24,13 @@ edit). A study's design can be **amended**: ``preregister`` then mints a new ent
 study (``version`` N+1, its own ``locked_on``, the old entry kept), so a page can say the
 pre-registration was amended and when. Only the newest version of an entry is checked.
 
-A lock is a file anyone can delete. Two things make a rewrite visible: ``preregister`` with no
+A lock is a file anyone can delete. Three things make a rewrite visible: ``preregister`` with no
 lock file starts from the newest lock committed to git at that path (deleting the file does not
-start afresh), and :func:`rewritten_entries` lists every entry the lock's git history holds that
-the current lock no longer holds (checked by ``study run``).
+start afresh); an entry is identified by its whole content (:func:`entry_key`), and
+:func:`evalkit.prereg.history.rewritten_entries` lists every entry the lock's git history holds
+that the current lock no longer holds unchanged (checked by ``study run``); and the study page
+lists how the lock differs from its last commit. A lock holding one ``(kind, name, version)``
+twice is refused.
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.files.escape import has_visible_character
 from evalkit.files.input import decode_text, dumps, escape_surrogates, own_cap, read_bytes
+from evalkit.files.output import write_output
 from evalkit.gold.sets import MANIFEST_NAME, VERSION_DIR, set_sha256, sha256_hex
 from evalkit.prereg.study_params import (
     canonical_json,
@@ -56,6 +61,7 @@ from evalkit.provenance.git import head_commit
 from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = [
+    "DESIGN_RECORD_FIELDS",
     "KINDS",
     "LOCK_ENV",
     "LOCK_NAME",
@@ -64,6 +70,7 @@ __all__ = [
     "check_lock",
     "collect_inputs",
     "default_lock_path",
+    "entry_id",
     "entry_key",
     "entry_version",
     "latest_entries",
@@ -238,11 +245,24 @@ def default_lock_path(root: str | os.PathLike[str] | None = None) -> Path:
 
 
 _ENTRY_FIELDS = ("kind", "name", "path", "sha256")
+#: What ``preregister`` adds, once, to an entry locked before designs were recorded (its cell
+#: unchanged since); any other change to a committed entry is a rewrite.
+DESIGN_RECORD_FIELDS = (
+    "design",
+    "design_sha256",
+    "inputs",
+    "design_recorded_on",
+    "design_recorded_at_commit",
+)
 
 
 def parse_lock(text: str | bytes, shown: str) -> dict[str, Any]:
-    """A lock's JSON text, checked: every entry an object with string kind/name/path/sha256."""
+    """A lock's JSON text, checked: entries are objects with string kind/name/path/sha256.
+
+    Each ``(kind, name, version)`` appears once; a duplicate is refused, naming both.
+    """
     lock = json_document(text, shown, "entries")
+    seen: dict[tuple[str, str, int], int] = {}
     for i, entry in enumerate(lock["entries"]):
         if not isinstance(entry, dict):
             raise EvalkitError(f"{shown}: entries[{i}] must be an object")
@@ -254,6 +274,14 @@ def parse_lock(text: str | bytes, shown: str) -> dict[str, Any]:
             raise EvalkitError(f"{shown}: entries[{i}].version must be a positive integer")
         if "design" in entry and not isinstance(entry["design"], dict):
             raise EvalkitError(f"{shown}: entries[{i}].design must be an object")
+        first = seen.setdefault(entry_id(entry), i)
+        if first != i:
+            kind, name, version = entry_id(entry)
+            raise EvalkitError(
+                f"{shown}: entries[{first}] and entries[{i}] are both {kind} {name!r} version "
+                f"{version}: a lock holds each version once (the lock was edited by hand; "
+                f"{_RESTORE_LOCK})"
+            )
     return lock
 
 
@@ -281,9 +309,18 @@ def entry_version(entry: Mapping[str, Any]) -> int:
     return int(entry.get("version", 1))
 
 
+def entry_id(entry: Mapping[str, Any]) -> tuple[str, str, int]:
+    """Which entry it is: ``(kind, name, version)``; a lock holds each once."""
+    return (entry["kind"], entry["name"], entry_version(entry))
+
+
 def entry_key(entry: Mapping[str, Any]) -> tuple[str, str, int, str]:
-    """What identifies an entry for good: ``(kind, name, version, sha256)``."""
-    return (entry["kind"], entry["name"], entry_version(entry), entry["sha256"])
+    """What identifies an entry for good: its id and the sha256 of its whole content.
+
+    The content is the entry's canonical JSON (sorted keys, compact): an edit of any field
+    (``design`` with a recomputed ``design_sha256`` too) is another entry.
+    """
+    return (*entry_id(entry), sha256_hex(canonical_json(dict(entry)).encode("utf-8")))
 
 
 def latest_entries(entries: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -526,6 +563,11 @@ def write_lock(
     (rubric, gold version, decision rule) refuses, naming it. ``kinds`` limits which inputs
     are added or amended (default: all of :data:`KINDS`); entries already in the lock are kept.
     """
+    if reason is not None and not has_visible_character(reason):
+        raise EvalkitError(
+            "--reason needs a reason a reader can see (a letter, digit or mark; not only spaces "
+            "or zero-width characters), or leave it out"
+        )
     wanted_kinds = set(KINDS if kinds is None else kinds)
     if not wanted_kinds <= set(KINDS):
         raise EvalkitError(f"kinds must be among {KINDS}, got {sorted(wanted_kinds)}")
@@ -571,7 +613,6 @@ def write_lock(
         lock["created_commit"] = commit
     if seeded_from:
         lock["restored_from_commit"] = seeded_from
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # a new file renamed into place, never through a link (a planted .tmp link is no way in)
+    write_output(path, dumps(lock, indent=2, sort_keys=True) + "\n", "pre-registration lock")
     return lock

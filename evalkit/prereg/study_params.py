@@ -9,7 +9,9 @@ A study notebook declares its parameters in the one code cell tagged ``parameter
   and the runner records the sha256 of their content.
 * **execution settings**: the names in :data:`EXECUTION_PARAMETERS` (``scheduler``: the
   address of the Dask scheduler a fleet runs on). They say *where* a run computes, never
-  *what*: the results are the same wherever it runs. Free to override, recorded as given.
+  *what*: the results are the same wherever it runs. A scheduler runs code in the kernel, so
+  it is named only on the command line (``study run --scheduler``), never by ``-p``, a
+  parameters file or a notebook default (``evalkit.studies.run``); the page names it.
 * **design**: every other parameter (thresholds, ceiling, resamples, seeds, the fact, the
   judge...). The pre-registration lock freezes the design (:mod:`evalkit.prereg.lock`).
 

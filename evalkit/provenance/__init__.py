@@ -9,6 +9,7 @@ from evalkit._lazy import lazy_attributes
 if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give them their types
     from evalkit.provenance.git import (
         Revision,
+        dirty_paths,
         evalkit_commit,
         file_history,
         has_commit,
@@ -40,6 +41,7 @@ _LAZY: dict[str, str] = {
     "file_history": "evalkit.provenance.git",
     "has_commit": "evalkit.provenance.git",
     "head_commit": "evalkit.provenance.git",
+    "dirty_paths": "evalkit.provenance.git",
     "is_dirty": "evalkit.provenance.git",
     "run_git": "evalkit.provenance.git",
     "hostname_hash": "evalkit.provenance.host",
@@ -59,6 +61,7 @@ __all__ = [
     "PACKAGE_DIR",
     "REPO_ROOT",
     "Revision",
+    "dirty_paths",
     "environment_mismatches",
     "evalkit_commit",
     "file_history",

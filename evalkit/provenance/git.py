@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,7 @@ from evalkit.provenance.repository import REPO_ROOT
 
 __all__ = [
     "Revision",
+    "dirty_paths",
     "evalkit_commit",
     "file_history",
     "has_commit",
@@ -106,12 +108,46 @@ def has_commit(sha: str) -> bool | None:
     return None if res is None else res.returncode == 0
 
 
-def is_dirty(cwd: str | os.PathLike[str]) -> bool | None:
-    """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    res = run_git(cwd, "status", "--porcelain", "--untracked-files=no")
+def is_dirty(cwd: str | os.PathLike[str], *, decisive: Sequence[str] = ()) -> bool | None:
+    """True when the work tree is not its commit (:func:`dirty_paths`); None without git."""
+    found = dirty_paths(cwd, limit=1, decisive=decisive)
+    return None if found is None else bool(found)
+
+
+def dirty_paths(
+    cwd: str | os.PathLike[str], *, limit: int = 100, decisive: Sequence[str] = ()
+) -> list[str] | None:
+    """What makes the work tree differ from its commit, at most ``limit``; None without git.
+
+    As ``git status --porcelain`` lines: ``" M path"`` (changed), ``"?? path"`` (untracked, not
+    ignored): an untracked ``calibrations/*.json`` decides what a page says is registered, so
+    the commit alone does not name what ran. Below the ``decisive`` paths (folders or files
+    whose content decides a result) an ignored file counts too (``"!! path"``: a
+    ``.git/info/exclude`` hides no certificate); and a tracked file git is told not to look at
+    (``update-index --assume-unchanged`` or ``--skip-worktree``), whose changes no status
+    shows, is listed as ``"?h path"`` or ``"?S path"``.
+    """
+    res = run_git(cwd, "status", "--porcelain", "--untracked-files=all")
     if res is None or res.returncode != 0:
         return None
-    return bool(res.stdout.strip())
+    lines = [line for line in res.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+    if decisive:
+        ignored = run_git(
+            cwd, "status", "--porcelain", "--ignored=matching", "--untracked-files=all", "--",
+            *decisive,
+        )  # fmt: skip
+        if ignored is None or ignored.returncode != 0:
+            return None
+        out = ignored.stdout.decode("utf-8", "replace").splitlines()
+        lines += [line for line in out if line.startswith("!! ")]
+    flagged = run_git(cwd, "ls-files", "-v")
+    if flagged is None or flagged.returncode != 0:
+        return None
+    for line in flagged.stdout.decode("utf-8", "replace").splitlines():
+        tag, _, path = line.partition(" ")
+        if tag == "S" or (len(tag) == 1 and tag.islower()):
+            lines.append(f"?{'S' if tag == 'S' else 'h'} {path}")
+    return lines[:limit]
 
 
 def _repo_path(path: Path) -> tuple[Path, str] | None:

@@ -29,11 +29,25 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.files.escape import markdown_code, markdown_text
-from evalkit.files.hashing import file_digest, sha256_hex
+from evalkit.files.escape import has_visible_character, markdown_code, markdown_text
+from evalkit.files.hashing import (
+    Link,
+    file_digest,
+    link_of,
+    listing_name,
+    sha256_hex,
+    tree_digest,
+)
 from evalkit.files.hashing import listing_sha256 as set_sha256
 from evalkit.files.input import decode_text, escape_surrogates
-from evalkit.prereg.history import first_committed, lock_history, rewritten_entries
+from evalkit.fleet.score import SCHEDULER_TRUST
+from evalkit.prereg.history import (
+    first_committed,
+    lock_history,
+    recorded_design_error,
+    rewritten_entries,
+    uncommitted_changes,
+)
 from evalkit.prereg.lock import (
     FROZEN_KINDS,
     check_lock,
@@ -121,6 +135,8 @@ class LockStatus:
     git_history: bool = False
     lock_created: str | None = None
     execution_parameters: tuple[str, ...] = ()
+    scheduler: str = ""  # named with --scheduler only ("": computed in the kernel)
+    uncommitted: tuple[str, ...] = ()  # how the lock differs from its last commit
 
     @property
     def amended(self) -> bool:
@@ -143,7 +159,10 @@ class LockStatus:
             "design_parameters": list(self.design_parameters),
             "input_parameters": list(self.input_parameters),
             **(
-                {"execution_parameters": list(self.execution_parameters)}
+                {
+                    "execution_parameters": list(self.execution_parameters),
+                    "scheduler": self.scheduler or None,
+                }
                 if self.execution_parameters
                 else {}
             ),
@@ -153,6 +172,7 @@ class LockStatus:
             "first_committed": None
             if self.committed is None
             else {"commit": self.committed[0], "date": self.committed[1]},
+            "uncommitted_lock_changes": list(self.uncommitted),
         }
 
     def banner(self) -> str:
@@ -161,7 +181,7 @@ class LockStatus:
             return (
                 "> **Not pre-registered.** This run was started with `--no-lock`: its design "
                 "was not checked against a pre-registration lock, so every figure on this page "
-                "is exploratory."
+                "is exploratory." + self._execution_text()
             )
         e = self.entry or {}
         lines = []
@@ -204,6 +224,12 @@ class LockStatus:
                 f"{markdown_text(self.original_locked_on or '?')}."
                 + (f" Reason recorded: {markdown_text(reason)}" if reason else ""),
             ]
+        if self.uncommitted:
+            lines += [
+                ">",
+                "> **The lock has changes not committed to git**, so nothing but the file "
+                "vouches for them: " + "; ".join(markdown_text(c) for c in self.uncommitted) + ".",
+            ]
         design = ", ".join(markdown_code(p) for p in self.design_parameters) or "none"
         inputs = ", ".join(markdown_code(p) for p in self.input_parameters) or "none"
         lines += [
@@ -217,7 +243,13 @@ class LockStatus:
         if not self.execution_parameters:
             return ""
         names = ", ".join(markdown_code(p) for p in self.execution_parameters)
-        return f" Execution settings (free; where it runs, never what it computes): {names}."
+        text = f" Execution settings (free; where it runs, never what it computes): {names}."
+        if not self.scheduler:
+            return text + " Computed in the kernel: no scheduler was named."
+        return (
+            f"{text} Computed on the Dask scheduler {markdown_code(self.scheduler)}, named on "
+            f"the command line (--scheduler), which was trusted: {markdown_text(SCHEDULER_TRUST)}."
+        )
 
     def _committed_text(self) -> str:
         if self.committed is not None:
@@ -273,10 +305,17 @@ def _refuse_changed(data: Mapping[str, Any], name: str, root: Path | None, shown
 
 
 def _locked_design(
-    entry: Mapping[str, Any], declared: Mapping[str, Parameter], source_sha256: str
+    entry: Mapping[str, Any], declared: Mapping[str, Parameter], source_sha256: str, root: Path
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The locked design, or (None, why) for an old entry whose cell changed."""
     if isinstance(entry.get("design"), dict):
+        notebook = root / str(entry["path"]).split("#", 1)[0]
+        forged = recorded_design_error(entry, source_sha256, declared, notebook)
+        if forged is not None:
+            raise EvalkitError(
+                f"study {entry['name']!r}: the pre-registration lock entry version "
+                f"{int(entry.get('version', 1))} {forged}. Restore the lock from git"
+            )
         return dict(entry["design"]), None
     # an entry locked before designs were recorded: its sha256 is the parameters cell's
     if entry["sha256"] == source_sha256:
@@ -316,7 +355,12 @@ def _read_checked_lock(name: str, path: Path, root: str | os.PathLike[str] | Non
             f"study {name!r}: the pre-registration lock {shown} was rewritten: "
             + "; ".join(
                 f"{g['kind']} {g['name']!r} version {g['version']} (locked on {g['locked_on']}, "
-                f"committed in {g['commit'][:12]} on {g['committed_on']}) is no longer in it"
+                f"committed in {g['commit'][:12]} on {g['committed_on']}) "
+                + (
+                    "is no longer in it"
+                    if g["changed"] is None
+                    else f"was edited since ({', '.join(g['changed'])} differ)"
+                )
                 for g in rewritten
             )
             + ". Restore it from git; a pre-registration is amended, never replaced"
@@ -359,8 +403,11 @@ def check_study(
     design_names = tuple(p for p in declared if is_design_parameter(p))
     input_names = tuple(p for p in declared if is_input_parameter(p))
     execution_names = tuple(p for p in declared if is_execution_parameter(p))
-    if deviation is not None and not deviation.strip():
-        raise EvalkitError("--deviation needs a reason: say why the design deviates")
+    if deviation is not None and not has_visible_character(deviation):
+        raise EvalkitError(
+            "--deviation needs a reason a reader can see (a letter, digit or mark; not only "
+            "spaces or zero-width characters): say why the design deviates"
+        )
     if no_lock:
         if deviation is not None:
             raise EvalkitError(
@@ -368,7 +415,11 @@ def check_study(
                 "is none (the page already says the run is not pre-registered)"
             )
         return LockStatus(
-            "not pre-registered", design_names, input_names, execution_parameters=execution_names
+            "not pre-registered",
+            design_names,
+            input_names,
+            execution_parameters=execution_names,
+            scheduler=str(merged.get("scheduler") or ""),
         )
     path = Path(lock) if lock is not None else default_lock_path(root)
     read = _read_checked_lock(name, path, root)
@@ -380,7 +431,8 @@ def check_study(
             "with `evalkit preregister` before its first run, or run it as not pre-registered "
             "(--no-lock)"
         )
-    locked, why = _locked_design(entry, declared, source_sha256)
+    project = Path(root) if root is not None else REPO_ROOT
+    locked, why = _locked_design(entry, declared, source_sha256, project)
     if locked is None:
         devs: tuple[Deviation, ...] = (
             Deviation("(parameters cell)", entry["sha256"], source_sha256, why or ""),
@@ -405,6 +457,8 @@ def check_study(
         git_history=bool(read.history),
         lock_created=read.data.get("created"),
         execution_parameters=execution_names,
+        scheduler=str(merged.get("scheduler") or ""),
+        uncommitted=tuple(uncommitted_changes(read.data, read.history)),
     )
 
 
@@ -412,48 +466,37 @@ def check_study(
 # data inputs
 
 
-def _safe_name(rel: str) -> str:
-    # set_sha256 writes "name<TAB>sha<LF>" lines: a tab or newline in a name must not forge one
-    text = escape_surrogates(rel)
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+def _linked(path: str, record: dict[str, Any], links: tuple[Link, ...] = ()) -> dict[str, Any]:
+    """``record`` with the links followed to read ``path``: itself, and any below it."""
+    found = [link for link in (link_of(path), *links) if link is not None]
+    return {**record, "links": [link.to_json() for link in found]} if found else record
 
 
 def _dir_sha256(root: str) -> dict[str, Any]:
-    digests: dict[str, str] = {}
-    total = 0
-    for here, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for fname in sorted(files):
-            full = os.path.join(here, fname)
-            rel = _safe_name(os.path.relpath(full, root).replace(os.sep, "/"))
-            if os.path.islink(full):
-                digests[rel] = "symlink:" + sha256_hex(os.fsencode(os.readlink(full)))
-            else:
-                try:
-                    digests[rel], size = file_digest(full, "study input")
-                    total += size
-                except (EvalkitError, OSError) as exc:  # a FIFO, a device: named, never read
-                    digests[rel] = "unreadable:" + sha256_hex(str(exc).encode("utf-8", "replace"))
-            if len(digests) > _MAX_INPUT_FILES:
-                return {"kind": "directory", "error": f"more than {_MAX_INPUT_FILES} files"}
-    return {"kind": "directory", "sha256": set_sha256(digests), "files": len(digests),
-            "bytes": total}  # fmt: skip
+    tree = tree_digest(root, "study input", max_files=_MAX_INPUT_FILES)
+    if tree.error is not None:
+        return {"kind": "directory", "error": tree.error}
+    return _linked(root, {"kind": "directory", "sha256": tree.sha256, "files": tree.files,
+                          "bytes": tree.bytes}, tree.links)  # fmt: skip
 
 
 def _glob_sha256(pattern: str) -> dict[str, Any]:
-    """The files a glob pattern matches (an input such as ``runs/*.jsonl``), each hashed as
-    :func:`_dir_sha256` hashes a folder's, keyed by the path as matched."""
+    """The files a glob pattern matches (an input such as ``runs/*.jsonl``), each hashed by
+    content (links followed and recorded), keyed by the path as matched."""
     digests: dict[str, str] = {}
+    links = []
     total = 0
     for match in sorted(glob.glob(pattern)):
         if not os.path.isfile(match):
             continue
-        digests[_safe_name(match)], size = file_digest(match, "study input")
+        digests[listing_name(match)], size = file_digest(match, "study input")
+        links.append(link_of(match))
         total += size
         if len(digests) > _MAX_INPUT_FILES:
             return {"kind": "glob", "error": f"more than {_MAX_INPUT_FILES} files"}
-    return {"kind": "glob", "sha256": set_sha256(digests), "files": sorted(digests),
-            "bytes": total}  # fmt: skip
+    record = {"kind": "glob", "sha256": set_sha256(digests), "files": sorted(digests),
+              "bytes": total}  # fmt: skip
+    return _linked(pattern, record, tuple(link for link in links if link is not None))
 
 
 def _path_sha256(path: str) -> dict[str, Any]:
@@ -463,7 +506,7 @@ def _path_sha256(path: str) -> dict[str, Any]:
     if os.path.isdir(path):
         return {"path": path, **_dir_sha256(path)}
     digest, size = file_digest(path, "study input")
-    return {"path": path, "kind": "file", "sha256": digest, "bytes": size}
+    return _linked(path, {"path": path, "kind": "file", "sha256": digest, "bytes": size})
 
 
 def content_sha256(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -497,7 +540,7 @@ def _several_sha256(name: str, value: Any) -> dict[str, Any]:
         except (EvalkitError, OSError) as exc:
             item = {"path": path, "error": escape_surrogates(str(exc))}
         items.append(item)
-        digests[_safe_name(path)] = str(
+        digests[listing_name(path)] = str(
             item.get("sha256") or "error:" + sha256_hex(str(item.get("error")).encode())
         )
     return {"path": value, "kind": "several", "count": len(items),
@@ -509,8 +552,9 @@ def input_hashes(declared: Mapping[str, Parameter], merged: Mapping[str, Any]) -
 
     A file hashes its bytes; a glob pattern that is not itself a path hashes the files it
     matches as a directory does; a directory hashes ``"<relative path>\\t<sha256>\\n"`` lines over
-    every file below it (symlinks by their target text, nothing followed, a FIFO or device named
-    and never opened). A plural input (``*_dirs``, ``*_paths``: a list of paths or a glob) is
+    every file below it (:func:`evalkit.files.hashing.tree_digest`: by what is read, links to
+    files and folders followed, a FIFO or device named and never opened). Every link followed
+    is recorded under ``links`` (its path, text and target). A plural input (``*_dirs``, ``*_paths``: a list of paths or a glob) is
     resolved to its paths (a ``*_dirs`` glob or list file as :func:`evalkit.fleet.score.resolve_fleet`
     reads it), each hashed as above (``items``), with one ``sha256`` over them all. An empty
     value means the notebook's default data (see its page).

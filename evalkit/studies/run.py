@@ -38,9 +38,12 @@ from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_text
 from evalkit.files.input import parse_json
+from evalkit.files.output import check_output, write_output
+from evalkit.prereg.lock import LOCK_NAME
 from evalkit.prereg.study_params import (
     Parameter,
     injected_source,
+    is_execution_parameter,
     is_input_parameter,
     json_value,
     notebook_parameters,
@@ -48,7 +51,7 @@ from evalkit.prereg.study_params import (
     read_notebook,
     type_ok,
 )
-from evalkit.provenance.git import head_commit, is_dirty
+from evalkit.provenance.git import dirty_paths, head_commit, is_dirty
 from evalkit.provenance.lockfile import environment_mismatches, lock_sha256
 from evalkit.provenance.repository import REPO_ROOT
 from evalkit.studies.lock import check_study, input_hashes
@@ -78,6 +81,7 @@ STUDIES: tuple[str, ...] = (
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
+_RESULTS = "results.json"
 #: Set to "1" for the kernel of a run with ``no_lock`` ("0" otherwise, whatever the caller's
 #: environment says): a study that calibrates then runs its calibrations without a lock too,
 #: as its page states (never mintable). It can only take trust away, never add it.
@@ -91,6 +95,7 @@ _RUNNER_KEYS = (
     "versions",
     "git_commit",
     "git_dirty",
+    "git_dirty_paths",
     "notebook_sha256",
     "lock_sha256",
     "lock_mismatches",
@@ -226,6 +231,36 @@ def _describe(params: Mapping[str, Parameter]) -> str:
     return ", ".join(f"{p.name} ({p.type})" for p in params.values()) or "(none)"
 
 
+def _peer_from_elsewhere(name: str, key: str) -> EvalkitError:
+    """A network peer (the ``scheduler``) given as a parameter: it comes only from ``--scheduler``."""
+    from evalkit.fleet.score import SCHEDULER_TRUST
+
+    return EvalkitError(
+        f"study {name!r}: parameter {key!r} names a network peer, which comes only from the "
+        f"command line (--{key} ADDRESS; run_study(..., {key}=...)), never from -p, a "
+        f"parameters file or a parameters mapping: {SCHEDULER_TRUST}"
+    )
+
+
+def _execution(
+    name: str, declared: Mapping[str, Parameter], scheduler: str | None
+) -> dict[str, Any]:
+    """The execution settings a run uses: ``scheduler`` as named on the command line, else ""."""
+    out: dict[str, Any] = {}
+    for p in declared.values():
+        if not is_execution_parameter(p.name):
+            continue
+        if p.default != "":  # a notebook names no peer either: only the command line does
+            raise EvalkitError(
+                f"study {name!r}: the notebook's default for {p.name!r} is {p.default!r}; an "
+                f'execution setting\'s default must be "" (a peer is named with --{p.name})'
+            )
+        out[p.name] = scheduler or ""
+    if scheduler and "scheduler" not in out:
+        raise EvalkitError(f"study {name!r} declares no scheduler: it computes in the kernel")
+    return out
+
+
 def _validate(
     name: str, params: Mapping[str, Any] | None, declared: Mapping[str, Parameter]
 ) -> dict[str, Any]:
@@ -235,6 +270,8 @@ def _validate(
             raise EvalkitError(
                 f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
             )
+        if is_execution_parameter(key):
+            raise _peer_from_elsewhere(name, key)
         value = json_value(raw, f"study {name!r}: parameter {key}")
         want = declared[key].type
         if not type_ok(value, want):
@@ -287,6 +324,8 @@ def coerce_cli_value(name: str, key: str, raw: str) -> Any:
         raise EvalkitError(
             f"study {name!r}: unknown parameter {key!r}; accepted: {_describe(declared)}"
         )
+    if is_execution_parameter(key):
+        raise _peer_from_elsewhere(name, key)
     want = declared[key].type
     try:
         if want == "str":
@@ -346,9 +385,18 @@ def _git_commit() -> str | None:
     return head_commit(REPO_ROOT)
 
 
+#: What decides a study's page beside the code: even an ignored file there makes a tree dirty.
+_DECISIVE = ("calibrations", "gold", "rubrics", LOCK_NAME)
+
+
 def _git_dirty() -> bool | None:
-    """True when tracked files differ from the commit (the commit alone does not name the code)."""
-    return is_dirty(REPO_ROOT)
+    """True when the work tree differs from its commit, untracked files included."""
+    return is_dirty(REPO_ROOT, decisive=_DECISIVE)
+
+
+def _git_dirty_paths() -> list[str] | None:
+    """What differs (``git status --porcelain`` lines, the first 100): e.g. ``?? calibrations/...``."""
+    return dirty_paths(REPO_ROOT, decisive=_DECISIVE)
 
 
 @contextlib.contextmanager
@@ -382,6 +430,7 @@ def run_study(
     deviation: str | None = None,
     no_lock: bool = False,
     lock: str | os.PathLike[str] | None = None,
+    scheduler: str | None = None,
 ) -> StudyRun:
     """Execute study ``name`` and write ``index.html`` + ``results.json`` into ``out_dir``.
 
@@ -395,6 +444,9 @@ def run_study(
     Without a lock file the run is refused unless ``no_lock`` (stated on the page).
     ``timeout`` is papermill's per-cell execution timeout in seconds. A failing or timed-out
     cell still yields the HTML, with the error visible, and ``status == "failed"``.
+    ``scheduler``: the Dask scheduler a fleet study computes on (``--scheduler``), the only way
+    to name one: a ``scheduler`` in ``params`` is refused, as a scheduler runs code in the
+    kernel (:data:`evalkit.fleet.score.SCHEDULER_TRUST`); the page says where the run computed.
     """
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
         raise EvalkitError(f"timeout must be a positive int of seconds, got {timeout!r}")
@@ -402,7 +454,7 @@ def run_study(
     nb_dict = read_notebook(path)
     source = parameters_cell(nb_dict, path)
     declared = notebook_parameters(path)
-    merged = _validate(name, params, declared)
+    merged = {**_validate(name, params, declared), **_execution(name, declared, scheduler)}
     _refuse_missing_inputs(name, declared, merged)  # before the lock, the kernel, any import
     require(*_KERNEL_STACK, purpose=f"running a study ({name})")
     name = path.stem if str(name).endswith(".ipynb") else name  # ad-hoc notebook: its stem
@@ -419,6 +471,9 @@ def run_study(
     inputs = input_hashes(declared, merged)
     prepared = _prepared_notebook(nb_dict, merged, status.banner())
     out = Path(out_dir) if out_dir is not None else Path("reports") / name
+    outputs = {"study page": "index.html", "notebook": f"{name}.ipynb", "study results": _RESULTS}
+    for what, file in outputs.items():  # before any kernel: no link, no folder in their place
+        check_output(out / file, what)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(f"[study] {name}: {status.status}; running ({len(merged)} parameter(s), timeout "
@@ -426,14 +481,16 @@ def run_study(
     nb, error, figures = _execute(prepared, name, timeout, say, no_lock=no_lock)
     nb = stable_notebook(_without_self_check(nb), name)
     html_path = out / "index.html"
-    html_path.write_text(render_html(nb, title=name), encoding="utf-8")
+    # each file written anew and renamed into place, never through a link (evalkit.files.output)
+    write_output(html_path, render_html(nb, title=name), "study page")
     import nbformat  # deferred: the notebook stack is heavy and only studies need it
 
-    nbformat.write(nb, str(out / f"{name}.ipynb"))
+    text = nbformat.writes(nb)
+    write_output(out / f"{name}.ipynb", text if text.endswith("\n") else text + "\n", "notebook")
     run_status = StudyStatus.OK if error is None else StudyStatus.FAILED
     results = _results(name, run_status, merged, status, inputs, error, figures, path)
-    results_path = out / "results.json"
-    results_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    results_path = out / _RESULTS
+    write_output(results_path, json.dumps(results, indent=2) + "\n", "study results")
     say(f"[study] {name}: {run_status.value} -> {html_path}")
     return StudyRun(name, run_status, out, html_path, results_path, results, error)
 
@@ -462,6 +519,7 @@ def _results(
         "versions": _versions(),
         "git_commit": _git_commit(),
         "git_dirty": _git_dirty(),
+        "git_dirty_paths": _git_dirty_paths(),
         "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         # the dependency lock this checkout installs, and where this environment differs from it
         "lock_sha256": lock_sha256(),

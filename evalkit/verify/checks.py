@@ -15,7 +15,7 @@ from evalkit.provenance.git import has_commit
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.verify.diff import DriftKind, FieldDrift
 
-__all__ = ["judge_contract", "run_input_checks", "version_check"]
+__all__ = ["judge_contract", "run_input_checks", "text_version", "version_check"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
@@ -26,10 +26,22 @@ _JUDGE_KEYS = frozenset(
 )
 
 
+def text_version(stored: Mapping[str, Any]) -> str | None:
+    """The known rubric version whose current text the stored ``rubric_sha256`` names, if any.
+
+    A record is re-scored under the rules its hash names: a known text under an unknown (or
+    another) version label is a relabelled record, a drift, never a version mismatch.
+    """
+    stored_sha = stored["provenance"]["rubric_sha256"]
+    return next((v for v in RUBRIC_VERSIONS if get_rubric(v).sha256 == stored_sha), None)
+
+
 def version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(mismatch message or None, current sha256 or None); see the module docstring."""
     version = stored["rubric_version"]
     stored_sha = stored["provenance"]["rubric_sha256"]
+    if version not in RUBRIC_VERSIONS and text_version(stored) is not None:
+        return None, stored_sha  # a known text under an unknown label: re-scored, a drift
     if version not in RUBRIC_VERSIONS:
         known = ", ".join(RUBRIC_VERSIONS)
         return (

@@ -13,7 +13,8 @@ r"""Offline re-verify: is the stored record, byte for byte, what the engine writ
   what the scoring run was told or where it ran. No re-score can re-derive them, so they are
   passed back to the engine as inputs and checked for form and consistency: the engine would
   write them so (``model.id`` stripped, a known ``model.source``, ``anonymized`` = no handle,
-  ``run_id`` built from ``session_id`` + ``timestamp``, ``harness.hostname_hash`` null or 16
+  ``run_id`` built from ``session_id`` + ``timestamp``, a ``timestamp`` at or after the
+  session's ``completed_at`` (a session is scored once it ended), ``harness.hostname_hash`` null or 16
   lowercase hex as the engine computes it), and ``provenance.engine_commit`` is null or a git
   commit id that this evalkit's repository holds (checked with ``git`` when evalkit runs from
   a checkout; otherwise only its form, and a note says so). The result lists these fields as
@@ -52,11 +53,14 @@ differs, or a line with the run id that is not a valid record, is a ``duplicate`
 journal and one read of the ledger, every run id verified by the very code that verifies one
 (:func:`verify_record`), so each entry's outcome is the one ``verify RUN_ID`` gives.
 
-**Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit, or the
-stored ``rubric_sha256`` is a sha256 that no current rubric text has (the text changed since).
-Re-scoring under other rules would compare different things, so that is never called drift.
-A ``rubric_sha256`` that is the current hash of *another* known version (the label was
-changed) or not a sha256 at all is a drift.
+**Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit and its
+``rubric_sha256`` names no rubric text evalkit has, or the stored ``rubric_sha256`` is a sha256
+that no current rubric text has (the text changed since). Re-scoring under other rules would
+compare different things, so that is never called drift. A label that does not match its text
+is a drift: a ``rubric_sha256`` that is the current hash of *another* known version (the label
+was changed), a known text under an unknown label (``rubric-v3`` carrying rubric-v2's hash: it
+is re-scored under rubric-v2, and the diff shows the label and every verdict it hid), or a
+``rubric_sha256`` that is not a sha256 at all.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.files.input import JsonInputError, parse_json
 from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
+from evalkit.js.timestamps import timestamp_ms
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Ledger, read_ledger
@@ -81,8 +86,9 @@ from evalkit.record.seal import (
     seal_record,
     without_seal,
 )
+from evalkit.rubrics import RUBRIC_VERSIONS
 from evalkit.scoring.engine import Scorer
-from evalkit.verify.checks import judge_contract, run_input_checks, version_check
+from evalkit.verify.checks import judge_contract, run_input_checks, text_version, version_check
 from evalkit.verify.diff import (
     DriftKind,
     FieldDrift,
@@ -345,16 +351,21 @@ class _Scorers:
         return scorer
 
 
-def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
-    """The record the engine writes for the stored record's inputs.
+def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> tuple[dict[str, Any], Any]:
+    """The record the engine writes for the stored record's inputs, and its session's end.
 
     Its deterministic part, with the stored engine commit in place, unsealed: the caller seals
-    it once it is complete.
+    it once it is complete; the end is the session's ``completed_at`` as the ledger holds it. A label this evalkit does not know, on a rubric text it does, is
+    re-scored under the version of that text (the diff then shows the label, and any verdict
+    the label hid).
     """
     harness = stored["harness"]
     md = scorers.metrics_dir
+    version = stored["rubric_version"]
+    if version not in RUBRIC_VERSIONS:
+        version = text_version(stored) or version
     try:
-        fresh = scorers.get(stored["rubric_version"]).score(
+        fresh = scorers.get(version).score(
             stored["session_id"],
             timestamp=stored["timestamp"],
             model_id=stored["model"]["id"],
@@ -371,7 +382,29 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
     # a run input, checked by run_input_checks; the verifying engine's own commit is not it
     record["provenance"] = {**record["provenance"]}
     record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
-    return record
+    session = fresh.resolution.record if fresh.resolution is not None else {}
+    return record, session.get("completed_at")
+
+
+def _timestamp_drift(stored: Mapping[str, Any], completed_at: Any) -> list[FieldDrift]:
+    """A record scored before its session ended: its timestamp (a run input) is invalid.
+
+    No drift when the session's end is not known (no ``completed_at``, or one ``Date.parse``
+    cannot read): that is unknown, never a pass or a fail of the record.
+    """
+    end = timestamp_ms(completed_at)
+    when = timestamp_ms(stored["timestamp"])
+    if end is None or when is None or when >= end:
+        return []
+    return [
+        FieldDrift(
+            "record",
+            "timestamp",
+            stored["timestamp"],
+            f"at or after the session's end ({completed_at})",
+            "a session is scored once it has ended: a timestamp before its end is invalid",
+        )
+    ]
 
 
 def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
@@ -407,11 +440,11 @@ def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
             notes=found.notes,
         )
 
-    expected = _expected(stored, scorers)
+    expected, completed_at = _expected(stored, scorers)
     deterministic_ids = tuple(d["id"] for d in expected["dimensions"])
     drifts = list(found.drifts)
     input_drifts, notes = run_input_checks(stored)
-    drifts += input_drifts
+    drifts += input_drifts + _timestamp_drift(stored, completed_at)
     for dim in judges:
         drifts += judge_contract(dim, stored["rubric_version"])
     # the judge dimensions are carried over (not re-scored), after the deterministic ones;

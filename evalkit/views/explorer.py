@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.files.escape import html_text
 from evalkit.files.input import escape_surrogates
+from evalkit.files.output import write_output
 from evalkit.journal.reader import JournalRead, read
 from evalkit.views.explorer_data import ExplorerSource, explorer_payload
 from evalkit.views.report import JUDGE_ADVISORY
@@ -121,6 +122,4 @@ def write_explorer(
     """
     if isinstance(sources, str | os.PathLike):
         sources = [ExplorerSource.of_metrics_dir(sources)]
-    path = Path(out)
-    path.write_text(build_explorer(sources, **kwargs), encoding="utf-8")
-    return path
+    return write_output(out, build_explorer(sources, **kwargs), "explorer page")

@@ -33,7 +33,7 @@ from evalkit.journal.reader import JOURNAL_NAME, JournalRead
 from evalkit.judge.facts import FACT_KEYS
 from evalkit.record.contract import KPI_KEYS, Method
 from evalkit.rubrics.registry import RUBRIC_VERSIONS, get_rubric
-from evalkit.stats.proportion import wilson_interval
+from evalkit.stats.sequential import confidence_sequence
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
 from evalkit.views.report import RECORD_FIELDS, display_value, field_value, verify_command
 
@@ -140,20 +140,19 @@ def judge_fields(dim: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def rate_band(outcomes: Sequence[bool], at: Sequence[int]) -> Band:
-    """The band around the running rate of ``outcomes`` (in order), after outcome ``at[i]``.
+    """The anytime-valid 95% band around the running rate of ``outcomes`` (in order), at ``at``.
 
-    A fixed-n Wilson 95% interval per point: each holds for one look at one n; read along the
-    curve, the chance that some point misses the true rate is larger than 5% (the caption
-    says so). An anytime-valid band takes the whole sequence; hence the signature.
+    The confidence sequence of :func:`evalkit.stats.confidence_sequence` (the one
+    ``evalkit monitor`` reads): it holds along the whole curve at once, so a reader may watch
+    it as the journal grows; a pointwise interval would not (docs/MONITOR.md).
     """
-    fires = list(itertools.accumulate(int(o) for o in outcomes))
-    bounds = [wilson_interval(fires[i], i + 1) if i >= 1 else (None, None) for i in at]
+    band = confidence_sequence(outcomes, alpha=0.05)
     return Band(
-        "wilson",
-        "pointwise Wilson 95% intervals (fixed n): each holds for one look at one point, "
-        "not for watching the curve; reading it at many points overstates certainty",
-        tuple(lo for lo, _ in bounds),
-        tuple(hi for _, hi in bounds),
+        "anytime",
+        f"anytime-valid 95% confidence sequence ({band.method}): the chance that the true "
+        "rate ever leaves it, at any session, is at most 5%",
+        tuple(float(band.lower[i]) for i in at),
+        tuple(float(band.upper[i]) for i in at),
     )
 
 

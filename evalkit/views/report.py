@@ -3,8 +3,10 @@
 A single self-contained file: inline CSS, no script, no font, no image, no link to anything,
 so opening it makes no request at all. Every piece of record content goes through
 :func:`evalkit.files.escape.html_text` (the one escape helper of every page). The output is a
-pure function of the record (and the metrics directory named in the re-verify command): no
-clock, no environment, so the same record renders to the same bytes. What the explorer's record
+pure function of the record (and the metrics directory named in the re-verify command, and what
+a re-verify found, when it did not agree): no clock, no environment, so the same record renders
+to the same bytes. A record that cannot be confirmed (a relabelled or unknown rubric, or a
+re-verify that did not agree) opens with a "Not verified" section. What the explorer's record
 page shows the same way (the provenance fields, how a value reads, the judge's advisory note,
 the re-verify command) is defined here once and used by both.
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.files.escape import html_text
+from evalkit.files.output import write_output
 from evalkit.record.contract import (
     KPI_KEYS,
     UNCALIBRATED,
@@ -25,6 +28,8 @@ from evalkit.record.contract import (
     normalize_record,
     validate_record,
 )
+from evalkit.rubrics import RUBRIC_VERSIONS
+from evalkit.verify.checks import text_version
 
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
@@ -96,6 +101,7 @@ section.judge h2 { border-bottom-color: #e0c36a; }
 .certificate { font-size: 0.85em; color: #4a5568; }
 .label { font-weight: 700; color: #7a5b00; text-transform: uppercase; letter-spacing: 0.04em; }
 section.limits { background: #f7f7fb; padding: 0 1rem 1rem; margin-top: 2rem; }
+section.unverified { border: 2px solid #8c1d18; background: #fde2e1; padding: 0 1rem 1rem; }
 """
 
 
@@ -231,11 +237,43 @@ def _limits(all_uncalibrated: bool, model_source: Any) -> list[str]:
     ]
 
 
+def _label_problem(rec: Mapping[str, Any]) -> str | None:
+    """Why the record's rubric label does not name the text it was scored against (or None).
+
+    No re-score under such a label can confirm the record.
+    """
+    version, scored = rec["rubric_version"], text_version(rec)
+    if scored == version:
+        return None
+    if scored is not None:
+        return (
+            f"it is labelled {version!r} but was scored against the text of {scored!r} (its "
+            "rubric_sha256): a relabelled record"
+        )
+    if version in RUBRIC_VERSIONS:
+        return f"the text of {version!r} changed since it was scored (its rubric_sha256 differs)"
+    return f"this evalkit knows neither {version!r} nor the rubric text it names"
+
+
+def _unverified(rec: Mapping[str, Any], verification: str | None) -> str:
+    problems = [p for p in (_label_problem(rec), verification) if p]
+    if not problems:
+        return ""
+    items = "\n".join(f"<li>{_e(p)}</li>" for p in problems)
+    return f"""<section id="unverified" class="unverified">
+<h2>Not verified: treat every verdict below as unconfirmed</h2>
+<ul>
+{items}
+</ul>
+</section>"""
+
+
 def render_report(
     record: Mapping[str, Any],
     *,
     metrics_dir: str | os.PathLike[str] | None = None,
     accepted: CalibrationAcceptance | None = None,
+    verification: str | None = None,
 ) -> str:
     """Render one record as a self-contained HTML document (a string).
 
@@ -243,6 +281,9 @@ def render_report(
     contract), against ``accepted`` (the verified calibration certificates; default:
     ``uncalibrated`` only), so a judge is shown as calibrated only when a verified certificate
     holds its status and reference. ``metrics_dir`` only appears in the re-verify command.
+    A record whose rubric label does not name the text it was scored against, and
+    ``verification`` (why a re-verify did not agree, ``evalkit report`` runs one), open the
+    page with a "Not verified" section.
     """
     rec = validate_record(normalize_record(record), accepted=accepted)
     dims = rec["dimensions"]
@@ -272,6 +313,7 @@ def render_report(
 {_e(rec["standard_version"])} · self-evaluation</p>
 </header>
 <main>
+{_unverified(rec, verification)}
 <section id="provenance">
 <h2>Provenance</h2>
 <table><tbody>
@@ -316,8 +358,6 @@ def write_report(
     metrics_dir: str | os.PathLike[str] | None = None,
     accepted: CalibrationAcceptance | None = None,
 ) -> Path:
-    """Render ``record`` and write it to ``out`` (UTF-8); return the path."""
-    path = Path(out)
+    """Render ``record`` and write it to ``out`` (UTF-8, atomically, never through a link)."""
     page = render_report(record, metrics_dir=metrics_dir, accepted=accepted)
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_output(out, page, "report")
