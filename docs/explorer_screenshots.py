@@ -41,7 +41,8 @@ def _flipped_run(path: Path) -> str:
     return max(pairs, key=flips)["rubric-v1"]["run_id"]
 
 
-def _save(png: bytes, out: Path) -> None:
+def save_png(png: bytes, out: Path) -> None:
+    """``png`` scaled to ``WIDTH`` pixels wide, quantized, written to ``out``."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
     height = round(image.height * WIDTH / image.width)
     image = image.resize((WIDTH, height), Image.LANCZOS).quantize(colors=256)
@@ -82,7 +83,7 @@ def main_() -> None:
                     fragment,
                     clip={"x": 0, "y": y, "width": 1200, "height": height},
                 )
-                _save(shot["png"], ROOT / "docs" / f"{name}.png")
+                save_png(shot["png"], ROOT / "docs" / f"{name}.png")
 
 
 if __name__ == "__main__":

@@ -190,7 +190,19 @@ def test_replay_sessions_and_changes() -> None:
     assert replay.changed_summary(changed.iloc[:0]).empty
     caption, detail = replay.changed_detail(changed)
     assert caption.startswith("Changed verdicts other than the new `guard-friction` dimension: 2 ")
-    assert list(detail.index) == [("a", "gate-health"), ("c", "gate-health")]
+    # one row per reason: the explanation is read once, with the sessions it holds for
+    assert list(detail.index) == [("gate-health", "pass", "fail")]
+    row = detail.iloc[0]
+    assert (row["why"], row["sessions"], row["session ids"]) == ("evidence differs", 2, "a, c")
+    # reasons that differ only in a count are one reason: the count reads as its range
+    counts = pd.DataFrame(
+        [(s, "process-safety", "fail", "pass", f"blocked={n} (prevented); spiral (=0)")
+         for s, n in (("d", 11), ("e", 3), ("f", 5))],
+        columns=changed.columns,
+    )  # fmt: skip
+    _, detail = replay.changed_detail(counts)
+    assert list(detail["why"]) == ["blocked=3–11 (prevented); spiral (=0)"]
+    assert list(detail["sessions"]) == [3]
 
 
 def test_replay_drift_flags_and_figures() -> None:

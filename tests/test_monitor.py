@@ -27,6 +27,7 @@ from evalkit.analyses.monitor import (
     monitor,
     monitor_records,
 )
+from evalkit.analyses.page_tables import SUMMARY
 from evalkit.cli.main import main
 from evalkit.cli.monitor import EXIT_BROKEN
 from evalkit.js.timestamps import format_iso
@@ -270,6 +271,14 @@ def test_the_page_says_what_is_broken_and_the_price(preset: Path) -> None:
     assert all(r["ratio"] > 1 for r in mp.price_rows(report))  # the band is never narrower
     shown = mp.shown_bands(report)
     assert shown[0].state is State.BROKEN and all(b.check.alarm for b in shown)
+    # the folded table's summary row counts the alarms' states, never a share's as an alarm
+    frame = mp.states_frame(report)
+    alarm_broken = int(((frame["role"] == "alarm") & (frame["state"] == "broken")).sum())
+    summary = frame.attrs[SUMMARY]
+    assert (
+        summary.startswith(f"{len(frame)} checks: alarm checks ") and "shares (no alarm)" in summary
+    )
+    assert f"{alarm_broken} broken" in summary
     fig = mp.plot_bands(report)
     assert len([ax for ax in fig.axes if ax.has_data()]) == len(shown)
     figures = mp.figures(report)

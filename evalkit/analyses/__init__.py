@@ -6,7 +6,9 @@ and the counterfactual threshold table), ``agreement`` (inter-rater agreement), 
 a target: naive, corrected for the judge's errors, PPI++), ``fleet`` (fire rates across
 repositories) with ``fleet_page``, ``replay_fleet`` and ``threshold_fleet`` (the replay and
 threshold pages over a fleet), ``measurability`` (was a signal measured for a record, and why
-not; the ledger's profile). ``write_results`` hands figures to the study runner.
+not; the ledger's profile), ``page_tables`` (how a table reads on a page), ``headline`` and
+``landing`` (each study's headline and the landing page that lays them out). ``write_results``
+hands figures to the study runner.
 """
 
 from __future__ import annotations
@@ -92,8 +94,9 @@ def show_parameters(params: dict, empty_means: dict | None = None) -> object:
 
 
 def configure_display() -> None:
-    """pandas display options for the study pages (no truncated cells, no elided rows), and
-    every warning shown as a sentence (:func:`evalkit.analyses.notes.show_warnings_as_sentences`)."""
+    """pandas display options for the study pages (no truncated cells, no elided rows), every
+    warning shown as a sentence (:func:`evalkit.analyses.notes.show_warnings_as_sentences`) and,
+    in a kernel, every table as :func:`evalkit.analyses.page_tables.frame_html` shows it."""
     import pandas as pd
 
     from evalkit.analyses.notes import show_warnings_as_sentences
@@ -102,3 +105,12 @@ def configure_display() -> None:
     pd.set_option("display.max_rows", 500)
     pd.set_option("display.max_columns", 50)
     show_warnings_as_sentences()  # a warning reaches the page as a sentence, never raw
+    try:
+        from IPython import get_ipython
+    except ImportError:  # outside a notebook: nothing displays HTML
+        return
+    shell = get_ipython()
+    if shell is not None:
+        from evalkit.analyses.page_tables import register
+
+        register(shell)

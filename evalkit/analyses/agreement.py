@@ -14,11 +14,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses.agreement_labels import REQUIRED_COLUMNS, full_counts, load_labels, wide
 from evalkit.analyses.agreement_plots import UNDEFINED, plot_forest
 from evalkit.analyses.agreement_plots import missing as _missing
+from evalkit.analyses.headline import Headline
+from evalkit.display import fmt_estimate
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.files.escape import markdown_code
 
@@ -33,6 +36,7 @@ __all__ = [
     "format_category_table",
     "format_paradox",
     "format_table",
+    "headline",
     "load_labels",
     "paradox",
     "paradox_text",
@@ -532,3 +536,65 @@ def figures(
         "per_category": per_category_table.to_dict(orient="records"),
         "paradox": paradox_table.reset_index().to_dict(orient="records"),
     }
+
+
+# ------------------------------------------------------------------------ the landing headline
+
+
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The agreement study's headline from its results: Fleiss κ per target (its range), with
+    the undefined targets and the κ paradoxes one click away."""
+    from evalkit.finite import finite_float
+
+    rows = [r for r in res["per_target"] if r.get("coefficient") == "Fleiss κ"]
+    defined = [r for r in rows if finite_float(r.get("estimate")) is not None]
+    undefined = sorted(r["target"] for r in rows if finite_float(r.get("estimate")) is None)
+
+    def one(r: Mapping[str, Any]) -> str:
+        return fmt_estimate(
+            finite_float(r["estimate"]),
+            (finite_float(r["ci_low"]), finite_float(r["ci_high"])),
+            None,
+        )
+
+    raters = sorted({r["n_raters"] for r in rows})
+    items = sorted({r["n_items"] for r in rows})
+    n_text = (
+        f"n = {items[0]} items × {raters[0]} raters per target"
+        if len(items) == 1 and len(raters) == 1
+        else f"n = {'/'.join(map(str, items))} items per target"
+    )
+    if not defined:
+        text = f"Fleiss κ undefined for every target (labels never vary); {n_text}"
+        figure = "Fleiss κ undefined"
+    elif len(defined) == 1:
+        r = defined[0]
+        text = f"Fleiss κ {one(r)} ({r['target']}), bootstrap 95% CI; {n_text}"
+        figure = f"Fleiss κ {float(r['estimate']):.2f}"
+    else:
+        lo = min(defined, key=lambda r: r["estimate"])
+        hi = max(defined, key=lambda r: r["estimate"])
+        text = (
+            f"Fleiss κ per target from {one(lo)} ({lo['target']}) to {one(hi)} "
+            f"({hi['target']}), bootstrap 95% CIs, over {len(defined)} targets; {n_text}"
+        )
+        figure = f"Fleiss κ {float(lo['estimate']):.2f} to {float(hi['estimate']):.2f}"
+    details = []
+    if undefined:
+        details.append(
+            "κ undefined (labels never vary — no variance, not perfect agreement): "
+            + ", ".join(undefined)
+            + "."
+        )
+    paradox = [
+        p["target"]
+        for p in res.get("paradox") or []
+        if str(p.get("diagnosis", "")).startswith("paradox")
+    ]
+    if paradox:
+        details.append(
+            "κ paradox (high observed agreement, low κ; read AC1/PABAK beside κ): "
+            + ", ".join(sorted(paradox))
+            + "."
+        )
+    return Headline(text, tuple(details), figure=figure)

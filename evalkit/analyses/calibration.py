@@ -15,10 +15,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analyses.headline import Headline, estimate_text
 from evalkit.display import Readable
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
@@ -41,6 +43,7 @@ __all__ = [
     "default_gold_path",
     "disagreements",
     "gold_text",
+    "headline",
     "judge_labels",
     "load_gold",
     "load_model_judges",
@@ -516,20 +519,49 @@ def decision_text(result: Any) -> str:
     from evalkit.calibration.certificate import STATEMENT
 
     return (
-        f"{head}\n\nDecision: {verdict} — {t(result.graduation_reason)}.{interval} "
+        f"{head}\n\nDecision: {verdict} — {t(_why(result.graduation_reason))}.{interval} "
         f"Resulting calibration status: {markdown_code(result.calibration_status)}. {registered}"
         f"\n\nWhat a certificate says of itself: {markdown_text(STATEMENT)}"
     )
 
 
-def disagreements(result: Any) -> pd.DataFrame:
-    """Every item where judge and gold differ, with the gold rule and rationale; a repeated
-    judge's tied majority reads "tie (no majority)", never ``NaN``."""
+def _why(reason: Any) -> str:
+    """The graduation reason without its leading verdict, which the sentence already says."""
+    text = str(reason)
+    for verdict in ("does not graduate: ", "graduates: "):
+        if text.startswith(verdict):
+            return text[len(verdict) :]
+    return text
+
+
+def _tie(calls: Any) -> str:
+    """``tie (2 of 5 each)`` from an item's calls as shown ("pass, fail, (error), ...")."""
+    shown = str(calls).split(", ")
+    labels = [c for c in shown if not c.startswith("(")]  # "(outcome)": a call without a label
+    top = max((labels.count(c) for c in set(labels)), default=0)
+    return f"tie ({top} of {len(shown)} each)" if top else "no label"
+
+
+def disagreements(result: Any) -> Any:
+    """Every item where judge and gold differ, with the gold rule and rationale, folded under a
+    summary row (gold → judge, most frequent first); a tie for the majority reads as one."""
+    from evalkit.analyses.page_tables import folded
+
     df = result.disagreements.copy()
-    if "judge" in df.columns:
-        judge = df["judge"].astype(object)
-        df["judge"] = judge.where(judge.notna(), "tie (no majority)")
-    return df.set_index("item_id") if "item_id" in df.columns else df
+    if "repeats" in df.columns:
+        df["judge"] = [
+            j if isinstance(j, str) else _tie(calls)
+            for j, calls in zip(df["judge"], df["repeats"], strict=True)
+        ]
+    pairs = df.groupby(["gold", "judge"], sort=False).size().sort_values(ascending=False)
+    split = "; ".join(f"{g} / {j}: {n}" for (g, j), n in pairs.head(4).items())
+    split += "; …" if len(pairs) > 4 else ""
+    table = df.set_index("item_id") if "item_id" in df.columns else df
+    if "repeats" in df.columns:  # an item differs when any repeat does; its majority may not
+        what = "where a repeat differs from gold (gold / majority label"
+    else:
+        what = "where the judge differs from gold (gold / judge"
+    return folded(table, f"{len(df)} item(s) {what}: {split})")
 
 
 def _judge_figures(study: CalibrationStudy, kind: str) -> dict[str, Any]:
@@ -568,3 +600,75 @@ def study_figures(jc: JudgeCalibration) -> dict[str, Any]:
         "calibration_status": first["calibration_status"],
         "advisory": first["advisory"],
     }
+
+
+# ------------------------------------------------------------------------ the landing headline
+
+
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The judge-calibration study's headline from its results: the first model judge's κ vs
+    gold and its pre-registered decision; consistency and the rule judge one click away."""
+    k = res["kappa"]
+    graduates = bool(res.get("graduates"))
+    verdict = (
+        "graduates under the pre-registered rule"
+        if graduates
+        else "does not graduate under the pre-registered rule"
+    )
+    est = estimate_text(k)
+    reps = res.get("consistency")
+    if isinstance(reps, Mapping):  # a model judge: n counts calls, over items
+        est = (
+            estimate_text({**k, "n": None})
+            + f", n = {k.get('n')} labelled calls over {reps.get('n_items')} items"
+        )
+    text = f"Cohen's κ (judge vs gold) {est} — {verdict}"
+    details = _model_judge_details(res)
+    cal = res.get("calibration") or {}
+    if cal.get("graduation_reason"):
+        details.append(f"Decision: {cal['graduation_reason']}.")
+    if res.get("matches_preregistered_ci") is False:
+        details.append(
+            "This run's bootstrap differs from the pre-registered one, so the decision shown is "
+            "not the pre-registered decision."
+        )
+    advisory = None
+    if graduates and res.get("registered"):
+        details.append(f"Registered as {res.get('calibration_status')}.")
+    elif graduates:
+        advisory = (
+            "Advisory: the calibration graduates but is not registered (evalkit calibrate "
+            "registers it); until then judge dimensions stay uncalibrated."
+        )
+    else:
+        advisory = "Advisory: not graduated; judge dimensions stay uncalibrated."
+    figure = "κ " + estimate_text({**k, "n": None}).split(" [")[0]
+    return Headline(
+        text, tuple(details), advisory, figure=f"{figure} · {verdict.split(' under')[0]}"
+    )
+
+
+def _model_judge_details(res: Mapping[str, Any]) -> list[str]:
+    """The model judge's consistency beside its κ, and the rule judge's κ (the judge-calibration
+    study with repeats); nothing for results without them."""
+    out: list[str] = []
+    data, reps = res.get("data") or {}, res.get("consistency")
+    if isinstance(reps, Mapping):
+        who = str((res.get("calibration") or {}).get("judge", "the model judge"))
+        synthetic = " — synthetic data, simulated, no model called" if data.get("synthetic") else ""
+        out.append(
+            f"{who}{synthetic}: K = {reps.get('repeats')} repeats per item; κ on every labelled "
+            f"call above, on the majority label {estimate_text(reps.get('kappa_majority'))} "
+            f"({len(reps.get('majority_ties') or [])} ties left out); Fleiss κ across repeats "
+            f"{estimate_text(reps.get('repeat_kappa'))}; flip rate "
+            f"{estimate_text(reps.get('flip_rate'), True)}; calls without a label "
+            f"{estimate_text(reps.get('failed_calls'), True)}."
+        )
+    rule = res.get("rule_judge")
+    if isinstance(rule, Mapping):
+        verdict = "graduates" if rule.get("graduates") else "does not graduate"
+        out.append(
+            f"Rule judge (deterministic, beside it): Cohen's κ "
+            f"{estimate_text(rule.get('kappa'))} — {verdict}."
+        )
+    return out

@@ -9,12 +9,15 @@ plots only through :mod:`evalkit.files.escape`. ``docs/MONITOR.md`` holds the co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from evalkit.analyses.headline import Headline
 from evalkit.analyses.monitor import CheckBand, MonitorReport, State
 from evalkit.analyses.notes import Note, nothing_to_plot
+from evalkit.analyses.page_tables import SUMMARY
 from evalkit.extras import require
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
 
@@ -26,6 +29,7 @@ __all__ = [
     "DOES_NOT_PROVE",
     "data_text",
     "figures",
+    "headline",
     "plot_bands",
     "price_rows",
     "price_text",
@@ -106,7 +110,13 @@ def states_frame(report: MonitorReport) -> pd.DataFrame:
                 "since session": "" if b.state_at is None else str(b.state_at),
             }
         )
-    return pd.DataFrame(rows).set_index("check")
+    out = pd.DataFrame(rows).set_index("check")
+    # the summary row counts the alarms' states: a share's state is reported, never an alarm
+    alarms = out[out["role"] == "alarm"]["state"].value_counts()
+    states = ", ".join(f"{n} {s}" for s, n in alarms.items()) or "none"
+    shares = int((out["role"] != "alarm").sum())
+    out.attrs[SUMMARY] = f"{len(out)} checks: alarm checks {states}; {shares} shares (no alarm)"
+    return out
 
 
 def unmeasured_text(report: MonitorReport) -> str:
@@ -273,3 +283,31 @@ def figures(report: MonitorReport) -> dict[str, Any]:
         ],
         "price": price_rows(report),
     }
+
+
+# ------------------------------------------------------------------------ the landing headline
+
+
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The monitor's headline from its results: how many alarm checks are broken; since when,
+    and what an anytime-valid band licenses, one click away."""
+    info, broken = res["monitor"], res["broken"]
+    sessions = ", ".join(f"{r}: {n} {info['unit']}" for r, n in info["sessions"].items())
+    ceiling = 100 * float(info["ceiling"])
+    if broken:
+        text = (
+            f"{len(broken)} alarm check{'s' if len(broken) != 1 else ''} broken "
+            f"(anytime-valid band above the {ceiling:g}% ceiling); {sessions}"
+        )
+    else:
+        text = f"no alarm check broken (ceiling {ceiling:g}%); {sessions}"
+    details = [f"{b['check']}: broken since session {b['since_session']}." for b in broken]
+    details.append(
+        f"Anytime-valid {100 * (1 - float(info['alpha'])):g}% bands: they may be read after "
+        "every session; a fixed-n interval read that way may not."
+    )
+    return Headline(
+        text,
+        tuple(details),
+        figure=f"{len(broken)} broken",
+    )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalkit.analyses._results import fmt_estimate
+from evalkit.analyses.headline import Headline
 from evalkit.analyses.prevalence import NO_LABEL, PrevalenceData, PrevalenceEstimates
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
 
@@ -23,6 +24,7 @@ __all__ = [
     "confusion_frame",
     "data_text",
     "estimates_frame",
+    "headline",
     "plot_estimates",
     "truth_text",
     "undefined_text",
@@ -275,3 +277,64 @@ def _draw(ax: Any, y: int, row: Mapping[str, Any], colour: str, middle: float) -
     ax.plot([row["share"]], [y], "o", color=colour, ms=7)
     ax.annotate(_cell(row), (row["share"], y), xytext=(0, 7), textcoords="offset points",
                 ha="center", fontsize=7.5, color=colour)  # fmt: skip
+
+
+# ------------------------------------------------------------------------ the landing headline
+
+
+def _share(name: str, row: Mapping[str, Any] | None, n_text: str) -> str:
+    from evalkit.finite import finite_float
+
+    if row is None or finite_float(row.get("share")) is None:
+        return f"{name} undefined"
+    ci = (finite_float(row.get("low")), finite_float(row.get("high")))
+    return f"{name} {fmt_estimate(finite_float(row['share']), ci, None, percent=True)} ({n_text})"
+
+
+def _line(res: Mapping[str, Any], cls: str) -> str:
+    from evalkit.finite import finite_float
+
+    rows = {r["estimator"]: r for r in res["estimates"] if r["class"] == cls}
+    n = {name: (row or {}).get("n") for name, row in rows.items()}
+    gold = (res.get("corrected") or {}).get("n_gold")
+    parts = [
+        _share("corrected", rows.get("corrected"), f"n = {n.get('corrected')} target, {gold} gold"),
+        _share("naive", rows.get("naive"), f"n = {n.get('naive')} labelled by the judge"),
+    ]
+    if "PPI++" in rows:
+        parts.append(_share("PPI++", rows["PPI++"], f"n = {n.get('PPI++')} human-labelled"))
+    truth = finite_float((res.get("truth") or {}).get(cls)) if res.get("synthetic") else None
+    if truth is not None:
+        parts.append(f"known true share {100 * truth:.1f}% (synthetic)")
+    return f"share of {cls!r}: " + "; ".join(parts)
+
+
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The prevalence study's headline from its results: the shares of ``fail`` (else the first
+    class) side by side; the other classes and what the estimates assume one click away."""
+    from evalkit.finite import finite_float
+
+    classes = list(res["classes"])
+    lead = "fail" if "fail" in classes else classes[0]
+    level = finite_float(res.get("level")) or 0.95
+    text = _line(res, lead) + f"; {100 * level:g}% intervals"
+    details = [_line(res, c) + "." for c in classes if c != lead]
+    corrected = res.get("corrected") or {}
+    advisory = None
+    if corrected.get("reason"):
+        advisory = f"Corrected shares undefined: {corrected['reason']}."
+    details.append(
+        "Assumption of the corrected share: the judge's error rates measured on the gold set "
+        "hold on the target."
+    )
+    ppi = res.get("ppi") or {}
+    if ppi.get("reason"):
+        details.append(f"PPI++ undefined: {ppi['reason']}.")
+    if res.get("synthetic"):
+        details.append("Synthetic data: a simulated judge over a simulated target (data card).")
+    row: Mapping[str, Any] = next(
+        (r for r in res["estimates"] if r["class"] == lead and r["estimator"] == "corrected"), {}
+    )
+    share = finite_float(row.get("share"))
+    figure = f"{lead} {_pct(share)} (corrected)" if share is not None else f"{lead} undefined"
+    return Headline(text, tuple(details), advisory, figure=figure)

@@ -25,9 +25,12 @@ from evalkit.rubrics.dimensions.gates import reports_contaminated_window, report
 from evalkit.stats.thresholds import FIRE_RATE_CEILING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from evalkit.analyses.headline import Headline
     from evalkit.record.calibration_status import CalibrationAcceptance
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "drift_text",
     "figures",
     "flags_view",
+    "headline",
     "journal_vs_replay",
     "plot_rates",
     "rate_matrix",
@@ -317,6 +321,45 @@ def plot_rates(
     return fig
 
 
+def headline(res: Mapping[str, Any]) -> Headline:
+    """The replay's headline from its results: how many dead-instrument flags, with n; each
+    flag's figure and the count of changed verdicts one click away."""
+    from evalkit.analyses.headline import Headline, pct_ci
+
+    flags = res["flags"]
+    sessions = res.get("sessions") or {}
+    rates = {(r["rubric"], r["dimension"], r["status"]): r for r in res.get("rates") or []}
+    per_rubric: dict[str, int] = {}
+    for f in flags:
+        per_rubric[f["rubric"]] = per_rubric.get(f["rubric"], 0) + 1
+    if len(set(sessions.values())) == 1 and len(sessions) > 1:
+        n_text = f"n = {next(iter(sessions.values()))} sessions per rubric"
+    else:
+        n_text = ", ".join(f"{r}: n = {n} sessions" for r, n in sessions.items())
+    plural = "s" if len(flags) != 1 else ""
+    if flags:
+        split = ", ".join(f"{r}: {c}" for r, c in per_rubric.items())
+        text = f"{len(flags)} dead-instrument flag{plural} ({split}); {n_text}"
+    else:
+        text = f"no dead-instrument flag; {n_text}"
+    details = []
+    for f in flags:
+        r = rates.get((f["rubric"], f["dimension"], f["status"]))
+        figure = (
+            f"{r['k']}/{r['n']} = {pct_ci(r['rate'], r['ci_low'], r['ci_high'], r['n'])}"
+            if r
+            else str(f.get("detail", ""))
+        )
+        details.append(
+            f"{f['rubric']} {f['dimension']} '{f['status']}': {f['flag']} — {figure} (Wilson 95% CI)"
+        )
+    if "changed_count" in res:
+        details.append(
+            f"Session × dimension verdicts that differ between the rubrics: {res['changed_count']}."
+        )
+    return Headline(text, tuple(details), figure=f"{len(flags)} flag{plural}")
+
+
 def journal_vs_replay(
     metrics_dir: str | Path,
     scored: pd.DataFrame,
@@ -396,14 +439,44 @@ def changed_summary(
 
 
 def changed_detail(changed: pd.DataFrame) -> tuple[str, pd.DataFrame]:
-    """The changes other than a dimension new in the later rubric: a caption (Markdown) and the
-    first 40 of them (results.json holds all)."""
+    """The changes other than a dimension new in the later rubric: a caption (Markdown) and one
+    row per reason (its dimension, status change, sessions and their first ids), so each
+    explanation is read once; results.json holds every change."""
+    import re
+
+    import pandas as pd
+
     detail = changed[changed["why"] != NEW_DIMENSION]
     caption = (
         f"Changed verdicts other than the new `guard-friction` dimension: {len(detail)} "
-        "(first 40 shown; all of them are in results.json)."
+        "(one row per reason; every change is in results.json)."
     )
-    return caption, detail.head(40).set_index(["session_id", "dimension"])
+    keys = [c for c in detail.columns if c not in ("session_id", "why")]
+    shape = detail["why"].map(lambda w: re.sub(r"\d+", "#", str(w)))  # one reason, other counts
+    rows = []
+    for (_, *key), grp in detail.groupby([shape, *keys], sort=False):
+        ids = list(dict.fromkeys(map(str, grp["session_id"])))
+        shown = ", ".join(ids[:3]) + (f", … ({len(ids) - 3} more)" if len(ids) > 3 else "")
+        rows.append(dict(zip(keys, key, strict=True)) | {"why": _merged(list(grp["why"])),
+                    "sessions": len(ids), "session ids": shown})  # fmt: skip
+    columns = [*keys, "why", "sessions", "session ids"]
+    out = pd.DataFrame(rows, columns=columns)
+    out = out.sort_values([keys[0], "sessions"], ascending=[True, False], kind="stable")
+    return caption, out.set_index(keys)
+
+
+def _merged(whys: list[str]) -> str:
+    """One reason for several rows that differ only in their counts: each count that differs
+    reads as its range (``blocked=1–12``)."""
+    import re
+
+    parts = [re.split(r"\d+", str(w)) for w in whys]
+    numbers = [[int(n) for n in re.findall(r"\d+", str(w))] for w in whys]
+    out = parts[0][0]
+    for i, text in enumerate(parts[0][1:]):
+        values = sorted({ns[i] for ns in numbers})
+        out += (f"{values[0]}" if len(values) == 1 else f"{values[0]}–{values[-1]}") + text
+    return out
 
 
 def drift_text(drift: pd.DataFrame | None) -> str:

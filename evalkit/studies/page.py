@@ -26,9 +26,26 @@ _OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
 <style type="text/css">
 div#notebook-container { width: auto; max-width: 1280px; }
 div.output_area table { font-size: 12px; }
-/* text cells (reasons, rationales) read left to right; identifiers and row labels stay whole */
+/* text cells (reasons, rationales) read left to right; row labels stay whole, column headings
+   wrap between words (a long heading must not push its table past the page) */
 .rendered_html td, .rendered_html th { text-align: left; vertical-align: top; }
-.rendered_html tbody th, .rendered_html thead th { white-space: nowrap; }
+.rendered_html tbody th { white-space: nowrap; }
+.rendered_html thead th { white-space: normal; min-width: 6em; }
+/* a table fits its column or scrolls inside its box (evalkit.analyses.page_tables); the classic
+   template's fixed layout would clip the columns that do not fit */
+.rendered_html table { table-layout: auto; margin-left: 0; }
+div.output_subarea { max-width: 100%; overflow-x: auto; }
+.evalkit-table { overflow-x: auto; max-width: 100%; }
+.evalkit-table td { max-width: 42em; overflow-wrap: break-word; }
+.evalkit-table.tall { max-height: 34em; overflow-y: auto; border: 1px solid #d0d7de; }
+.evalkit-table.tall thead th { position: sticky; top: 0; background: #f6f8fa; }
+details.evalkit-fold { margin: .4em 0; }
+details.evalkit-fold > summary { cursor: pointer; padding: .3em .6em; background: #f6f8fa;
+  border: 1px solid #d0d7de; border-radius: 3px; }
+.evalkit-size { color: #59636e; }
+ul.evalkit-notes { margin: .2em 0 .6em; padding-left: 1.2em; font-size: 12px; color: #424a53; }
+/* a cell whose input is hidden and which printed nothing leaves no blank band */
+div.code_cell:not(:has(*)) { display: none; }
 </style>
 {% endblock notebook_css %}
 """
