@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import bench_scoring, conformance_cases, require_shared
+from conftest import conformance_cases, require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +31,7 @@ from evalkit.scoring.measure import (
     WARNED,
     EventIndex,
 )
+from evalkit.simulate.hostile_ledgers import generate_ledger
 
 GUARDS = (BLOCKED, WARNED, LOOP_WARNING)
 
@@ -117,7 +118,7 @@ def _assert_same_index(events: Sequence[Any]) -> None:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_generated_ledgers(tmp_path: Path, seed: int) -> None:
     metrics = tmp_path / "m"
-    bench_scoring().generate_ledger(metrics, n_sessions=150, n_events=6000, seed=seed)
+    generate_ledger(metrics, n_sessions=150, n_events=6000, seed=seed)
     ledger = read_metrics_dir(metrics)
     _assert_same_index(ledger.events_v2)
     _assert_same_index(ledger.events_v1)

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import bench_scoring
 
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
 from evalkit.record.seal import seal_record
+from evalkit.simulate.hostile_ledgers import generate_ledger
 from evalkit.verify.rescore import verify_journal, verify_record
 from evalkit.verify.result import EntryOutcome
 
@@ -31,7 +31,7 @@ Record = dict[str, Any]
 def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated ledger and its journal, written by score --all --journal (both rubrics)."""
     metrics = tmp_path_factory.mktemp("verify-all") / "metrics"
-    bench_scoring().generate_ledger(metrics, n_sessions=40, n_events=3000, seed=5)
+    generate_ledger(metrics, n_sessions=40, n_events=3000, seed=5)
     for rubric, ts in (
         ("rubric-v2", "2026-10-01T00:00:00.000Z"),
         ("rubric-v1", "2026-10-02T00:00:00.000Z"),
