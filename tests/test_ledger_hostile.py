@@ -14,6 +14,7 @@ import pytest
 from hostile import fifo, in_child
 
 import evalkit
+from evalkit.files.input import InputTooLargeError
 from evalkit.ledger.files import describe_sessions_file, ledger_role
 from evalkit.ledger.reader import read_jsonl, read_metrics_dir
 
@@ -136,11 +137,16 @@ def test_a_line_over_the_line_cap_is_a_malformed_line(tmp_path: Path) -> None:
     assert read_jsonl(path).unreadable_lines == ()
 
 
-def test_a_file_over_the_byte_cap_is_unreadable(tmp_path: Path) -> None:
+def test_a_file_over_the_byte_cap_is_refused_loudly(tmp_path: Path) -> None:
+    """Issue 25: an over-cap file is an error naming it, its size and the setting, never
+    "unreadable" (which made every event-derived verdict cannot-determine with exit 0)."""
     path = tmp_path / "events.jsonl"
     path.write_text(EV * 100, encoding="utf-8")
-    f = read_jsonl(path, max_bytes=1000)
-    assert f.state == "unreadable" and "exceeds the 1000-byte cap" in (f.error or "")
+    with pytest.raises(InputTooLargeError) as caught:
+        read_jsonl(path, max_bytes=1000)
+    message = str(caught.value)
+    assert str(path) in message and f"{len(EV) * 100} bytes" in message
+    assert "exceeds the 1000-byte cap" in message and "$EVALKIT_MAX_FILE_BYTES" in message
 
 
 # --------------------------------------------------------------------------- ledger roles

@@ -58,6 +58,7 @@ __all__ = [
     "decode_text",
     "dumps",
     "escape_surrogates",
+    "input_too_large",
     "max_file_bytes",
     "max_line_bytes",
     "open_regular",
@@ -222,7 +223,7 @@ def read_bytes(
     try:
         size = os.fstat(fd).st_size
         if size > cap:
-            raise _too_large(path, what, cap, size)
+            raise input_too_large(path, what, cap, size)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -232,7 +233,7 @@ def read_bytes(
             chunks.append(chunk)
             total += len(chunk)
             if total > cap:
-                raise _too_large(path, what, cap, None)
+                raise input_too_large(path, what, cap, None)
     except OSError as exc:
         if isinstance(exc, InputFileError):
             raise
@@ -264,13 +265,14 @@ def read_stream(stream: Any, what: str, *, max_bytes: int | None = None) -> byte
         chunks.append(chunk)
         total += len(chunk)
     if total > cap:
-        raise _too_large("<stdin>", what, cap, None)
+        raise input_too_large("<stdin>", what, cap, None)
     return b"".join(chunks)
 
 
-def _too_large(
+def input_too_large(
     path: str | os.PathLike[str], what: str, cap: int, size: int | None
 ) -> InputTooLargeError:
+    """The refusal of a file over ``cap``: it names the file, its size and the setting."""
     seen = f"{size} bytes" if size is not None else "more"
     return InputTooLargeError(
         f"{what} {_shown(path)!r}: {seen} exceeds the {cap}-byte cap of this reader (raise it "
