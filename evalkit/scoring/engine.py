@@ -31,7 +31,7 @@ from evalkit.record.contract import make_run_id, validate_timestamp
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
 from evalkit.scoring.eval_record import EvalRecord, Harness, Model, Provenance, check_model
-from evalkit.scoring.measure import LedgerMeasure, Measured
+from evalkit.scoring.measure import EventDigest, LedgerMeasure, Measured
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +44,7 @@ __all__ = [
     "ScoredRecords",
     "Scorer",
     "build_run_id",
+    "read_batch",
     "score_ledger",
     "score_records",
     "score_session",
@@ -56,6 +57,15 @@ LEDGER_COLUMNS = ("session_id", "dimension", "status", "score", "evidence")
 
 #: ``<session_id>-eval-<timestamp without '-', ':' and '.'>`` (the record module's builder).
 build_run_id = make_run_id
+
+
+def read_batch(metrics_dir: str | os.PathLike[str]) -> Ledger:
+    """The ledger of ``metrics_dir`` read for scoring: events digested a block at a time.
+
+    :func:`evalkit.ledger.reader.read_ledger` with an :class:`EventDigest` per event source,
+    so the reading never holds more than one block of event objects.
+    """
+    return read_ledger(metrics_dir, sinks=EventDigest)
 
 
 def _now_iso() -> str:
@@ -85,7 +95,9 @@ class Scorer:
 
     def __init__(self, ledger: Ledger | str | os.PathLike[str], rubric: str | Rubric) -> None:
         self.rubric = get_rubric(rubric)
-        self.ledger = ledger if isinstance(ledger, Ledger) else read_ledger(ledger)
+        self.ledger = ledger if isinstance(ledger, Ledger) else read_batch(ledger)
+        #: the rubric text's hash, read once for every record this reading scores
+        self.rubric_sha256 = self.rubric.sha256
         rotation = self.rubric.event_reading == "rotation"
         self.view = self.ledger.view(self.rubric.event_reading)
         note = ledger_gap_note(self.view.gap_kinds, self.view.unreadable_event_lines)
@@ -94,6 +106,8 @@ class Scorer:
             self.view.events,
             attribute_by_id=rotation,
             ledger_note=note if rotation else "",
+            event_digests=self.view.event_digests,
+            events_present=self.view.events_present,
         )
 
     def record(
@@ -117,7 +131,7 @@ class Scorer:
             run_id=build_run_id(measured.resolution.session_id, timestamp),
             session_id=measured.resolution.session_id,
             rubric_version=rub.version,
-            provenance=Provenance(rub.sha256, evalkit_commit(), measured.inputs_sha256),
+            provenance=Provenance(self.rubric_sha256, evalkit_commit(), measured.inputs_sha256),
             model=model,
             harness=Harness(
                 plugin_version=over.get("plugin_version", __version__),
@@ -178,7 +192,7 @@ def score_session(
     rub = get_rubric(rubric)
     ts = _check_timestamp(timestamp)
     check_model(model_id, model_source)  # argument errors come before the ledger is read
-    return Scorer(read_ledger(metrics_dir), rub).score(
+    return Scorer(read_batch(metrics_dir), rub).score(
         session_id,
         timestamp=ts,
         model_id=model_id,
@@ -224,7 +238,7 @@ class ScoredRecords:
         known_inputs: Mapping[str, str],
     ) -> None:
         self.rubric_version = scorer.rubric.version
-        self.rubric_sha256 = scorer.rubric.sha256
+        self.rubric_sha256 = scorer.rubric_sha256
         self.timestamp = timestamp
         self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
         records = scorer.measure.records
@@ -323,7 +337,7 @@ def score_records(
     rub = get_rubric(rubric)
     ts = _check_timestamp(timestamp)
     model = check_model(model_id, model_source)
-    scorer = Scorer(read_ledger(metrics_dir), rub)
+    scorer = Scorer(read_batch(metrics_dir), rub)
     records = scorer.measure.records
     if session_ids is None:
         positions, missing = list(range(len(records))), []
@@ -379,7 +393,7 @@ def score_ledger(
 def _verdict_rows(
     metrics_dir: str | os.PathLike[str], rubric: str | Rubric
 ) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str]]:
-    scorer = Scorer(read_ledger(metrics_dir), rubric)
+    scorer = Scorer(read_batch(metrics_dir), rubric)
     rub = scorer.rubric
     rows: list[tuple[str, str, str, Any, str]] = []
     skipped: list[str] = []
