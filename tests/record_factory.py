@@ -129,3 +129,15 @@ def reference_record(expected_file: Path, *, timestamp: str = TIMESTAMP) -> dict
         "dimensions": body["dimensions"],
         "timestamp": timestamp,
     }
+
+
+def chained(record: dict[str, Any], previous: str | None) -> dict[str, Any]:
+    """``record`` as the journal writes it after a line whose reference is ``previous``.
+
+    Its provenance linked (``previous_line_sha256``, :mod:`evalkit.journal.chain`), then sealed.
+    """
+    from evalkit.record.seal import seal_record, without_seal
+
+    body = without_seal(record)
+    body["provenance"] = {**body["provenance"], "previous_line_sha256": previous}
+    return seal_record(body)

@@ -1,7 +1,8 @@
 """``evalkit journal``: list the records of a journal and summarize it.
 
 Shows every valid record (line, run id, rubric version, statuses), then the counts per rubric
-version, the duplicate run ids with their lines, and every unreadable line with its reason.
+version, the duplicate run ids with their lines, every unreadable line with its reason, and
+the chain (where it starts, every line whose link to the line before it does not hold).
 ``--json`` prints the same as one JSON object. Exit 0 when the journal could be read (bad lines
 are reported, not fatal); 1 when there is no journal.
 """
@@ -50,6 +51,11 @@ def summarize(read: Any) -> dict[str, Any]:
         "diagnostics": [
             {"line": d.line, "kind": d.kind.value, "reason": d.reason} for d in read.diagnostics
         ],
+        "chain": {
+            "started": read.chain.started,
+            "unchained": list(read.chain.unchained),
+            "breaks": [{"line": b.line, "reason": b.reason} for b in read.chain.breaks],
+        },
     }
 
 
@@ -100,4 +106,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped   {diag}")
     else:
         print("skipped   none")
+    print(f"chain     {read.chain.summary()}")
     return 0

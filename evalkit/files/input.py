@@ -57,6 +57,7 @@ __all__ = [
     "clip",
     "decode_text",
     "dumps",
+    "dumps_bytes",
     "escape_surrogates",
     "input_too_large",
     "max_file_bytes",
@@ -456,6 +457,21 @@ def clip(text: str, limit: int = 200) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def dumps_bytes(obj: Any, **kwargs: Any) -> bytes:
+    """:func:`dumps` encoded as UTF-8, without searching the text for lone surrogates first.
+
+    The encoding itself finds them (it refuses them); only then is the text escaped, so the
+    common record costs one JSON encoding and one UTF-8 encoding.
+    """
+    kwargs.setdefault("ensure_ascii", False)
+    kwargs.setdefault("allow_nan", False)
+    text = json.dumps(obj, **kwargs)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text).encode("utf-8")
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

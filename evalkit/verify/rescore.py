@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.files.input import JsonInputError, parse_json
+from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
 from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
@@ -202,6 +203,10 @@ class _JournalView:
     def invalid(self, run_id: str) -> list[Any]:
         return list(self._invalid.get(run_id, []))
 
+    def lines_of(self, run_id: str) -> list[int]:
+        """Every line holding ``run_id``: its valid copies and the lines that are not."""
+        return [line for line, _ in self.copies(run_id)] + [d.line for d in self.invalid(run_id)]
+
     def unknown(self, run_id: str) -> EvalkitError:
         invalid = self.invalid(run_id)
         if invalid:
@@ -295,9 +300,22 @@ class _JournalView:
                     DriftKind.DUPLICATE,
                     (f"line {line}", f"line {last_line}"),
                 )
-                for d in diff_records(value, last)
+                for d in diff_records(_unplaced(value), _unplaced(last))
             ]
         return out
+
+
+def _unplaced(record: Any) -> Any:
+    """A record without what its place in the journal gives it: its link, and so its seal.
+
+    Two valid copies of one run id are the same record when they differ only there (the
+    same run written twice lands on two places of the chain).
+    """
+    provenance = record.get("provenance") if isinstance(record, dict) else None
+    if not isinstance(provenance, dict) or CHAIN_KEY not in provenance:
+        return record
+    placed = (CHAIN_KEY, "record_sha256")
+    return {**record, "provenance": {k: v for k, v in provenance.items() if k not in placed}}
 
 
 def find_record(
@@ -371,11 +389,56 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
     # a run input, checked by run_input_checks; the verifying engine's own commit is not it
     record["provenance"] = {**record["provenance"]}
     record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
+    if CHAIN_KEY in stored["provenance"]:
+        # the journal position it was written at: checked against the line before it
+        record["provenance"][CHAIN_KEY] = stored["provenance"][CHAIN_KEY]
     return record
 
 
-def _verify(found: _Stored, scorers: _Scorers) -> VerifyResult:
+def _chain_findings(
+    found: _Stored, chain: ChainReport | None, lines: Iterable[int] = ()
+) -> tuple[list[FieldDrift], list[str]]:
+    """The ``chain`` drifts of the lines holding the run id (a link broken), or a note."""
+    if chain is None or found.line is None:
+        return [], ["its place in a journal was not checked (a record given by value)"]
+    drifts = [
+        FieldDrift(
+            "record",
+            CHAIN_FIELD,
+            f"line {line}",
+            "the line before it",
+            broken.reason,
+            DriftKind.CHAIN,
+        )
+        for line in sorted({found.line, *lines})
+        if (broken := chain.break_at(line)) is not None
+    ]
+    if drifts:
+        return drifts, []
+    if found.line in chain.unchained:
+        return [], [
+            f"unchained: written before this journal chained its records (line {found.line}); "
+            "whether a line was deleted or moved around it cannot be checked"
+        ]
+    return [], []
+
+
+def _verify(
+    found: _Stored,
+    scorers: _Scorers,
+    chain: ChainReport | None = None,
+    lines: Iterable[int] = (),
+) -> VerifyResult:
     stored = found.record
+    chain_drifts, chain_notes = _chain_findings(found, chain, lines)
+    found = _Stored(
+        found.record,
+        found.raw,
+        (*found.drifts, *chain_drifts),
+        (*found.notes, *chain_notes),
+        found.line,
+        found.changed,
+    )
     run_id = stored["run_id"]
     judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
     judge_ids = tuple(str(d.get("id")) for d in judges)
@@ -454,16 +517,18 @@ def verify_record(
     """
     if isinstance(record_or_run_id, str):
         path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
-        found = _JournalView(path, accepted).locate(record_or_run_id)
+        view = _JournalView(path, accepted)
+        found, chain = view.locate(record_or_run_id), view.read.chain
+        lines = view.lines_of(found.record["run_id"])
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
         record, changed = _validated(raw, accepted)
-        found = _Stored(record, raw, (), (), changed=changed)
+        found, chain, lines = _Stored(record, raw, (), (), changed=changed), None, []
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    return _verify(found, _Scorers(metrics_dir))
+    return _verify(found, _Scorers(metrics_dir), chain, lines)
 
 
 def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, JournalEntry]]:
@@ -471,7 +536,8 @@ def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, Journ
         try:
             found = view.locate(run_id)
             session = found.record["session_id"]
-            yield first, JournalEntry(found.line or first, run_id, session, _verify(found, scorers))
+            result = _verify(found, scorers, view.read.chain, view.lines_of(run_id))
+            yield first, JournalEntry(found.line or first, run_id, session, result)
         except EvalkitError as exc:
             yield first, JournalEntry(first, run_id, None, error=str(exc))
     for diag in view.read.diagnostics:
