@@ -20,6 +20,7 @@ from evalkit.errors import EvalkitError
 if TYPE_CHECKING:
     from evalkit.ledger.reader import JsonlFile
     from evalkit.rubrics import Rubric
+    from evalkit.scoring.run_inputs import RunInputs
 
 __all__ = [
     "DIAGNOSTICS_KEPT",
@@ -207,13 +208,15 @@ def journal_directory(
     model_source: str | None = None,
     handle: str | None = None,
     diagnostics_kept: int | None = None,
+    run: RunInputs | None = None,
 ) -> JournaledDirectory:
     """``score --all --journal`` for one directory of a fleet, into ``<metrics_dir>/eval.jsonl``.
 
     :func:`evalkit.journal.batch.journal_ledger` with these arguments, incremental unless
     ``rescore``, the journal validated against the certificates of the repository evalkit runs
     from (as the command line does); ``diagnostics_kept`` caps the ledger diagnostics sent back
-    (``None``: all). Raises :class:`~evalkit.errors.EvalkitError` when there is no session to
+    (``None``: all); ``run``: the run inputs validated once for the whole fleet (the keywords
+    otherwise). Raises :class:`~evalkit.errors.EvalkitError` when there is no session to
     score (then no journal is created: ``sessions.jsonl`` is missing, unreadable or holds no
     line with a session id; or, after scoring, every session was refused) or when
     ``eval.jsonl`` is a file of the ledger; :class:`~evalkit.journal.reader.JournalWriteError` (an
@@ -225,6 +228,7 @@ def journal_directory(
     from evalkit.journal.batch import journal_ledger
     from evalkit.journal.reader import JOURNAL_NAME
     from evalkit.ledger.files import ledger_role
+    from evalkit.scoring.run_inputs import RunInputs
 
     target = os.path.join(metrics_dir, JOURNAL_NAME)
     if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):
@@ -235,15 +239,16 @@ def journal_directory(
             f"{target} is the ledger's {role}: records are never appended to the ledger"
         )
     notes: list[str] = []
+    if run is None:
+        run = RunInputs.of(
+            timestamp=timestamp, model_id=model_id, model_source=model_source, handle=handle
+        )
     result = journal_ledger(
         metrics_dir,
         target,
         rubric,
         rescore=rescore,
-        timestamp=timestamp,
-        model_id=model_id,
-        model_source=model_source,
-        handle=handle,
+        run=run,
         accepted=repository_calibrations(on_refused=notes.append),
     )
     return _journaled(metrics_dir, target, result, diagnostics_kept, tuple(notes))

@@ -25,7 +25,7 @@ from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic
 from evalkit.rubrics import get_rubric
 from evalkit.scoring.engine import Refused, ScoredRecords, score_records
-from evalkit.scoring.eval_record import check_model
+from evalkit.scoring.run_inputs import RunInputs
 
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
@@ -77,12 +77,15 @@ def journal_ledger(
     handle: str | None = None,
     accepted: CalibrationAcceptance | None = None,
     progress: Progress | None = None,
+    run: RunInputs | None = None,
 ) -> JournalingResult:
     """Score every eligible session of ``metrics_dir`` and append the records to the journal.
 
     The arguments are those of :func:`evalkit.scoring.engine.score_records` (one ``timestamp`` names
     the whole batch). Unless ``rescore``, sessions with nothing new since their latest record
-    are skipped (module docstring). Raises what ``score_records`` raises before anything is
+    are skipped (module docstring). ``run``: the run inputs already validated
+    (:class:`~evalkit.scoring.run_inputs.RunInputs`), instead of the keywords. Raises what
+    ``score_records`` raises before anything is
     scored, and :class:`evalkit.journal.reader.JournalWriteError` when an append fails (its message
     and ``appended`` say which records of the batch are on disk).
     """
@@ -98,6 +101,7 @@ def journal_ledger(
             handle=handle,
             accepted=accepted,
             progress=progress,
+            run=run,
         )
 
 
@@ -113,18 +117,15 @@ def _journal_ledger(
     handle: str | None,
     accepted: CalibrationAcceptance | None,
     progress: Progress | None,
+    run: RunInputs | None,
 ) -> JournalingResult:
     rub = get_rubric(rubric)
-    model = check_model(model_id, model_source)
+    if run is None:
+        run = RunInputs.of(
+            timestamp=timestamp, model_id=model_id, model_source=model_source, handle=handle
+        )
     # the ledger is read (and every argument checked) before the journal is even opened
-    batch = score_records(
-        metrics_dir,
-        rub,
-        timestamp=timestamp,
-        model_id=model_id,
-        model_source=model_source,
-        handle=handle,
-    )
+    batch = score_records(metrics_dir, rub, run=run)
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # read under the lock: what the journal holds cannot change before we append
@@ -133,16 +134,19 @@ def _journal_ledger(
                 journal.latest_inputs(
                     held,
                     rubric_version=rub.version,
-                    rubric_sha256=rub.sha256,
-                    model=model.to_dict(),
-                    handle=handle,
+                    rubric_sha256=batch.rubric_sha256,
+                    model=run.model.to_dict(),
+                    handle=run.handle,
                 )
             )
         bar = None if progress is None else progress(len(batch))
         if bar is not None:
             batch.on_session = lambda: bar.update(1)
         try:
-            appended = tuple(out.append(record.to_dict()) for record in batch)
+            # unsealed and handed over: the appender links, seals and encodes it once
+            appended = tuple(
+                out.append(record.to_dict(sealed=False), owned=True) for record in batch
+            )
         finally:
             if bar is not None:
                 bar.close()

@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from evalkit._version import __version__
@@ -27,11 +26,12 @@ from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
 from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
 from evalkit.provenance.repository import PACKAGE_DIR
-from evalkit.record.contract import make_run_id, validate_timestamp
+from evalkit.record.contract import make_run_id
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
-from evalkit.scoring.eval_record import EvalRecord, Harness, Model, Provenance, check_model
+from evalkit.scoring.eval_record import EvalRecord, Harness, Provenance
 from evalkit.scoring.measure import EventDigest, LedgerMeasure, Measured
+from evalkit.scoring.run_inputs import RunInputs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,15 +68,6 @@ def read_batch(metrics_dir: str | os.PathLike[str]) -> Ledger:
     return read_ledger(metrics_dir, sinks=EventDigest)
 
 
-def _now_iso() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def _check_timestamp(timestamp: str | None) -> str:
-    return _now_iso() if timestamp is None else validate_timestamp(timestamp)
-
-
 def _check_session_id(session_id: str) -> None:
     # The reference resolves such a record, then its record validation refuses it.
     if not is_non_empty_trimmed(session_id):
@@ -110,29 +101,21 @@ class Scorer:
             events_present=self.view.events_present,
         )
 
-    def record(
-        self,
-        measured: Measured,
-        *,
-        timestamp: str,
-        model: Model,
-        handle: str | None = None,
-        harness: Mapping[str, Any] | None = None,
-    ) -> EvalRecord:
-        """The record of a measured session (``timestamp`` and ``model`` already checked).
+    def record(self, measured: Measured, run: RunInputs) -> EvalRecord:
+        """The record of a measured session under the run's (validated) inputs.
 
         Raises :class:`~evalkit.errors.ValidationError` when the session id is only
         whitespace, as the reference's record validation does.
         """
         _check_session_id(measured.resolution.session_id)
-        over = dict(harness or {})
+        over = run.overrides
         rub = self.rubric
         return EvalRecord(
-            run_id=build_run_id(measured.resolution.session_id, timestamp),
+            run_id=build_run_id(measured.resolution.session_id, run.timestamp),
             session_id=measured.resolution.session_id,
             rubric_version=rub.version,
             provenance=Provenance(self.rubric_sha256, evalkit_commit(), measured.inputs_sha256),
-            model=model,
+            model=run.model,
             harness=Harness(
                 plugin_version=over.get("plugin_version", __version__),
                 platform=over.get("platform", sys.platform),
@@ -141,27 +124,15 @@ class Scorer:
             ),
             kpis=measured.context.kpis,
             dimensions=rub.score(measured.context),
-            timestamp=timestamp,
-            handle=handle,
+            timestamp=run.timestamp,
+            handle=run.handle,
             resolution=measured.resolution,
             ledger_diagnostics=self.view.diagnostics,
         )
 
-    def score(
-        self,
-        session_id: str | None = None,
-        *,
-        timestamp: str | None = None,
-        model_id: str | None = None,
-        model_source: str | None = None,
-        handle: str | None = None,
-        harness: Mapping[str, Any] | None = None,
-    ) -> EvalRecord:
+    def score(self, session_id: str | None, run: RunInputs) -> EvalRecord:
         """:func:`score_session` over this reading of the ledger."""
-        ts = _check_timestamp(timestamp)
-        model = check_model(model_id, model_source)
-        measured = self.measure.resolve(session_id)
-        return self.record(measured, timestamp=ts, model=model, handle=handle, harness=harness)
+        return self.record(self.measure.resolve(session_id), run)
 
 
 def score_session(
@@ -174,6 +145,7 @@ def score_session(
     model_source: str | None = None,
     handle: str | None = None,
     harness: Mapping[str, Any] | None = None,
+    run: RunInputs | None = None,
 ) -> EvalRecord:
     """Score one session of ``metrics_dir`` under ``rubric`` and return its record.
 
@@ -183,23 +155,24 @@ def score_session(
     (evalkit cannot know which model ran the session unless told). ``harness`` may override
     ``plugin_version``, ``platform``, ``host_class`` or ``hostname_hash`` (defaults: the
     evalkit version, ``sys.platform``, the ``host_class`` of the session's start event,
-    the first 16 hex of sha256(hostname)). ``handle`` None means anonymized.
+    the first 16 hex of sha256(hostname)). ``handle`` None means anonymized. ``run``: these
+    run inputs already validated (:class:`~evalkit.scoring.run_inputs.RunInputs`), instead of
+    the keyword arguments.
 
     Raises :class:`~evalkit.errors.SessionResolutionError` when no session resolves,
     :class:`~evalkit.errors.ValidationError` when the resolved id is only whitespace or a
     parameter is invalid, :class:`~evalkit.errors.VersionMismatchError` for an unknown rubric.
     """
     rub = get_rubric(rubric)
-    ts = _check_timestamp(timestamp)
-    check_model(model_id, model_source)  # argument errors come before the ledger is read
-    return Scorer(read_batch(metrics_dir), rub).score(
-        session_id,
-        timestamp=ts,
-        model_id=model_id,
-        model_source=model_source,
-        handle=handle,
-        harness=harness,
-    )
+    if run is None:  # argument errors come before the ledger is read
+        run = RunInputs.of(
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            harness=harness,
+        )
+    return Scorer(read_batch(metrics_dir), rub).score(session_id, run)
 
 
 @dataclass(frozen=True)
@@ -231,15 +204,13 @@ class ScoredRecords:
         positions: list[int],
         missing: list[str],
         *,
-        timestamp: str,
-        model: Model,
-        handle: str | None,
-        harness: Mapping[str, Any] | None,
+        run: RunInputs,
         known_inputs: Mapping[str, str],
     ) -> None:
         self.rubric_version = scorer.rubric.version
         self.rubric_sha256 = scorer.rubric_sha256
-        self.timestamp = timestamp
+        self.run = run
+        self.timestamp = run.timestamp
         self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
         records = scorer.measure.records
         self.sessions: tuple[str, ...] = tuple(records[p]["session_id"] for p in positions)
@@ -249,12 +220,6 @@ class ScoredRecords:
         self.unchanged: list[str] = []
         self._scorer = scorer
         self._positions = positions
-        self._run: dict[str, Any] = {
-            "timestamp": timestamp,
-            "model": model,
-            "handle": handle,
-            "harness": harness,
-        }
         self._known = known_inputs
         self._started = False
         self.on_session: Callable[[], object] | None = None
@@ -293,7 +258,7 @@ class ScoredRecords:
                     self.unchanged.append(sid)
                 else:
                     try:
-                        record = self._scorer.record(measured, **self._run)
+                        record = self._scorer.record(measured, self.run)
                     except EvalkitError as exc:
                         self.refused.append(Refused(sid, str(exc), type(exc).__name__))
                     else:
@@ -313,6 +278,7 @@ def score_records(
     handle: str | None = None,
     harness: Mapping[str, Any] | None = None,
     known_inputs: Mapping[str, str] | None = None,
+    run: RunInputs | None = None,
 ) -> ScoredRecords:
     """Every eligible session's record, in one pass over the ledger.
 
@@ -325,7 +291,7 @@ def score_records(
     in the result's ``refused``, never raised. ``known_inputs`` maps a session id to the
     ``provenance.inputs_sha256`` of a record already scored under this rubric and these run
     inputs: a session whose inputs still hash to it is not scored again (listed in
-    ``unchanged``).
+    ``unchanged``). ``run``: the run inputs already validated, instead of the keywords.
 
     Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
     missing metrics directory, an invalid timestamp or model, an unknown rubric.
@@ -335,8 +301,14 @@ def score_records(
             f"session_ids: a collection of session ids, not one string ({session_ids!r})"
         )
     rub = get_rubric(rubric)
-    ts = _check_timestamp(timestamp)
-    model = check_model(model_id, model_source)
+    if run is None:
+        run = RunInputs.of(
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            harness=harness,
+        )
     scorer = Scorer(read_batch(metrics_dir), rub)
     records = scorer.measure.records
     if session_ids is None:
@@ -350,10 +322,7 @@ def score_records(
         scorer,
         positions,
         missing,
-        timestamp=ts,
-        model=model,
-        handle=handle,
-        harness=harness,
+        run=run,
         known_inputs=known_inputs or {},
     )
 

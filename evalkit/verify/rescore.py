@@ -83,6 +83,7 @@ from evalkit.record.seal import (
     without_seal,
 )
 from evalkit.scoring.engine import Scorer
+from evalkit.scoring.run_inputs import RunInputs
 from evalkit.verify.checks import judge_contract, run_input_checks, version_check
 from evalkit.verify.diff import (
     DriftKind,
@@ -372,14 +373,14 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> dict[str, Any]:
     harness = stored["harness"]
     md = scorers.metrics_dir
     try:
-        fresh = scorers.get(stored["rubric_version"]).score(
-            stored["session_id"],
+        run = RunInputs.of(
             timestamp=stored["timestamp"],
             model_id=stored["model"]["id"],
             model_source=stored["model"]["source"],
             handle=stored["handle"],
             harness={key: harness[key] for key in _PASSED_BACK_HARNESS if key in harness},
         )
+        fresh = scorers.get(stored["rubric_version"]).score(stored["session_id"], run)
     except SessionResolutionError as exc:
         where = describe_sessions_file(md)
         raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc} ({where})") from exc
