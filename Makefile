@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m evalkit.provenance.lockfile pyproject.toml $(LOCK)
 	rm -rf evalkit.egg-info  # stale metadata of an older checkout would shadow pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	# the commit-msg hook (.githooks/commit-msg) in a git checkout; an installed wheel has none
+	if git rev-parse --git-dir >/dev/null 2>&1; then git config core.hooksPath .githooks; fi
 	touch $(STAMP)
 
 # Regenerate the lock from pyproject.toml: every extra and the build system's requirements,
@@ -36,6 +38,8 @@ demo: install
 
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install
+	# commit messages after .ci/commits-checked-since: a subject <= 72 characters and a body
+	$(PY) .ci/commit_message.py --since-file .ci/commits-checked-since
 	$(VENV)/bin/ruff check evalkit tests benchmarks
 	$(VENV)/bin/ruff format --check evalkit tests benchmarks
 	$(VENV)/bin/mypy

@@ -5,7 +5,8 @@ and the counterfactual threshold table), ``agreement`` (inter-rater agreement), 
 (a judge against the frozen gold set), ``prevalence`` and ``prevalence_page`` (class shares of
 a target: naive, corrected for the judge's errors, PPI++), ``fleet`` (fire rates across
 repositories) with ``fleet_page``, ``replay_fleet`` and ``threshold_fleet`` (the replay and
-threshold pages over a fleet). ``write_results`` hands figures to the study runner.
+threshold pages over a fleet), ``measurability`` (was a signal measured for a record, and why
+not; the ledger's profile). ``write_results`` hands figures to the study runner.
 """
 
 from __future__ import annotations

@@ -359,7 +359,7 @@ def pooled_rate(
     same percentile cluster bootstrap, repository = cluster, same seed, same draws)."""
     import numpy as np
 
-    from evalkit.stats import check_level, check_resamples
+    from evalkit.stats.checks import check_level, check_resamples
 
     check_level(level)
     n_resamples = check_resamples(n_resamples, minimum=100)
@@ -512,7 +512,7 @@ def fire_rates(
     """
     import numpy as np
 
-    from evalkit.stats import check_level, check_resamples
+    from evalkit.stats.checks import check_level, check_resamples
 
     check_level(level)
     if isinstance(ceiling, bool) or not isinstance(ceiling, int | float) or not 0 <= ceiling <= 1:

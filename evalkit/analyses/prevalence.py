@@ -382,7 +382,8 @@ def estimate(
     data: PrevalenceData, *, level: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> PrevalenceEstimates:
     """Naive, corrected and (with human labels) PPI++ shares of every class; see the module."""
-    from evalkit.stats import corrected_prevalence, order_classes, ppi_prevalence
+    from evalkit.stats import corrected_prevalence, ppi_prevalence
+    from evalkit.stats.checks import order_classes
 
     for labels in (data.target, data.gold_judge, data.human):
         _refuse_reserved(labels)

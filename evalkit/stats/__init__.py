@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only when first used
-    from evalkit.stats._inputs import check_level, check_resamples
-    from evalkit.stats._labels import order_classes
     from evalkit.stats._result import AgreementResult, BootstrapResult, ConfidenceInterval
     from evalkit.stats.agreement.cohen import cohen_kappa, kappa_max
     from evalkit.stats.agreement.gwet import brennan_prediger, gwet_ac1, pabak
@@ -72,10 +70,6 @@ _LAZY: dict[str, str] = {
     "plan_prevalence": "evalkit.stats.planning",
     "PrevalencePlan": "evalkit.stats.planning",
     "wilson_interval": "evalkit.stats.proportion",
-    # the argument checks every statistic applies, for callers that check first
-    "check_level": "evalkit.stats._inputs",
-    "check_resamples": "evalkit.stats._inputs",
-    "order_classes": "evalkit.stats._labels",
 }
 
 __all__ = [
@@ -91,8 +85,6 @@ __all__ = [
     "ThresholdStudy",
     "bootstrap_sums",
     "brennan_prediger",
-    "check_level",
-    "check_resamples",
     "cohen_kappa",
     "conger_kappa",
     "corrected_prevalence",
@@ -105,7 +97,6 @@ __all__ = [
     "kappa_test_sample_size",
     "krippendorff_alpha",
     "light_kappa",
-    "order_classes",
     "pabak",
     "plan_prevalence",
     "plot_threshold_study",

@@ -1,27 +1,9 @@
 """Judge panels: several judges' labels over the same items, with or without gold.
 
-``judge_panel(labels, gold=None)`` reports:
-
-* **pairwise agreement** of every two judges: the share of items they label alike (Wilson
-  interval) and Cohen's kappa (Fleiss-Cohen-Everitt analytic interval), on the items both
-  labelled;
-* with gold, **error correlation**: for each pair, the Pearson (phi) correlation of their
-  error indicators ``1{label != gold}`` on the items where gold and both labels exist — do they
-  err on the same items? — with a BCa bootstrap interval over items;
-* the **effective number of independent judges** ``m_eff = m / (1 + (m - 1) r)``, ``r`` the
-  mean pairwise error correlation: the number of judges with independent errors whose
-  averaged error indicator has the same variance as the ``m`` correlated ones' (for ``m``
-  equicorrelated variables ``Var(mean) = sigma^2 (1 + (m - 1) r) / m``: Kish 1965, *Survey
-  Sampling*, the design effect of a cluster of size m with intraclass correlation r). 1 means
-  the judges err together (a panel no better than one judge), ``m`` that their errors are
-  independent, above ``m`` that they are negatively correlated. Undefined when a pair's
-  correlation is (a judge that never errs, or always errs, on these items has no error
-  variance); its interval is the BCa bootstrap of the same items;
-* with gold, **majority vote vs gold**: Cohen's kappa between the panel's majority label and
-  gold, with its analytic interval. An item whose top label is tied is a *tie*: counted,
-  listed (``tie_items``) and left out of kappa (never broken at random);
-* a **Dawid-Skene** latent-class estimate of each judge's confusion matrix and of the class
-  shares, without gold (:mod:`evalkit.stats.latent_class`).
+``judge_panel(labels, gold=None)``: pairwise agreement and kappa, with gold the correlation of
+the judges' errors and the effective number of independent judges (Kish's design effect), the
+majority vote against gold (ties counted, never broken), and a Dawid-Skene estimate without
+gold. What each figure means and when it is undefined: docs/STATISTICS.md.
 """
 
 from __future__ import annotations

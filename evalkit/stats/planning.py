@@ -1,34 +1,8 @@
 """Planning a prevalence study: how many gold items, how many human labels, for half-width h.
 
-Two designs reach an interval of half-width ``h`` on every class share of a target of
-``n_target`` judge-labelled items:
-
-* **corrected** (:func:`evalkit.stats.corrected_prevalence`): how many *gold* items give the
-  confusion matrix its precision. Formula: the delta method for ``pi = (M^T)^{-1} q``
-  (as many judge labels as classes):
-  ``Cov(pi) = A [Sigma_q / N + sum_c pi_c^2 Sigma_c / n_c] A^T`` with ``A = (M^T)^{-1}``,
-  ``Sigma_q = diag(q) - q q^T`` the multinomial covariance of the target's label shares and
-  ``Sigma_c = diag(M_c) - M_c M_c^T`` that of gold class c's row; for two classes this is
-  Rogan & Gladen's variance
-  ``[q(1-q)/N + pi^2 Se(1-Se)/n_1 + (1-pi)^2 Sp(1-Sp)/n_0] / J^2``. With gold class counts
-  ``n_c = n_gold * w_c`` (``gold_shares`` w; default the prevalence, a gold set drawn from the
-  same population) every class variance is ``a_k / N + b_k / n_gold``, so
-  ``n_gold = max_k b_k / (h^2 / z^2 - a_k / N)``; when ``h^2 / z^2 <= a_k / N`` the target
-  alone is too small and no gold set suffices (``gold_reason`` says so).
-* **PPI++** (:func:`evalkit.stats.ppi_prevalence`): how many target items need a *human*
-  label. Formula: with ``n`` labelled of the ``n_target`` (the rest, ``N_u``, judge-only),
-  class indicator variances ``s_y = pi (1 - pi)``, ``s_f = q (1 - q)`` and covariance
-  ``c = pi M[c, c] - pi q``, the power-tuned ``lambda = c / ((1 + n / N_u) s_f)`` (clipped to
-  [0, 1]) gives ``Var = lambda^2 s_f / N_u + (s_y - 2 lambda c + lambda^2 s_f) / n``; the
-  smallest ``n`` with ``z sqrt(Var) <= h`` for every class is found by bisection.
-
-``method="simulation"`` answers the same questions by seeded simulation instead (``rng``,
-``n_simulations`` replications per candidate size, common random numbers across sizes): the
-estimator itself (the ML of corrected_prevalence, with its clipping at 0 and 1; PPI++ with its
-estimated lambda) is run on simulated data and ``z`` times the standard deviation of its
-estimates is compared with ``h``. It needs no formula, so it also serves where the delta
-method is poor (a share near 0 or 1, few gold items of a class). Both give the *expected*
-precision: about half of the studies of that size get a slightly wider interval.
+For the corrected design (gold items, by the delta method) and the PPI++ design (human labels,
+by bisection on its variance), analytically or by seeded simulation of the estimator itself.
+Both give the expected precision. Formulas: docs/STATISTICS.md.
 """
 
 from __future__ import annotations

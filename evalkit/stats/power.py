@@ -1,35 +1,10 @@
 """Sample sizes for Cohen's kappa: how many items a precise interval or a powered test needs.
 
-Two questions a rubric author or a calibration plan asks before labelling anything:
-
-* *Estimation* — "how many items for a 95% CI of kappa no wider than +/- w?"
-  (:func:`kappa_ci_sample_size`, :func:`items_for_ci_width`, :func:`kappa_ci_plan`).
-  Analytic, from the large-sample variance of Cohen's kappa of Fleiss, Cohen & Everitt (1969),
-  "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5):
-  323-327, evaluated at the population table implied by the expected kappa and prevalence.
-  For two raters, binary ratings, this is the computation of Stata's ``kapssi``/``sskdlg``
-  (D. Harrison 2004, SSC); with equal prevalence it reduces to the closed form of Bloch &
-  Kraemer (1989), "2 x 2 kappa coefficients", Biometrics 45:269-287.
-* *Testing* — "how many items to show kappa > kappa0 with 80% power?"
-  (:func:`kappa_test_sample_size`, the R package irr's ``N.cohen.kappa``: Cantor 1996,
-  "Sample-size calculations for Cohen's kappa", Psychological Methods 1(2):150-153;
-  :func:`kappa_test_sample_size_multi`, irr's ``N2.cohen.kappa``: Flack, Afifi, Lachenbruch &
-  Schouten 1988, Psychometrika 53:321-325, for more than two categories).
-
-Population tables
------------------
-Given the expected kappa and the raters' marginal category probabilities, the joint table of
-two raters is:
-
-* binary, rater-specific prevalences ``p_a`` and ``p_b`` (e.g. a judge against gold labels):
-  unique — ``p11 = (p0 - 1 + p_a + p_b) / 2`` with ``p0 = kappa (1 - pe) + pe`` (Cantor 1996);
-* k categories, common marginals ``m``: the latent-class mixture
-  ``p_ij = (1 - kappa) m_i m_j + kappa m_i [i == j]`` (with probability kappa both raters
-  report the item's class, otherwise they rate independently), whose Cohen's kappa is exactly
-  ``kappa``.
-
-A kappa the marginals cannot reach (a negative cell) is refused with an ``EvalkitError`` that
-names the attainable range, never silently clipped.
+Estimation (items for a CI of kappa no wider than +/- w; Fleiss, Cohen & Everitt 1969, as
+Stata's ``kapssi``) and testing (items to show kappa > kappa0 with a given power; Cantor 1996
+and Flack et al. 1988, as R irr's ``N.cohen.kappa`` / ``N2.cohen.kappa``), at the population
+table the expected kappa and prevalence imply. A kappa the marginals cannot reach is refused,
+naming the attainable range. Sources and population tables: docs/STATISTICS.md.
 """
 
 from __future__ import annotations
@@ -142,7 +117,7 @@ def kappa_joint_table(
     ``marginals`` is rater A's prevalence of the positive class (binary) or the probabilities
     of all categories; ``marginals_b`` rater B's, when it differs (binary only: with more
     categories and unequal marginals the table is not determined by kappa). Rows are rater
-    A, columns rater B; the result sums to 1. See the module docstring for the models.
+    A, columns rater B; the result sums to 1. The models: docs/STATISTICS.md (power.py).
 
     Raises ``EvalkitError`` when the marginals cannot reach ``kappa``.
     """

@@ -1,47 +1,10 @@
 """Prediction-powered class shares (PPI++): a judge on every item, humans on a random subsample.
 
-For each class ``c`` the estimand is the share ``theta_c = P(Y = c)`` of the target. With
-``Y_i`` the human label and ``f_i`` the judge's label of the ``n`` human-labelled items and
-``f~_j`` the judge's labels on the ``N`` items without a human label, PPI++ (Angelopoulos,
-Duchi & Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference", arXiv:2311.01453) is
-
-    theta_c = lambda * mean_j 1{f~_j = c} + mean_i (1{Y_i = c} - lambda * 1{f_i = c})
-
-with the power-tuning ``lambda`` that minimizes its variance (clipped to [0, 1]):
-``lambda = cov(1{Y = c}, 1{f = c}) / ((1 + n / N) var(1{f = c}))`` (the covariance over the
-labelled items with divisor n, the variance over all ``n + N`` judge labels with divisor
-``n + N - 1``; exactly ``ppi_py.ppi_mean_ci``'s ``_calc_lam_glm``). Its interval is the normal
-one, ``theta_c +- z sqrt(lambda^2 var(1{f~ = c}) / N + var(1{Y = c} - lambda 1{f = c}) / n)``
-(divisor-n variances, as ppi_py). ``lambda = 0`` is the classical human-only estimate,
-``lambda = 1`` the original PPI (Angelopoulos et al. 2023, Science 382: 669-674).
-
-``tuning``: ``"per-class"`` (default) tunes lambda for each class share separately, i.e.
-``ppi_py.ppi_mean_ci`` on that class's indicator; ``"shared"`` uses one lambda for all classes
-(ppi_py's ``lam_optim_mode="overall"`` on the one-hot matrix), so the shares sum to 1;
-``"none"`` is lambda = 1. A class the judge never or always gives (``var(1{f = c}) = 0``)
-carries no information from the judge: its lambda is 0, the classical share (as ppi_py).
-
-``judge_all`` holds the judge's label on every target item, the human-labelled ones included
-(``overlap="included"``, the default); the unlabelled part is ``judge_all`` less the labelled
-items, taken by class counts (the estimator needs only counts of the unlabelled labels, so
-this is exact). With ``overlap="disjoint"`` ``judge_all`` holds only the unlabelled items
-(ppi_py's ``Yhat_unlabeled``).
-
-Beside it: the classical interval from the human labels alone (``ppi_py.classical_mean_ci``),
-and the *effective sample size* ``n * se_classical^2 / se_ppi^2``: how many human labels the
-classical estimate would need for the precision PPI++ reaches (``n_gained`` = that minus n).
-
-The interval is the normal (Wald) one of ppi_py, so it shares the Wald interval's weakness for
-a rare class with few human labels: in our simulation (tests/test_prevalence_coverage.py's
-docstring) a 10% class with 150 human labels covered 92.4-92.9% (the classical Wald interval
-92.4-92.7%); with about 60 or more expected human labels of the class it covered 93-97%.
-
-Shares and intervals are clipped to [0, 1] (the unclipped values are kept in
-``unclipped_statistic`` and ``unclipped_interval``). Undefined (``statistic`` None, a
-``reason`` and a ``DegenerateDataWarning``): fewer than two human-labelled items (no sampling
-variation can be estimated), or no target item. A class whose standard error is 0 (every
-label and every judgment the same) keeps its estimate but has interval ``(None, None)``
-with a warning: a zero-width interval from a sample would be a false certainty.
+Each class share by PPI++ (Angelopoulos, Duchi & Zrnic 2023) with its power-tuned lambda and
+normal interval, exactly as ``ppi_py``, beside the classical human-only interval and the
+effective number of human labels. The Wald interval's weakness for a rare class with few human
+labels applies (measured by simulation). Method, sources, tuning modes and the undefined cases:
+docs/STATISTICS.md.
 """
 
 from __future__ import annotations

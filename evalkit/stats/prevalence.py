@@ -1,45 +1,10 @@
 """Judge-error-corrected prevalence: the share of each class on a target the judge labelled.
 
-A judge that errs biases the share of each label it gives (the *naive* share). Given its
-confusion matrix on a gold set, ``M[c, l] = P(judge says l | true class c)``, the judge's label
-shares on the target are ``q = M^T pi`` where ``pi`` are the true class shares. The corrected
-shares are the maximum-likelihood ``pi`` on the simplex, found by the EM of Saerens, Latinne &
-Decaestecker (2002), "Adjusting the outputs of a classifier to new a priori probabilities: a
-simple procedure", Neural Computation 14(1): 21-41, run on the confusion matrix (hard labels):
-E-step ``P(c | l) = pi_c M[c, l] / sum_k pi_k M[k, l]``, M-step ``pi_c = sum_l q_l P(c | l)``.
-The log-likelihood ``sum_l n_l log (M^T pi)_l`` is concave in ``pi``, so EM (started at the
-uniform shares) reaches the global maximum; it stops when no share moves by more than
-``1e-12`` (at most 20,000 iterations), and the point estimate is then polished by Newton steps
-on the active face of the simplex, so boundary solutions are exact. For two classes this is
-Rogan & Gladen's (1978, Am. J. Epidemiol. 107: 71-76) closed form
-``(q + Sp - 1) / (Se + Sp - 1)`` clipped to [0, 1] (tests/test_prevalence.py checks it on many
-random inputs).
-
-Interval: a two-sample percentile bootstrap. Each resample redraws the gold items within each
-gold class (the rows of M are conditional on the true class, so the gold class counts are
-held fixed: multinomial ``(n_c, M[c])``) and the target items (multinomial ``(N, q)``), and
-re-estimates ``pi`` by the same EM. Percentile, not BCa: the estimate sits on the simplex's
-boundary whenever a corrected share is 0 or 1, where BCa's bias correction is infinite, and
-BCa's acceleration has no standard jackknife for a stratified two-sample bootstrap; the
-percentile interval respects [0, 1] and its coverage is checked by simulation
-(tests/test_prevalence_coverage.py). Resamples in which a target label never occurs among the
-resampled gold judgments (the likelihood is then zero for every ``pi``) are left out, counted
-in ``n_undefined_resamples``, with a ``DegenerateDataWarning``.
-
-Undefined (``statistic`` None, a ``reason``, a ``DegenerateDataWarning``; never NaN):
-
-* no target label, or no gold item with both a judge label and a gold label;
-* fewer than two gold classes (the judge's behaviour on the other classes is unknown), or a
-  declared class without a gold item;
-* a target label the judge never gave on the gold set (its error rates are unknown);
-* the judge uninformative for a class: Youden's ``J_c = Se_c + Sp_c - 1 <= 0`` (one class
-  against the rest, on gold);
-* a near-singular confusion matrix: smallest singular value of ``M`` below
-  ``min_singular_value`` (default 0.05). ``1 / sigma_min`` is the norm of ``M``'s inverse, the
-  factor by which an error in the observed shares can grow in the corrected ones; 0.05 caps
-  it at 20. For two classes with equal error rates ``sigma_min = J``.
-
-The result states its assumption: the judge's error rates on the gold set hold on the target.
+The maximum-likelihood class shares given the judge's confusion matrix on a gold set (the EM
+of Saerens, Latinne & Decaestecker 2002; Rogan & Gladen's closed form for two classes), with a
+two-sample percentile bootstrap interval. Undefined, with its reason and never NaN, when the
+judge's error rates cannot correct the shares. It assumes the judge errs on the target as on
+gold. Method, sources and the undefined cases: docs/STATISTICS.md.
 """
 
 from __future__ import annotations
