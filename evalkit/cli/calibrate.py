@@ -42,6 +42,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.record.dimension import DimensionId
 
 
@@ -49,7 +50,7 @@ def register(subparsers: Any) -> None:
     """Add the ``calibrate`` subcommand."""
     parser = subparsers.add_parser(
         "calibrate",
-        help="calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
+        help=SUBCOMMANDS["calibrate"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

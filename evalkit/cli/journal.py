@@ -15,6 +15,7 @@ from typing import Any
 
 from evalkit import journal
 from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
 
@@ -25,7 +26,7 @@ def register(subparsers: Any) -> None:
     """Add the ``journal`` subcommand."""
     parser = subparsers.add_parser(
         "journal",
-        help=f"list and summarize the records of a journal ({journal.JOURNAL_NAME})",
+        help=SUBCOMMANDS["journal"],
         description="List the records of a journal and summarize it: counts per rubric "
         "version, duplicate run ids, unreadable lines.",
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, journal_path
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.files.input import escape_surrogates
 from evalkit.views.report import render_report
 
@@ -20,7 +21,7 @@ def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     parser = subparsers.add_parser(
         "report",
-        help="render one stored record as a self-contained HTML report",
+        help=SUBCOMMANDS["report"],
         description="Render the stored record RUN_ID as one self-contained HTML file (no "
         "network request, no script): provenance, KPIs, every dimension with its evidence, "
         "the advisory judge dimensions apart, the re-verify command and what it does not prove.",

@@ -43,6 +43,7 @@ from evalkit.cli.common import (
     print_diagnostics,
     require_text,
 )
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.journal.reader import dumps_record
@@ -94,7 +95,7 @@ def register(subparsers: Any) -> None:
     """
     parser = subparsers.add_parser(
         "score",
-        help="score one session (or --all sessions, or a --fleet) against a rubric",
+        help=SUBCOMMANDS["score"],
         description="Score one session of a metrics directory against a pre-registered rubric "
         "and append the record to the journal (eval.jsonl); or score every session with --all; "
         "or every metrics directory of a fleet with --all --fleet.",

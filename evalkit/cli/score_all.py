@@ -22,8 +22,6 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.extras import require
@@ -73,6 +71,8 @@ def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) 
     tqdm.tqdm
         The bar (close it when done).
     """
+    from tqdm import tqdm  # deferred: only the commands that show a bar load it
+
     return tqdm(
         total=total,
         desc=f"{command} ({args.rubric})",

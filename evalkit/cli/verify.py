@@ -27,9 +27,8 @@ import io
 import sys
 from typing import Any
 
-from tqdm import tqdm
-
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
 
@@ -40,7 +39,7 @@ def register(subparsers: Any) -> None:
     """Add the ``verify`` subcommand."""
     parser = subparsers.add_parser(
         "verify",
-        help="re-score stored records offline and compare them byte for byte",
+        help=SUBCOMMANDS["verify"],
         description="Re-score the stored record RUN_ID (or, with --all, every record of the "
         "journal in one pass over the ledger) from the same ledger with its stored run inputs "
         "(timestamp, model, handle, harness) and compare the record the engine writes with "
@@ -96,6 +95,8 @@ def _run_all(args: argparse.Namespace) -> int:
     from evalkit.verify.rescore import verify_journal
 
     def progress(entries: Any, total: int) -> Any:
+        from tqdm import tqdm  # deferred: only verify --all shows a bar
+
         return tqdm(
             entries,
             total=total,
