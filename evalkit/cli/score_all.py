@@ -28,6 +28,7 @@ from evalkit.extras import require
 from evalkit.files.input import dumps
 from evalkit.journal.reader import JournalWriteError
 from evalkit.ledger.files import describe_sessions_file
+from evalkit.ledger.nothing_to_score import NoSession
 
 __all__ = [
     "FORMATS",
@@ -179,8 +180,8 @@ def run_table(args: argparse.Namespace) -> int:
     finally:
         phases.close()
     print_diagnostics(frame.attrs.get("diagnostics") or [], args.diagnostics, prog="evalkit score")
-    if frame.empty:
-        _warn_nothing_to_score(args.metrics_dir)
+    if frame.attrs.get("no_session"):
+        _warn_nothing_to_score(NoSession.from_dict(frame.attrs["no_session"]))
     skipped = frame.attrs.get("skipped") or []
     if skipped:
         err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
@@ -237,8 +238,8 @@ def run_journal(args: argparse.Namespace) -> int:
     write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
     err(result.summary() + hint)
-    if not (result.scored or result.unchanged or result.refused):
-        _warn_nothing_to_score(args.metrics_dir)
+    if result.no_session is not None and not (result.scored or result.unchanged or result.refused):
+        _warn_nothing_to_score(result.no_session)
     refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
     for item in refused:
         print(f"  refused {item}", file=sys.stderr)
@@ -249,11 +250,9 @@ def run_journal(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_nothing_to_score(metrics_dir: str) -> None:
+def _warn_nothing_to_score(reason: NoSession) -> None:
     """An empty batch is not an error (exit 0), but the user hears why it is empty."""
-    from evalkit.fleet.tasks import no_session_message  # deferred: it reads the file again
-
-    err(f"warning: {no_session_message(str(metrics_dir))}")
+    err(f"warning: {reason}")
 
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
+from evalkit.ledger.nothing_to_score import NoSession
 from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic
 from evalkit.rubrics import get_rubric
@@ -42,7 +43,8 @@ class JournalingResult:
     """What a batch appended, which sessions it left unchanged, which it refused.
 
     ``appended``: the records as written, in ledger order; ``unchanged``: sessions not scored
-    again; ``refused``: what ``score_session`` refuses (not raised).
+    again; ``refused``: what ``score_session`` refuses (not raised); ``no_session``: why the
+    ledger gives no session to score (None when it gives one).
     """
 
     journal: Path
@@ -51,6 +53,7 @@ class JournalingResult:
     unchanged: tuple[str, ...]
     refused: tuple[Refused, ...]
     diagnostics: tuple[Diagnostic, ...]
+    no_session: NoSession | None = None
 
     @property
     def scored(self) -> int:
@@ -78,13 +81,16 @@ def journal_ledger(
     accepted: CalibrationAcceptance | None = None,
     progress: Progress | None = None,
     run: RunInputs | None = None,
+    create_empty: bool = True,
 ) -> JournalingResult:
     """Score every eligible session of ``metrics_dir`` and append the records to the journal.
 
     The arguments are those of :func:`evalkit.scoring.engine.score_records` (one ``timestamp`` names
     the whole batch). Unless ``rescore``, sessions with nothing new since their latest record
     are skipped (module docstring). ``run``: the run inputs already validated
-    (:class:`~evalkit.scoring.run_inputs.RunInputs`), instead of the keywords. Raises what
+    (:class:`~evalkit.scoring.run_inputs.RunInputs`), instead of the keywords.
+    ``create_empty=False``: a ledger with no session to score leaves the journal alone (not
+    even created); the result's ``no_session`` says why. Raises what
     ``score_records`` raises before anything is
     scored, and :class:`evalkit.journal.reader.JournalWriteError` when an append fails (its message
     and ``appended`` say which records of the batch are on disk).
@@ -102,6 +108,7 @@ def journal_ledger(
             accepted=accepted,
             progress=progress,
             run=run,
+            create_empty=create_empty,
         )
 
 
@@ -118,6 +125,7 @@ def _journal_ledger(
     accepted: CalibrationAcceptance | None,
     progress: Progress | None,
     run: RunInputs | None,
+    create_empty: bool,
 ) -> JournalingResult:
     rub = get_rubric(rubric)
     if run is None:
@@ -126,6 +134,8 @@ def _journal_ledger(
         )
     # the ledger is read (and every argument checked) before the journal is even opened
     batch = score_records(metrics_dir, rub, run=run)
+    if batch.no_session is not None and not create_empty:
+        return _result(Path(journal_path), batch, ())
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # read under the lock: what the journal holds cannot change before we append
@@ -163,6 +173,7 @@ def _result(
         unchanged=tuple(batch.unchanged),
         refused=tuple(batch.refused),
         diagnostics=batch.diagnostics,
+        no_session=batch.no_session,
     )
 
 

@@ -11,6 +11,15 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         describe_sessions_file,
         ledger_role,
     )
+    from evalkit.ledger.nothing_to_score import (
+        PROBLEMS_SHOWN,
+        NoSession,
+        blank_id_lines,
+        describe_sessions,
+        no_session,
+        session_problems,
+        why_none_scored,
+    )
     from evalkit.ledger.parse import (
         FAST_MAX_DEPTH,
         Diagnostic,
@@ -48,6 +57,13 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
 _LAZY: dict[str, str] = {
     "describe_sessions_file": "evalkit.ledger.files",
     "ledger_role": "evalkit.ledger.files",
+    "PROBLEMS_SHOWN": "evalkit.ledger.nothing_to_score",
+    "NoSession": "evalkit.ledger.nothing_to_score",
+    "blank_id_lines": "evalkit.ledger.nothing_to_score",
+    "describe_sessions": "evalkit.ledger.nothing_to_score",
+    "no_session": "evalkit.ledger.nothing_to_score",
+    "session_problems": "evalkit.ledger.nothing_to_score",
+    "why_none_scored": "evalkit.ledger.nothing_to_score",
     "Diagnostic": "evalkit.ledger.parse",
     "FAST_MAX_DEPTH": "evalkit.ledger.parse",
     "Line": "evalkit.ledger.parse",
@@ -83,6 +99,7 @@ __all__ = [
     "ARCHIVE_NAME_RE",
     "FAST_MAX_DEPTH",
     "LEGACY_RING_MAX",
+    "PROBLEMS_SHOWN",
     "ROTATION_EVENT",
     "Diagnostic",
     "EventReading",
@@ -93,9 +110,12 @@ __all__ = [
     "Ledger",
     "LedgerView",
     "Line",
+    "NoSession",
     "Parsed",
     "ReadCounts",
+    "blank_id_lines",
     "decode_line",
+    "describe_sessions",
     "describe_sessions_file",
     "gc_paused",
     "get_number",
@@ -103,12 +123,15 @@ __all__ = [
     "get_str",
     "iter_diagnostics",
     "ledger_role",
+    "no_session",
     "parse_data",
     "parse_file",
     "read_jsonl",
     "read_ledger",
     "read_metrics_dir",
     "read_session_values",
+    "session_problems",
+    "why_none_scored",
 ]
 
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

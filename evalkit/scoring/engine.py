@@ -21,6 +21,7 @@ from evalkit._version import __version__
 from evalkit.errors import EvalkitError, ValidationError
 from evalkit.js.numbers import json_number
 from evalkit.js.values import is_non_empty_trimmed
+from evalkit.ledger.nothing_to_score import NoSession, blank_id_lines, no_session, why_none_scored
 from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
 from evalkit.provenance.git import evalkit_commit
@@ -194,7 +195,9 @@ class ScoredRecords:
     ``sessions`` are the ids considered, in ledger order (``len()`` is their number, for a
     progress bar). While iterating, a session that :func:`score_session` refuses is appended
     to ``refused`` (never raised), and one whose inputs hash equals its ``known_inputs`` entry
-    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's. ``on_session``,
+    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's; ``no_session``
+    says why the ledger gives no session to score (None when a line of ``sessions.jsonl``
+    gives one). ``on_session``,
     when set, is called once per session done (scored, unchanged or refused).
     """
 
@@ -213,6 +216,7 @@ class ScoredRecords:
         self.timestamp = run.timestamp
         self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
         records = scorer.measure.records
+        self.no_session: NoSession | None = no_session(scorer.ledger.sessions)
         self.sessions: tuple[str, ...] = tuple(records[p]["session_id"] for p in positions)
         self.refused: list[Refused] = [
             Refused(sid, f"session not found: {sid}", "SessionResolutionError") for sid in missing
@@ -336,15 +340,17 @@ def score_ledger(
     ``score_session(metrics_dir, session_id=that_id, rubric=rubric)`` scores it (``score`` is
     ``None`` for dimensions without one). Sessions are the canonical reading's, in ledger
     order; ids that ``score_session`` refuses (only whitespace) have no rows and are listed in
-    ``df.attrs["skipped"]``; what the ledger reading skipped or doubted (``file:line: why``)
-    in ``df.attrs["diagnostics"]``.
+    ``df.attrs["skipped"]`` (where they are, ``file:line: ...``, in ``df.attrs["skipped_lines"]``);
+    what the ledger reading skipped or doubted (``file:line: why``) in
+    ``df.attrs["diagnostics"]``; why no session could be scored, when none could, in
+    ``df.attrs["no_session"]`` (:meth:`evalkit.ledger.nothing_to_score.NoSession.to_dict`, else None).
     """
     import pandas as pd  # deferred: pandas is heavy and only the table needs it
 
     # the collector paused for the whole run; the ledger is freed (by reference counting) when
     # _verdict_rows returns, before the collector would walk it
     with gc_paused():
-        rows, skipped, version, diagnostics = _verdict_rows(metrics_dir, rubric)
+        rows, skipped, version, diagnostics, notes = _verdict_rows(metrics_dir, rubric)
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     # object dtype keeps a null score None (not NaN) and an integral score an int
     frame = pd.DataFrame(
@@ -356,12 +362,13 @@ def score_ledger(
     frame.attrs["skipped"] = skipped
     frame.attrs["rubric_version"] = version
     frame.attrs["diagnostics"] = diagnostics
+    frame.attrs.update(notes)
     return frame
 
 
 def _verdict_rows(
     metrics_dir: str | os.PathLike[str], rubric: str | Rubric
-) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str]]:
+) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str], dict[str, Any]]:
     scorer = Scorer(read_batch(metrics_dir), rubric)
     rub = scorer.rubric
     rows: list[tuple[str, str, str, Any, str]] = []
@@ -375,4 +382,10 @@ def _verdict_rows(
             score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
             rows.append((sid, dim.id, str(dim.status), score, dim.evidence))
     # as text: a frame's attrs travel into parquet metadata, as JSON
-    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics]
+    sessions = scorer.ledger.sessions
+    reason = None if rows else why_none_scored(sessions)
+    notes = {
+        "skipped_lines": list(blank_id_lines(sessions, skipped)) if skipped else [],
+        "no_session": None if reason is None else reason.to_dict(),
+    }
+    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics], notes
