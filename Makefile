@@ -51,8 +51,13 @@ test: install
 bench: install
 	$(PY) benchmarks/run.py
 
+# JupyterLab on the notebooks, on loopback only. Jupyter refuses to run as root without
+# --allow-root, and a container's user is root: added then, and only then.
+LAB_PORT ?= 8888
+LAB_ARGS ?=
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+	  $$(if [ "$$(id -u)" = 0 ]; then echo --allow-root; fi) $(LAB_ARGS) notebooks/
 
 lint: install
 	$(VENV)/bin/ruff check evalkit tests benchmarks

@@ -673,6 +673,75 @@ judge gave each label, or none (columns); each row sums to 100%.
 NOTEBOOKS["prevalence-study"] = PREVALENCE
 
 
+# ------------------------------------------------------------------------ monitor (issue 22)
+
+MONITOR = [
+    (
+        "md",
+        """
+# Monitor: every check's fire rate as an anytime-valid band
+
+A rubric author reads a check's fire rate again and again as sessions arrive (HR-101: a check
+far above ~10% is a broken instrument; HR-105: one that never fires is dead or silent). A
+fixed-n interval read after every session is no 95% interval any more. This page reads the
+journal in session order and gives every check (each dimension × status, each fact flag, the
+rule judge and its rules) a **confidence sequence**: a band that may be read after every
+session, with the state it reached (`broken`, `quiet`, `within`, `undecided`) and the session
+at which it first did. Unmeasured sessions are counted apart, never as a zero. The fixed-n
+Wilson interval is drawn beside each band for comparison.
+
+With the default parameters the data are the synthetic preset `rubric-v2-2026-09-19`
+(see `docs/DATA_CARD.md`), built to reproduce the rubric-v1 measurement rubric-v2 reports.
+""",
+    ),
+    (
+        "params",
+        """
+metrics_dir: str = ""  # metrics directory holding eval.jsonl (or a ledger, scored in memory); "" builds the preset into a temp dir
+rubric: str = ""  # one rubric version; "" = every version in the journal
+ceiling: float = 0.1  # broken above this rate (HR-101, ~10%)
+floor: float = 0.01  # quiet below this rate (HR-105); 0 turns quiet off
+alpha: float = 0.05  # the band misses the true rate at some session with probability <= alpha
+optimize_at: float = 100.0  # sessions the band is tightest around
+""",
+    ),
+    ("code", SETUP + "from evalkit.analyses import monitor as mon, monitor_page as mp\n"),
+    (
+        "code",
+        """
+data_dir = analyses.default_metrics_dir(metrics_dir)
+display(analyses.show_parameters({"metrics_dir": metrics_dir, "rubric": rubric,
+        "ceiling": ceiling, "floor": floor, "alpha": alpha, "optimize_at": optimize_at}))
+limits = mon.Limits(ceiling=ceiling, floor=floor, alpha=alpha, optimize_at=optimize_at)
+report = mon.monitor(data_dir, rubric=rubric or None, limits=limits)
+display(Markdown(mp.data_text(report)))
+""",
+    ),
+    ("md", "## States\n\nThe alarm checks that are broken or quiet, and when they became so."),
+    ("code", "display(Markdown(mp.states_text(report)))"),
+    (
+        "md",
+        """
+## Bands against session index
+
+The alarm checks that reached a state or fired at least once: the anytime-valid band (shaded),
+the running rate, the fixed-n Wilson interval (dashed, valid only had n been fixed in advance),
+the ceiling and the floor; the dotted line marks the session at which the state was reached.
+""",
+    ),
+    ("code", "display(mp.plot_bands(report))"),
+    ("md", "## Every check\n\nShares (a pass or not-applicable rate) are reported, never alarms."),
+    ("code", "display(mp.states_frame(report))"),
+    ("md", "## The price"),
+    ("code", "display(Markdown(mp.price_text(report)))"),
+    ("code", "_ = analyses.write_results(mp.figures(report))"),
+    ("md", "## What the states do not prove"),
+    ("code", "display(Markdown(mp.DOES_NOT_PROVE))"),
+]
+
+NOTEBOOKS["monitor"] = MONITOR
+
+
 def main() -> None:
     for name, cells in NOTEBOOKS.items():
         nb = _nb(name, cells)

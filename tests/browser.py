@@ -147,11 +147,19 @@ class DevTools:
         os.close(self.res_r)
 
 
-def open_page(tools: DevTools, page: Path, extra: str | None = None) -> dict[str, Any]:
+def open_page(
+    tools: DevTools,
+    page: Path,
+    extra: str | None = None,
+    fragment: str | None = None,
+    clip: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Load ``page`` in a new tab; requests, failures, dialogs, DOM facts and a screenshot.
 
     ``extra``: a JavaScript expression returning a JSON string, evaluated after load (its
-    parsed value is ``["extra"]``).
+    parsed value is ``["extra"]``); a Promise is awaited. ``fragment``: the URL fragment to
+    open the page at (without ``#``). ``clip``: the page area to screenshot (CSS pixels,
+    ``x``/``y``/``width``/``height``; default the viewport).
     """
     target = tools.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = tools.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
@@ -160,7 +168,8 @@ def open_page(tools: DevTools, page: Path, extra: str | None = None) -> dict[str
     tools.send("Network.enable", session=session)
     tools.send("Page.enable", session=session)
     tools.send("Page.addScriptToEvaluateOnNewDocument", {"source": _HOOK}, session=session)
-    tools.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+    url = page.resolve().as_uri() + ("" if fragment is None else "#" + fragment)
+    tools.send("Page.navigate", {"url": url}, session=session)
     tools.wait_for("Page.loadEventFired", session)
     probe = tools.send(
         "Runtime.evaluate", {"expression": _PROBE, "returnByValue": True}, session=session
@@ -168,10 +177,18 @@ def open_page(tools: DevTools, page: Path, extra: str | None = None) -> dict[str
     more = None
     if extra is not None:
         got = tools.send(
-            "Runtime.evaluate", {"expression": extra, "returnByValue": True}, session=session
+            "Runtime.evaluate",
+            {"expression": extra, "returnByValue": True, "awaitPromise": True},
+            session=session,
         )
         more = json.loads(got["result"]["value"])
-    shot = tools.send("Page.captureScreenshot", {"format": "png"}, session=session)
+    shot = tools.send(
+        "Page.captureScreenshot",
+        {"format": "png"}
+        if clip is None
+        else {"format": "png", "clip": {**clip, "scale": 1}, "captureBeyondViewport": True},
+        session=session,
+    )
     mine = [e for e in tools.events if e.get("sessionId") == session]
     return {
         "requests": [

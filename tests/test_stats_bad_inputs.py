@@ -134,6 +134,11 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "prevalence",
         lambda v: stats.plan_prevalence(v, [[0.9, 0.1], [0.2, 0.8]], 0.05, n_target=1000),
     ),
+    "confidence_sequence(outcomes)": ("outcomes", lambda v: stats.confidence_sequence(v)),
+    "confidence_sequence(alpha)": (
+        "alpha",
+        lambda v: stats.confidence_sequence([True, False], alpha=v),
+    ),
     "wilson_interval(k)": ("k", lambda v: stats.wilson_interval(v, 10)),
     "wilson_interval(n)": ("n", lambda v: stats.wilson_interval(1, v)),
     "plan_prevalence(half_width)": (
@@ -201,6 +206,7 @@ def _is_valid(call: str, bad: str, result: Any) -> bool:
         ("judge_panel(gold)", "none"),  # no gold: agreement and Dawid-Skene only
         ("wilson_interval(k)", "scalar"),  # 3 of 10
         ("wilson_interval(n)", "scalar"),  # 1 of 3
+        ("confidence_sequence(outcomes)", "empty"),  # no outcome yet: an empty band
     } | {(c, "string_cells") for c in labels_may_be_strings}
     return (call, bad) in legitimate
 

@@ -146,6 +146,8 @@ def test_public_names_are_pinned() -> None:
         "plan_prevalence", "ppi_prevalence",
         # issue 14: the one Wilson interval, the named ~10% ceiling
         "wilson_interval", "FIRE_RATE_CEILING",
+        # issue 22: the anytime-valid band of a rate read after every session
+        "ConfidenceSequence", "confidence_sequence",
     }  # fmt: skip
     assert set(st.__all__) == expected
     for name in expected:

@@ -1,4 +1,4 @@
-"""Figures a study hands to the runner, and plain-text formatting of estimates with their CI."""
+"""Figures a study hands to the runner; estimates with their CI are formatted by :mod:`evalkit.display`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalkit.display import fmt_estimate  # one home; re-exported for the pages
 from evalkit.studies.run import RESULTS_ENV  # set by run_study; names the figures file
 
 __all__ = ["fmt_estimate", "jsonable", "write_results"]
@@ -59,30 +60,3 @@ def write_results(figures: Mapping[str, Any], path: str | Path | None = None) ->
         existing.update(data)
         p.write_text(json.dumps(existing, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return data
-
-
-def fmt_estimate(
-    value: float | None,
-    ci: tuple[float | None, float | None] | None,
-    n: int | None,
-    *,
-    digits: int = 3,
-    percent: bool = False,
-) -> str:
-    """``0.324 [0.18, 0.47], n = 40``; ``n = 1, no CI`` for a single case; never ``nan``."""
-
-    def f(x: float | None) -> str:
-        if x is None or (isinstance(x, float) and not math.isfinite(x)):
-            return "undefined"
-        return f"{100 * x:.1f}%" if percent else f"{x:.{digits}f}"
-
-    if n is not None and n == 1:
-        return f"{f(value)} (n = 1, no CI)"
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return f"undefined, n = {n}" if n is not None else "undefined"
-    text = f(value)
-    if ci is not None and ci[0] is not None and ci[1] is not None:
-        text += f" [{f(ci[0])}, {f(ci[1])}]"
-    else:
-        text += " [CI undefined]"
-    return text + (f", n = {n}" if n is not None else "")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.display import Readable
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_code, markdown_text, plot_text
@@ -109,8 +110,8 @@ def judge_labels(gold: Any, judge: str = "rules") -> pd.DataFrame:
     return rule_judge_labels(gold)
 
 
-@dataclass(frozen=True)
-class CalibrationStudy:
+@dataclass(frozen=True, repr=False)
+class CalibrationStudy(Readable):
     """The calibration result plus the notes ``calibrate`` wrote to stderr (paths shortened)."""
 
     result: Any
@@ -126,6 +127,12 @@ class CalibrationStudy:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.result, name)
+
+    def _headline(self) -> str:
+        return repr(self.result) + ("" if self.registered else " (not registered)")
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [*self.result._rows(), *(("note", n) for n in self.notes)]
 
 
 def study_no_lock() -> bool:
@@ -242,8 +249,8 @@ def _judge_names(path: Path) -> list[str | None]:
     return [str(j) for j in dict.fromkeys(table["judge"].dropna())] or [None]
 
 
-@dataclass(frozen=True)
-class JudgeCalibration:
+@dataclass(frozen=True, repr=False)
+class JudgeCalibration(Readable):
     """A study's calibrations: each model judge's and the rule judge's, and the data."""
 
     model: tuple[CalibrationStudy, ...]
@@ -253,6 +260,16 @@ class JudgeCalibration:
     @property
     def studies(self) -> tuple[CalibrationStudy, ...]:
         return (*self.model, self.rule)
+
+    def _headline(self) -> str:
+        verdicts = ", ".join(
+            f"{s.result.judge} {'graduates' if s.result.graduates else 'does not graduate'}"
+            for s in self.studies
+        )
+        return f"{len(self.studies)} calibrations: {verdicts}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [(str(s.result.judge), repr(s)) for s in self.studies]
 
 
 def run_all(

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit.display import Readable, fmt_estimate, fmt_number
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 
 if TYPE_CHECKING:
@@ -158,8 +159,8 @@ def fact_units(facts: pd.DataFrame, threshold: float) -> pd.DataFrame:
 # -- results ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PooledRate:
+@dataclass(frozen=True, repr=False)
+class PooledRate(Readable):
     """The fleet's rate: ``k`` of ``n`` determined sessions in ``n_repositories``
     repositories; its interval resamples whole repositories (percentile bootstrap)."""
 
@@ -181,9 +182,15 @@ class PooledRate:
             return ConfidenceInterval(None, None)
         return ConfidenceInterval(*percentile_interval(self.bootstrap.distribution, level))
 
+    def _headline(self) -> str:
+        shown = fmt_estimate(
+            self.statistic, self.bootstrap.confidence_interval, self.n, percent=True
+        )
+        return f"pooled rate {self.k}/{self.n} = {shown} over {self.n_repositories} repositories"
 
-@dataclass(frozen=True)
-class Heterogeneity:
+
+@dataclass(frozen=True, repr=False)
+class Heterogeneity(Readable):
     """Do the repositories share one rate? ``q`` (Pearson chi-square, = Cochran's Q with
     pooled-variance weights), ``df``, ``p_value`` (chi-square), ``p_value_permutation``
     (repositories' sizes and the fleet's fires fixed, ``n_permutations`` draws), ``i_squared``
@@ -200,9 +207,18 @@ class Heterogeneity:
     n_permutations: int
     note: str = ""
 
+    def _headline(self) -> str:
+        if self.q is None:
+            return f"heterogeneity undefined over {self.n_repositories} repositories ({self.note})"
+        return (
+            f"heterogeneity Q = {fmt_number(self.q)} on {self.df} df, p = {fmt_number(self.p_value, 3)}"
+            f" (permutation p = {fmt_number(self.p_value_permutation, 3)}), "
+            f"I2 = {fmt_number(self.i_squared, percent=True)}"
+        )
 
-@dataclass(frozen=True)
-class FleetRates:
+
+@dataclass(frozen=True, repr=False)
+class FleetRates(Readable):
     """Result of :func:`fire_rates`: ``per_repository`` (one row per repository: ``metrics_dir,
     repository, sessions, n, k, rate, ci_low, ci_high, flag``), ``pooled``, ``heterogeneity``,
     ``leave_one_out`` (``metrics_dir, repository, n_without, k_without, rate_without, ci_low,
@@ -232,6 +248,24 @@ class FleetRates:
 
     def confidence_interval(self, level: float | None = None) -> ConfidenceInterval:
         return self.pooled.confidence_interval(level)
+
+    def _headline(self) -> str:
+        flags = f"; flags: {', '.join(self.flags)}" if self.flags else ""
+        return f"{self.label}: {self.pooled!r}{flags}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [
+            (
+                str(r.repository),
+                f"{r.k}/{r.n} = " + fmt_estimate(r.rate, (r.ci_low, r.ci_high), None, percent=True),
+            )
+            for r in self.per_repository.itertuples()
+        ]
+        return [
+            *rows,
+            ("heterogeneity", repr(self.heterogeneity)),
+            ("undetermined sessions", self.n_undetermined),
+        ]
 
     def to_json_dict(self) -> dict[str, Any]:
         """JSON-simple, repositories by label (no machine paths)."""

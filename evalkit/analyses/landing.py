@@ -307,12 +307,32 @@ def _prevalence(res: Mapping[str, Any]) -> Headline:
     return Headline(text, tuple(details), advisory)
 
 
+def _monitor(res: Mapping[str, Any]) -> Headline:
+    info, broken = res["monitor"], res["broken"]
+    sessions = ", ".join(f"{r}: {n} {info['unit']}" for r, n in info["sessions"].items())
+    ceiling = 100 * float(info["ceiling"])
+    if broken:
+        text = (
+            f"{len(broken)} alarm check{'s' if len(broken) != 1 else ''} broken "
+            f"(anytime-valid band above the {ceiling:g}% ceiling); {sessions}"
+        )
+    else:
+        text = f"no alarm check broken (ceiling {ceiling:g}%); {sessions}"
+    details = [f"{b['check']}: broken since session {b['since_session']}." for b in broken]
+    details.append(
+        f"Anytime-valid {100 * (1 - float(info['alpha'])):g}% bands: they may be read after "
+        "every session; a fixed-n interval read that way may not."
+    )
+    return Headline(text, tuple(details))
+
+
 _HEADLINES: dict[str, Callable[[Mapping[str, Any]], Headline]] = {
     "threshold-study": _threshold,
     "judge-calibration": _calibration,
     "agreement-study": _agreement,
     "rubric-replay": _replay,
     "prevalence-study": _prevalence,
+    "monitor": _monitor,
 }
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.display import Readable
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.files.labels import ItemLabels, long_labels, read_item_labels
 from evalkit.finite import finite_or_none
@@ -89,8 +90,8 @@ class PrevalenceData:
     realised: Mapping[str, float] | None = None
 
 
-@dataclass(frozen=True)
-class PrevalenceEstimates:
+@dataclass(frozen=True, repr=False)
+class PrevalenceEstimates(Readable):
     """The three estimates of every class share, with their intervals and n.
 
     ``naive``: class -> ``(share, low, high)`` over the ``n_naive`` target items the judge
@@ -107,6 +108,16 @@ class PrevalenceEstimates:
     ppi: Any = None  # evalkit.stats.PPIPrevalence | None
     other_labels: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    def _headline(self) -> str:
+        ppi = "; PPI++ beside it" if self.ppi is not None else ""
+        return f"{self.corrected!r}{ppi}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        shown: list[tuple[str, Any]] = [("corrected", repr(self.corrected))]
+        if self.ppi is not None:
+            shown.append(("PPI++", repr(self.ppi)))
+        return [*shown, ("target items", self.n_target), *(("note", n) for n in self.notes)]
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per (class, estimator): share, low, high, n, and why it is undefined."""

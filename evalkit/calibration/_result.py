@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.display import Readable, fmt_estimate
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps
 from evalkit.finite import json_figure
@@ -25,8 +26,8 @@ __all__ = ["DEFAULT_WIDTHS", "CalibrationResult", "Estimate"]
 DEFAULT_WIDTHS = (0.1, 0.2, 0.3)
 
 
-@dataclass(frozen=True)
-class Estimate:
+@dataclass(frozen=True, repr=False)
+class Estimate(Readable):
     """A figure with its interval (``low``/``high`` None when undefined) and how it was made."""
 
     statistic: float | None
@@ -35,6 +36,10 @@ class Estimate:
     level: float
     method: str
     n: int
+
+    def _headline(self) -> str:
+        shown = fmt_estimate(self.statistic, (self.low, self.high), self.n, digits=2)
+        return f"{shown} ({100 * self.level:g}% {self.method})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,8 +70,8 @@ def _frame(df: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class CalibrationResult:
+@dataclass(frozen=True, repr=False)
+class CalibrationResult(Readable):
     """Judge-vs-gold agreement. Every figure carries its interval; see :mod:`evalkit.calibration`.
 
     ``kappa_ci`` is the interval this run displays (its ``level``/``n_resamples``/``rng``);
@@ -128,6 +133,34 @@ class CalibrationResult:
     @property
     def n_missing(self) -> int:
         return len(self.missing)
+
+    def _headline(self) -> str:
+        verdict = "graduates" if self.graduates else "does not graduate"
+        kappa = fmt_estimate(
+            self.kappa_ci.statistic, (self.kappa_ci.low, self.kappa_ci.high), self.n, digits=2
+        )
+        return (
+            f"judge {self.judge} on {self.dimension_id} vs gold {self.gold_name} "
+            f"v{self.gold_version}: kappa {kappa}; {verdict}"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("Cohen's kappa", repr(self.kappa_ci)),
+            ("Gwet's AC1", repr(self.ac1_ci)),
+            ("PABAK", repr(self.pabak_ci)),
+            (
+                "decision interval",
+                None if self.decision_kappa_ci is None else repr(self.decision_kappa_ci),
+            ),
+            ("graduates", self.graduates),
+            ("why", self.graduation_reason),
+            ("gold items", self.n_gold),
+            ("gold items the judge did not label", self.n_missing),
+            ("calibration status", self.calibration_status),
+            ("may be registered", self.mintable),
+            ("why (registration)", self.mint_reason),
+        ]
 
     @property
     def prevalence_index(self) -> dict[str, float | None]:

@@ -85,6 +85,16 @@ def accepted_calibrations() -> CalibrationAcceptance:
     return repository_calibrations(on_refused=_note_refused)
 
 
+def progress_bar(desc: str, unit: str, *, disable: bool) -> Any:
+    """A ``progress(iterable, total)`` callback that wraps the loop in a tqdm bar on stderr."""
+    from tqdm import tqdm
+
+    def progress(items: Any, total: int) -> Any:
+        return tqdm(items, total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable)
+
+    return progress
+
+
 def _note_refused(reason: str) -> None:
     print(f"evalkit: {reason}", file=sys.stderr)
 

@@ -23,6 +23,7 @@ _DEMO_PARAMS: dict[str, dict[str, Any]] = {
     "agreement-study": {},
     "judge-calibration": {},
     "prevalence-study": {},
+    "monitor": {},
 }
 
 

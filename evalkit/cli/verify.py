@@ -27,7 +27,7 @@ import io
 import sys
 from typing import Any
 
-from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir
+from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, progress_bar
 from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
@@ -91,21 +91,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    # deferred: verify loads the engine (numpy); every command imports this module
+    # deferred: verify loads the engine (numpy), which `verify RUN_ID --help` does not need
     from evalkit.verify.rescore import verify_journal
 
-    def progress(entries: Any, total: int) -> Any:
-        from tqdm import tqdm  # deferred: only verify --all shows a bar
-
-        return tqdm(
-            entries,
-            total=total,
-            desc="verify --all",
-            unit="record",
-            file=sys.stderr,
-            disable=args.no_progress,
-        )
-
+    progress = progress_bar("verify --all", "record", disable=args.no_progress)
     found = verify_journal(
         args.journal, args.metrics_dir, accepted=accepted_calibrations(), progress=progress
     )

@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.display import ROWS_SHOWN, Readable
 from evalkit.errors import EvalkitError
 from evalkit.files.input import (
     JsonInputError,
@@ -111,8 +112,8 @@ class JournalDiagnostic:
         return f"line {self.line}: {self.kind.value}: {self.reason}"
 
 
-@dataclass(frozen=True)
-class JournalRead:
+@dataclass(frozen=True, repr=False)
+class JournalRead(Readable):
     """What ``read`` found: valid records (normalized), skipped lines, duplicate run ids.
 
     ``line_numbers[i]`` is the 1-based line of ``records[i]``; ``duplicates`` maps each run id
@@ -127,6 +128,23 @@ class JournalRead:
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     #: the journal's chain (:mod:`evalkit.journal.chain`): where it starts, where it breaks
     chain: ChainReport = field(default_factory=ChainReport)
+
+    def _headline(self) -> str:
+        versions = sorted({str(rec.get("rubric_version")) for rec in self.records})
+        return (
+            f"journal {self.path.name}: {len(self.records)} records "
+            f"({', '.join(versions) or 'no rubric'}), {len(self.diagnostics)} line(s) skipped, "
+            f"{len(self.duplicates)} run id(s) on several lines"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [("file", str(self.path)), ("records", len(self.records))]
+        rows += [
+            (f"line {d.line}", f"{d.kind.value}: {d.reason}") for d in self.diagnostics[:ROWS_SHOWN]
+        ]
+        if len(self.diagnostics) > ROWS_SHOWN:
+            rows.append(("...", f"and {len(self.diagnostics) - ROWS_SHOWN} more (.diagnostics)"))
+        return rows
 
     def find(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
         r"""Return ``(line, record)`` for every valid record with this run id, in file order.

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalkit.display import Readable, fmt_estimate, fmt_number
 from evalkit.errors import EvalkitError
 from evalkit.files.labels import majority_label
 from evalkit.judge.parse import DIMENSION_STATUSES
@@ -49,8 +50,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Proportion:
+@dataclass(frozen=True, repr=False)
+class Proportion(Readable):
     """``k`` of ``n`` with a Wilson interval (``None`` bounds when ``n < 2``)."""
 
     k: int
@@ -67,6 +68,10 @@ class Proportion:
     def confidence_interval(self) -> tuple[float | None, float | None]:
         """The Wilson interval at ``level`` (``(None, None)`` when ``n < 2``)."""
         return (self.low, self.high)
+
+    def _headline(self) -> str:
+        shown = fmt_estimate(self.statistic, (self.low, self.high), None, percent=True)
+        return f"{self.k}/{self.n} = " + shown.replace(" [CI undefined]", " (no CI)")
 
 
 def proportion(k: int, n: int, level: float = 0.95) -> Proportion:
@@ -102,8 +107,8 @@ def _labelled(rows: pd.DataFrame) -> dict[str, list[str]]:
     return out
 
 
-@dataclass(frozen=True)
-class MajorityLabels:
+@dataclass(frozen=True, repr=False)
+class MajorityLabels(Readable):
     """Per item, the majority label over its labelled repeats (``None``: a tie or no label)."""
 
     labels: Mapping[str, str | None]
@@ -114,6 +119,12 @@ class MajorityLabels:
     def n(self) -> int:
         """Items with a majority label."""
         return sum(label is not None for label in self.labels.values())
+
+    def _headline(self) -> str:
+        return (
+            f"majority labels of {len(self.labels)} items: {self.n} with a majority, "
+            f"{len(self.ties)} tie(s), {len(self.unlabelled)} without a label"
+        )
 
 
 def majority_labels(labels: pd.DataFrame, judge: str | None = None) -> MajorityLabels:
@@ -185,8 +196,8 @@ def outcome_rates(
     return rates
 
 
-@dataclass(frozen=True)
-class ClusteredKappa:
+@dataclass(frozen=True, repr=False)
+class ClusteredKappa(Readable):
     """Cohen's kappa over rows grouped in clusters (items); its bootstrap resamples clusters.
 
     ``result`` is the :class:`~evalkit.stats.AgreementResult` (``statistic``, ``n`` rows);
@@ -213,6 +224,15 @@ class ClusteredKappa:
     def n_items(self) -> int:
         """Distinct items (clusters) among the rows used."""
         return len(set(self.clusters))
+
+    def _headline(self) -> str:
+        # no analytic interval here: it would ignore the clustering (.confidence_interval() is
+        # the items-resampling BCa one)
+        ties = f", {self.dropped_ties} tie(s) left out" if self.dropped_ties else ""
+        return (
+            f"{self.result.name} {fmt_number(self.statistic)}, n = {self.n} rows over "
+            f"{self.n_items} items ({self.basis}{ties}); interval: .confidence_interval()"
+        )
 
     def confidence_interval(
         self, level: float = 0.95, n_resamples: int = 9999, rng: Any = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
+from evalkit.display import Readable, clip_text, fmt_number
 from evalkit.js.numbers import json_number
 
 __all__ = ["NO_SCORE", "Dimension", "DimensionId", "Method", "Status"]
@@ -73,8 +74,8 @@ class _NoScore:
 NO_SCORE: Final = _NoScore()
 
 
-@dataclass(frozen=True)
-class Dimension:
+@dataclass(frozen=True, repr=False)
+class Dimension(Readable):
     """A scored dimension. ``score`` is :data:`NO_SCORE` unless the rubric defines one."""
 
     id: str
@@ -93,6 +94,16 @@ class Dimension:
     def has_score(self) -> bool:
         """True when the dimension carries a ``score`` key (its value may be ``None``)."""
         return self.score is not NO_SCORE
+
+    def _headline(self) -> str:
+        score = f" (score {fmt_number(self.score)})" if self.has_score else ""
+        return f"{self.id} {self.status}{score}: {clip_text(self.evidence)}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [("status", str(self.status)), ("method", str(self.method))]
+        if self.has_score:
+            rows.append(("score", self.score))
+        return [*rows, ("evidence", self.evidence)]
 
     def to_dict(self) -> dict[str, Any]:
         """The dimension as it appears in a record (key order as the reference writes it)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalkit.display import Readable, fmt_number
 from evalkit.errors import ValidationError
 from evalkit.js.values import is_non_empty_trimmed
 from evalkit.record.contract import RECORD_KIND, SCHEMA_VERSION, STANDARD_VERSION, ModelSource
@@ -107,8 +108,8 @@ class Harness:
         }
 
 
-@dataclass(frozen=True)
-class EvalRecord:
+@dataclass(frozen=True, repr=False)
+class EvalRecord(Readable):
     """One evaluation record; :meth:`to_dict` is the record of SPEC section 2.
 
     ``resolution`` (how the session was selected, its window and peers) and
@@ -134,6 +135,21 @@ class EvalRecord:
     def anonymized(self) -> bool:
         """Whether the record names no handle."""
         return self.handle is None
+
+    def _headline(self) -> str:
+        counts: dict[str, int] = {}
+        for dim in self.dimensions:
+            counts[str(dim.status)] = counts.get(str(dim.status), 0) + 1
+        statuses = ", ".join(f"{n} {status}" for status, n in counts.items())
+        return f"EvalRecord {self.session_id} under {self.rubric_version}: {statuses}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = []
+        for dim in self.dimensions:
+            score = f" (score {fmt_number(dim.score)})" if dim.has_score else ""
+            advisory = " [judge, advisory]" if dim.method == "judge" else ""
+            rows.append((dim.id, f"{dim.status}{score}{advisory}: {dim.evidence}"))
+        return [*rows, ("run_id", self.run_id), ("timestamp", self.timestamp)]
 
     def to_dict(self, *, sealed: bool = True) -> dict[str, Any]:
         """The full record, JSON-ready and sealed.

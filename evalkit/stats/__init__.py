@@ -1,5 +1,6 @@
-"""Agreement, bootstrap intervals, sample sizes, threshold studies and class shares.
+"""Agreement, bootstrap intervals, sample sizes, threshold studies, class shares, monitoring.
 
+Anytime-valid confidence sequences of a rate read after every session (``confidence_sequence``).
 Class shares on a target: judge-error-corrected prevalence, prediction-powered inference
 (PPI++), judge panels (Dawid-Skene) and their planning.
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY): scipy and friends only
     from evalkit.stats.ppi import PPIPrevalence, ppi_prevalence
     from evalkit.stats.prevalence import CorrectedPrevalence, corrected_prevalence
     from evalkit.stats.proportion import wilson_interval
+    from evalkit.stats.sequential import ConfidenceSequence, confidence_sequence
     from evalkit.stats.thresholds import (
         FIRE_RATE_CEILING,
         ThresholdStudy,
@@ -70,6 +72,8 @@ _LAZY: dict[str, str] = {
     "plan_prevalence": "evalkit.stats.planning",
     "PrevalencePlan": "evalkit.stats.planning",
     "wilson_interval": "evalkit.stats.proportion",
+    "confidence_sequence": "evalkit.stats.sequential",
+    "ConfidenceSequence": "evalkit.stats.sequential",
 }
 
 __all__ = [
@@ -77,6 +81,7 @@ __all__ = [
     "AgreementResult",
     "BootstrapResult",
     "ConfidenceInterval",
+    "ConfidenceSequence",
     "CorrectedPrevalence",
     "DawidSkeneResult",
     "JudgePanel",
@@ -86,6 +91,7 @@ __all__ = [
     "bootstrap_sums",
     "brennan_prediger",
     "cohen_kappa",
+    "confidence_sequence",
     "conger_kappa",
     "corrected_prevalence",
     "dawid_skene",

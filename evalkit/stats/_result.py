@@ -22,6 +22,10 @@ Degenerate intervals (the same rule for every coefficient and every method):
   often than not (Cohen's kappa of ``(a, b), (b, a)``: SE 0, interval (-1, -1)), and a
   jackknife SE on two items is built from one-item estimates, themselves degenerate. Two
   items with a positive SE keep it (a t(1) or normal interval, as wide as it says);
+* no sampling variation by construction: Cohen's kappa when a rater used one category only
+  (``po = pe`` whatever the other rater did, so kappa is 0 and its SE 0 up to rounding): the
+  estimate is kept, ``degenerate`` is True with ``extra["degenerate_reason"]``, and every
+  interval is ``(None, None)`` with a ``DegenerateDataWarning``, as for too few items;
 * every bootstrap resample giving the same value (with two or more units): that point as
   both bounds, with a ``DegenerateDataWarning``.
 
@@ -54,6 +58,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_estimate, fmt_number
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.stats._inputs import check_level
 
@@ -98,8 +103,8 @@ class _Estimator:
         return self.fn(sums)
 
 
-@dataclass(frozen=True)
-class CategoryAgreement:
+@dataclass(frozen=True, repr=False)
+class CategoryAgreement(Readable):
     """Agreement on one category (e.g. Fleiss' per-category kappa)."""
 
     statistic: float | None
@@ -107,9 +112,21 @@ class CategoryAgreement:
     z: float | None = None
     p_value: float | None = None
 
+    def _headline(self) -> str:
+        se = "" if self.standard_error is None else f" (SE {fmt_number(self.standard_error)})"
+        return f"{fmt_number(self.statistic)}{se}"
 
-@dataclass(frozen=True)
-class BootstrapResult:
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("statistic", self.statistic),
+            ("standard error", self.standard_error),
+            ("z", self.z),
+            ("p-value", self.p_value),
+        ]
+
+
+@dataclass(frozen=True, repr=False)
+class BootstrapResult(Readable):
     """A bootstrap interval together with the distribution it came from.
 
     ``distribution`` holds the statistic of every resample whose statistic was defined;
@@ -131,9 +148,37 @@ class BootstrapResult:
         """The distribution under scipy's name (``scipy.stats.BootstrapResult``)."""
         return self.distribution
 
+    def _interval_text(self) -> str:
+        low, high = self.confidence_interval
+        return (
+            "undefined"
+            if low is None or high is None
+            else f"[{fmt_number(low)}, {fmt_number(high)}]"
+        )
 
-@dataclass(frozen=True, eq=False)
-class AgreementResult:
+    def _headline(self) -> str:
+        method = {"bca": "BCa", "percentile": "percentile"}.get(self.method, self.method)
+        undefined = f", {self.n_undefined} undefined" if self.n_undefined else ""
+        return (
+            f"{method} {100 * self.level:g}% interval {self._interval_text()} from "
+            f"{self.n_resamples:,} resamples{undefined}"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("interval", self._interval_text()),
+            ("method", self.method),
+            ("level", self.level),
+            ("resamples", self.n_resamples),
+            ("undefined resamples", self.n_undefined),
+            ("bootstrap standard error", self.standard_error),
+            ("bias correction z0 (BCa)", self.bias_correction),
+            ("acceleration a (BCa)", self.acceleration),
+        ]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AgreementResult(Readable):
     """An agreement statistic with its uncertainty.
 
     Attributes
@@ -186,12 +231,52 @@ class AgreementResult:
 
     @property
     def few_items(self) -> bool:
-        """Too few items for any interval: one item, or two whose analytic SE is 0 or undefined.
+        """No interval although the estimate is defined (too few items, or no variation).
 
-        The estimate is kept and ``degenerate`` is True (module docstring): a degenerate result
-        whose statistic is defined is one on too few items.
+        One item, or two whose analytic SE is 0 or undefined, or (``extra["degenerate_reason"]``)
+        data that leave the estimate no sampling variation, e.g. Cohen's kappa with a rater who
+        used one category. The estimate is kept and ``degenerate`` is True (module docstring): a degenerate result
+        whose statistic is defined is one whose sampling variation cannot be estimated.
         """
         return self.n < 2 or (self.degenerate and self.statistic is not None)
+
+    def _interval_95(self) -> tuple[ConfidenceInterval | None, str]:
+        """The analytic 95% interval when there is one, else why not (no warning either way)."""
+        if self.statistic is None:
+            return None, "degenerate data"
+        if self.few_items:
+            return None, "too few items for an interval"
+        if self.standard_error is None:
+            return None, "no analytic interval: use .bootstrap()"
+        return self._analytic_interval(0.95), ""
+
+    def _headline(self) -> str:
+        ci, why = self._interval_95()
+        if self.statistic is None:
+            return f"{self.name} undefined ({why}), n = {self.n}"
+        text = f"{self.name} {fmt_estimate(self.statistic, ci, self.n, digits=2)}"
+        return text.replace(" [CI undefined]", "") + (f" ({why})" if why else "")
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        ci, why = self._interval_95()
+        shown = why if ci is None else f"[{fmt_number(ci.low, 3)}, {fmt_number(ci.high, 3)}]"
+        rows: list[tuple[str, Any]] = [
+            ("statistic", self.statistic),
+            ("95% interval (analytic)", shown),
+            ("standard error", self.standard_error),
+            ("items", self.n),
+            ("raters", self.n_raters),
+            ("categories", ", ".join(str(c) for c in self.categories)),
+            ("observed agreement", self.observed_agreement),
+            ("chance agreement", self.chance_agreement),
+        ]
+        if self.p_value is not None:
+            rows += [("z (no agreement beyond chance)", self.z), ("p-value", self.p_value)]
+        if self.weights is not None:
+            rows.append(("weights", self.weights))
+        if self.se_method is not None:
+            rows.append(("standard error method", self.se_method))
+        return rows
 
     def __float__(self) -> float:
         if self.statistic is None:
@@ -223,9 +308,10 @@ class AgreementResult:
             raise EvalkitError(f"method must be one of {_METHODS}, got {method!r}")
         if self.few_items:
             items = f"{self.n} item" + ("s" if self.n != 1 else "")
+            why = self.extra.get("degenerate_reason") or f"only {items}: too few"
             warnings.warn(
                 DegenerateDataWarning(
-                    f"{self.name}: only {items}: too few to estimate its sampling variation; "
+                    f"{self.name}: {why}; its sampling variation cannot be estimated, so "
                     "the interval is (None, None)"
                 ),
                 stacklevel=2,

@@ -30,8 +30,10 @@ if TYPE_CHECKING:  # imported at run time inside the functions: _result imports 
     from evalkit.stats._result import BootstrapResult
 
 __all__ = [
+    "TIE_RTOL",
     "as_generator",
     "bca_interval",
+    "below_and_ties",
     "bootstrap_sums",
     "percentile_interval",
     "resample_weights",
@@ -214,6 +216,22 @@ def percentile_interval(distribution: NDArray[np.float64], level: float) -> tupl
     return float(lo), float(hi)
 
 
+#: Resamples this close to the estimate (relative) are ties of BCa's bias correction: the same
+#: value reached by another order of floating-point sums (1e-16 apart) is no resample "below".
+TIE_RTOL = 1e-12
+
+
+def below_and_ties(distribution: NDArray[np.float64], theta_hat: float) -> tuple[int, int]:
+    """Resamples below the estimate, and those tied with it (within ``TIE_RTOL``, relative).
+
+    Relative to the larger of ``|theta_hat|`` and the distribution's largest magnitude, so an
+    estimate of exactly 0 has ties too (a resample of 1e-17 is a rounding error of 0).
+    """
+    scale = max(abs(theta_hat), float(np.max(np.abs(distribution))) if distribution.size else 0.0)
+    tied = np.abs(distribution - theta_hat) <= TIE_RTOL * scale
+    return int(np.count_nonzero((distribution < theta_hat) & ~tied)), int(np.count_nonzero(tied))
+
+
 def bca_interval(
     distribution: NDArray[np.float64],
     theta_hat: float,
@@ -223,16 +241,16 @@ def bca_interval(
 ) -> tuple[tuple[float, float], float, float]:
     """BCa interval (Efron & Tibshirani 1993, 14.3), as ``scipy.stats.bootstrap``.
 
-    The bias correction ``z0`` counts ties half (scipy's rule); the acceleration ``a`` comes
+    The bias correction ``z0`` counts ties half (scipy's rule), a tie being a resample within
+    :data:`TIE_RTOL` of the estimate (:func:`below_and_ties`); the acceleration ``a`` comes
     from the jackknife values (optionally weighted by multiplicity). Returns
     ``((low, high), z0, a)``. When every jackknife value is equal, ``a`` is 0.
     """
     from scipy.special import ndtr, ndtri
 
     b = distribution.size
-    frac = (
-        np.count_nonzero(distribution < theta_hat) + np.count_nonzero(distribution <= theta_hat)
-    ) / (2 * b)
+    below, ties = below_and_ties(distribution, theta_hat)
+    frac = (2 * below + ties) / (2 * b)
     z0 = float(ndtri(frac))
     wts = np.ones_like(jackknife) if jackknife_weights is None else jackknife_weights
     dot = float(np.sum(wts * jackknife) / np.sum(wts))
@@ -428,7 +446,8 @@ def _interval(
             "the acceleration uses the rest",
             1,
         )
-    infinite_z0 = np.mean(dist <= theta_hat) == 0 or np.mean(dist < theta_hat) == 1
+    below, ties = below_and_ties(dist, float(theta_hat))
+    infinite_z0 = below + ties == 0 or below == dist.size
     if infinite_z0 or not np.any(ok):
         why = (
             "the estimate lies outside the bootstrap distribution, so the BCa bias correction "

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_estimate, fmt_number
 from evalkit.errors import EvalkitError
 from evalkit.finite import json_figure
 from evalkit.stats import _shares as sh
@@ -30,8 +31,8 @@ __all__ = ["ErrorCorrelation", "JudgePanel", "MajorityVote", "PairAgreement", "j
 _NO_INTERVAL = ConfidenceInterval(None, None)
 
 
-@dataclass(frozen=True)
-class PairAgreement:
+@dataclass(frozen=True, repr=False)
+class PairAgreement(Readable):
     """Two judges on the items both labelled: raw agreement and Cohen's kappa, with intervals."""
 
     judge_a: Any
@@ -42,9 +43,20 @@ class PairAgreement:
     kappa: AgreementResult | None
     kappa_interval: ConfidenceInterval
 
+    def figures(self) -> str:
+        """``agreement 85.0% [..], kappa 0.70 [..], n = 40``: the pair's figures, one line."""
+        kappa = None if self.kappa is None else self.kappa.statistic
+        return (
+            f"agreement {fmt_estimate(self.agreement, self.agreement_interval, None, percent=True)}"
+            f", kappa {fmt_estimate(kappa, self.kappa_interval, self.n, digits=2)}"
+        )
 
-@dataclass(frozen=True)
-class ErrorCorrelation:
+    def _headline(self) -> str:
+        return f"{self.judge_a} vs {self.judge_b}: {self.figures()}"
+
+
+@dataclass(frozen=True, repr=False)
+class ErrorCorrelation(Readable):
     """Correlation of two judges' error indicators against gold (None when undefined)."""
 
     judge_a: Any
@@ -53,9 +65,13 @@ class ErrorCorrelation:
     statistic: float | None
     confidence_interval: ConfidenceInterval
 
+    def _headline(self) -> str:
+        shown = fmt_estimate(self.statistic, self.confidence_interval, self.n, digits=2)
+        return f"error correlation {self.judge_a} vs {self.judge_b} {shown}"
 
-@dataclass(frozen=True)
-class MajorityVote:
+
+@dataclass(frozen=True, repr=False)
+class MajorityVote(Readable):
     """The panel's majority label against gold: Cohen's kappa, its interval, and the ties."""
 
     kappa: AgreementResult | None
@@ -65,9 +81,14 @@ class MajorityVote:
     tie_items: tuple[int, ...]
     n_without_gold: int
 
+    def _headline(self) -> str:
+        kappa = None if self.kappa is None else self.kappa.statistic
+        shown = fmt_estimate(kappa, self.confidence_interval, self.n, digits=2)
+        return f"majority vote vs gold: kappa {shown}, {self.n_ties} tie(s)"
 
-@dataclass(frozen=True)
-class JudgePanel:
+
+@dataclass(frozen=True, repr=False)
+class JudgePanel(Readable):
     """Everything ``judge_panel`` reports; see the module docstring."""
 
     judges: tuple[Any, ...]
@@ -84,6 +105,35 @@ class JudgePanel:
     effective_judges_interval: ConfidenceInterval = _NO_INTERVAL
     effective_judges_reason: str | None = None
     majority: MajorityVote | None = None
+
+    def _headline(self) -> str:
+        effective = fmt_estimate(
+            self.effective_judges, self.effective_judges_interval, None, digits=1
+        )
+        return (
+            f"panel of {len(self.judges)} judges on {self.n_items} items: "
+            f"effective judges {effective}"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [("judges", ", ".join(str(j) for j in self.judges))]
+        rows += [(f"{p.judge_a} vs {p.judge_b}", p.figures()) for p in self.pairwise]
+        rows.append(
+            (
+                "mean error correlation",
+                fmt_estimate(
+                    self.mean_error_correlation,
+                    self.mean_error_correlation_interval,
+                    None,
+                    digits=2,
+                ),
+            )
+        )
+        rows.append(("why no effective number", self.effective_judges_reason))
+        if self.majority is not None:
+            rows.append(("majority vote", repr(self.majority)))
+        rows.append(("latent classes", repr(self.dawid_skene)))
+        return [(k, v) for k, v in rows if v is not None] + [("level", fmt_number(self.level))]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple summary."""

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_number
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
 from evalkit.stats.bootstrap import as_generator
@@ -29,8 +30,8 @@ __all__ = [
 _MAX_N = 10_000_000
 
 
-@dataclass(frozen=True)
-class PrevalencePlan:
+@dataclass(frozen=True, repr=False)
+class PrevalencePlan(Readable):
     """Sizes for a prevalence interval of half-width ``half_width`` (None: unreachable)."""
 
     half_width: float
@@ -46,6 +47,34 @@ class PrevalencePlan:
     n_human: int | None
     ppi_half_width: Mapping[Any, float] | None
     human_reason: str | None
+
+    def _headline(self) -> str:
+        gold = (
+            fmt_number(self.n_gold)
+            if self.n_gold is not None
+            else f"unreachable ({self.gold_reason})"
+        )
+        human = (
+            fmt_number(self.n_human)
+            if self.n_human is not None
+            else f"unreachable ({self.human_reason})"
+        )
+        return (
+            f"prevalence plan for +-{fmt_number(self.half_width, percent=True)} at "
+            f"{100 * self.level:g}%: {gold} gold items (corrected) or {human} human labels (PPI++)"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("half-width", fmt_number(self.half_width, percent=True)),
+            ("level", self.level),
+            ("target items", self.n_target),
+            ("gold items (corrected prevalence)", self.n_gold),
+            ("why unreachable (gold)", self.gold_reason),
+            ("human labels (PPI++)", self.n_human),
+            ("why unreachable (human)", self.human_reason),
+            ("method", self.method),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON-simple values."""

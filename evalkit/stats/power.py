@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 from scipy.stats import norm
 
+from evalkit.display import Readable, fmt_number
 from evalkit.errors import EvalkitError
 
 __all__ = [
@@ -194,8 +195,8 @@ def kappa_asymptotic_variance(table: ArrayLike) -> float:
 # --------------------------------------------------------------------------- estimation
 
 
-@dataclass(frozen=True)
-class KappaCIPlan:
+@dataclass(frozen=True, repr=False)
+class KappaCIPlan(Readable):
     """The number of items for a kappa CI of a target half-width, and how it was obtained."""
 
     n: int
@@ -207,6 +208,22 @@ class KappaCIPlan:
     variance_per_item: float  # n * Var(kappa_hat), Fleiss-Cohen-Everitt (1969)
     expected_half_width: float  # z * sqrt(variance_per_item / n) at the returned n
     method: str = "Wald interval, Fleiss-Cohen-Everitt (1969) large-sample variance"
+
+    def _headline(self) -> str:
+        return (
+            f"{self.n:,} items for a {100 * self.level:g}% kappa interval of +-"
+            f"{fmt_number(self.half_width)} at kappa {fmt_number(self.kappa)}"
+        )
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("items", self.n),
+            ("kappa", self.kappa),
+            ("target half-width", self.half_width),
+            ("expected half-width at n", self.expected_half_width),
+            ("level", self.level),
+            ("method", self.method),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple dict of every field."""

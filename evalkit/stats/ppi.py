@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_number, fmt_shares
 from evalkit.errors import EvalkitError
 from evalkit.stats import _shares as sh
 from evalkit.stats._inputs import check_level
@@ -35,8 +36,8 @@ ASSUMPTION = (
 )
 
 
-@dataclass(frozen=True)
-class PPIPrevalence:
+@dataclass(frozen=True, repr=False)
+class PPIPrevalence(Readable):
     """PPI++ class shares beside the human-only classical estimate; see the module docstring.
 
     ``statistic``: class -> PPI++ share (None when undefined, see ``reason``); ``n``: human-
@@ -115,6 +116,37 @@ class PPIPrevalence:
             self.classical, self.classical_standard_error, level, True, "classical share"
         )
 
+    def _intervals(self) -> tuple[dict[Any, ConfidenceInterval], dict[Any, ConfidenceInterval]]:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # undefined intervals read as "undefined"
+            return self.confidence_interval(), self.classical_interval()
+
+    def _headline(self) -> str:
+        if self.statistic is None:
+            return f"PPI++ prevalence undefined ({self.reason}), n = {self.n}"
+        ppi_ci, _ = self._intervals()
+        shares = fmt_shares(self.statistic, ppi_ci, self.classes)
+        return f"PPI++ prevalence {shares}, n = {self.n} (+{self.n_unlabelled} judge-only)"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        ppi_ci, cl_ci = self._intervals()
+        return [
+            (
+                f"PPI++ shares, {100 * self.level:g}% interval",
+                fmt_shares(self.statistic, ppi_ci, self.classes),
+            ),
+            ("human-only shares", fmt_shares(self.classical, cl_ci, self.classes)),
+            ("judge's own shares (naive)", fmt_shares(self.naive, None, self.classes)),
+            ("human-labelled items", self.n),
+            ("judge-only items", self.n_unlabelled),
+            ("effective n", _per_class(self.effective_n)),
+            ("method", self.method),
+            ("why undefined", self.reason),
+            ("assumption", self.assumption),
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple summary (what a CLI or a notebook shows)."""
         import warnings
@@ -143,6 +175,15 @@ class PPIPrevalence:
             "reason": self.reason,
             "assumption": self.assumption,
         }
+
+
+def _per_class(values: Mapping[Any, float | None] | None) -> str:
+    """``pass 412, fail 88``: a per-class count, whole, or ``undefined``."""
+    if not values:
+        return "undefined"
+    return ", ".join(
+        f"{c} {fmt_number(None if v is None else round(v))}" for c, v in values.items()
+    )
 
 
 # --------------------------------------------------------------------------- the computation

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.display import Readable, fmt_shares
 from evalkit.errors import EvalkitError
 from evalkit.finite import json_figure
 from evalkit.stats import _shares as sh
@@ -47,8 +48,8 @@ _TOL, _MAX_ITER = 1e-12, 20_000
 _BOOT_TOL = 1e-8
 
 
-@dataclass(frozen=True)
-class CorrectedPrevalence:
+@dataclass(frozen=True, repr=False)
+class CorrectedPrevalence(Readable):
     """Judge-error-corrected class shares with their interval; see the module docstring.
 
     ``statistic``: class -> corrected share (None when undefined, see ``reason``). ``n``:
@@ -110,6 +111,31 @@ class CorrectedPrevalence:
         if lv == self.level:
             return dict(self._interval)
         return sh.percentile_intervals(self._distribution, self.classes, lv)
+
+    def _quiet_interval(self) -> dict[Any, ConfidenceInterval] | None:
+        return dict(self._interval) if self.statistic is not None and self._interval else None
+
+    def _headline(self) -> str:
+        if self.statistic is None:
+            return f"corrected prevalence undefined ({self.reason}), n = {self.n}"
+        shares = fmt_shares(self.statistic, self._quiet_interval(), self.classes)
+        return f"corrected prevalence {shares}, n = {self.n} (gold {self.n_gold})"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [
+            ("corrected shares", fmt_shares(self.statistic, self._quiet_interval(), self.classes)),
+            (
+                "judge's own shares (naive)",
+                fmt_shares(self.naive, self.naive_interval, self.classes),
+            ),
+            ("interval", f"{100 * self.level:g}% {self.interval_method}"),
+            ("target items", self.n),
+            ("target items without a label", self.n_missing),
+            ("gold items", self.n_gold),
+            ("method", self.method),
+            ("why undefined", self.reason),
+            ("assumption", self.assumption),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-simple summary (what a CLI or a notebook shows)."""

@@ -32,6 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from evalkit.display import Readable
 from evalkit.errors import EvalkitError
 from evalkit.extras import require
 from evalkit.files.escape import markdown_text
@@ -71,6 +72,7 @@ STUDIES: tuple[str, ...] = (
     "agreement-study",
     "judge-calibration",
     "prevalence-study",
+    "monitor",
 )
 # The notebook reads this variable to know where to write its figures (see analyses.write_results).
 RESULTS_ENV = "EVALKIT_STUDY_RESULTS"
@@ -117,8 +119,8 @@ class StudyStatus(StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
-class StudyRun:
+@dataclass(frozen=True, repr=False)
+class StudyRun(Readable):
     """What one run produced. ``results`` is the content of ``results.json``."""
 
     study: str
@@ -141,6 +143,27 @@ class StudyRun:
     @property
     def html_path(self) -> Path:
         return self.html
+
+    def _preregistration(self) -> str:
+        prereg = self.results.get("preregistration") or {}
+        status = prereg.get("status") if isinstance(prereg, dict) else None
+        deviation = self.results.get("deviation")
+        return f"{status}: {deviation}" if deviation else str(status or "not recorded")
+
+    def _headline(self) -> str:
+        failed = f" ({self.error})" if self.error else ""
+        return f"study {self.study}: {self.status.value}{failed} -> {self.html}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        figures = self.results.get("figure_keys") or []
+        return [
+            ("status", self.status.value),
+            ("error", self.error),
+            ("page", str(self.html)),
+            ("results", str(self.results_path)),
+            ("pre-registration", self._preregistration()),
+            ("figures", ", ".join(str(k) for k in figures) or "none"),
+        ]
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from evalkit.display import ROWS_SHOWN, Readable
 from evalkit.verify.diff import DriftKind, FieldDrift, iter_kinds
 
 __all__ = [
@@ -49,8 +50,8 @@ class VerifyOutcome(StrEnum):
         return {"agreement": 0, "drift": 1, "version-mismatch": 3}[self.value]
 
 
-@dataclass(frozen=True)
-class VerifyResult:
+@dataclass(frozen=True, repr=False)
+class VerifyResult(Readable):
     """What ``verify_record`` found. ``exit_code`` follows SPEC section 3."""
 
     run_id: str
@@ -103,6 +104,12 @@ class VerifyResult:
         changed = self.verdicts_changed
         verdicts = f"VERDICT CHANGED: {', '.join(changed)}" if changed else "no verdict changed"
         return f"drift: {self.run_id}: {len(self.drifts)} difference(s) [{kinds}]; {verdicts}"
+
+    def _headline(self) -> str:
+        return self.headline()
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        return [("detail", line) for line in self.lines()[1:]]
 
     def lines(self) -> list[str]:
         """Human-readable report.
@@ -226,8 +233,8 @@ class JournalEntry:
         }
 
 
-@dataclass(frozen=True)
-class JournalVerification:
+@dataclass(frozen=True, repr=False)
+class JournalVerification(Readable):
     """Every record of a journal re-verified in one pass over the ledger.
 
     ``exit_code``: 0 when every entry agrees, 3 when the only findings are version mismatches,
@@ -250,3 +257,17 @@ class JournalVerification:
     def counts(self) -> dict[str, int]:
         """Entries per outcome (every outcome listed, zeros included)."""
         return {o.value: sum(e.outcome is o for e in self.entries) for o in EntryOutcome}
+
+    def _headline(self) -> str:
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in self.counts().items() if n)
+        return f"verify --all {self.journal}: {counts or 'no entry'}; exit {self.exit_code}"
+
+    def _rows(self) -> list[tuple[str, Any]]:
+        found = [e for e in self.entries if e.outcome is not EntryOutcome.AGREEMENT]
+        rows: list[tuple[str, Any]] = [
+            (e.run_id or f"line {e.line}", f"{e.outcome.value}: {e.summary()}")
+            for e in found[:ROWS_SHOWN]
+        ]
+        if len(found) > ROWS_SHOWN:
+            rows.append(("...", f"and {len(found) - ROWS_SHOWN} more (.entries holds all)"))
+        return rows

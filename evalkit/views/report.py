@@ -4,7 +4,9 @@ A single self-contained file: inline CSS, no script, no font, no image, no link 
 so opening it makes no request at all. Every piece of record content goes through
 :func:`evalkit.files.escape.html_text` (the one escape helper of every page). The output is a
 pure function of the record (and the metrics directory named in the re-verify command): no
-clock, no environment, so the same record renders to the same bytes.
+clock, no environment, so the same record renders to the same bytes. What the explorer's record
+page shows the same way (the provenance fields, how a value reads, the judge's advisory note,
+the re-verify command) is defined here once and used by both.
 """
 
 from __future__ import annotations
@@ -27,9 +29,44 @@ from evalkit.record.contract import (
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
 
-__all__ = ["render_report", "write_report"]
+__all__ = [
+    "JUDGE_ADVISORY",
+    "NOT_RECORDED",
+    "RECORD_FIELDS",
+    "display_value",
+    "field_value",
+    "render_report",
+    "verify_command",
+    "write_report",
+]
 
 NOT_RECORDED = "not recorded"
+
+#: The record's identity, versions, provenance, model and harness, as (label, path) in the
+#: order a page lists them (after ``run_id`` and ``session_id``).
+RECORD_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("timestamp (evaluation)", ("timestamp",)),
+    ("rubric_version", ("rubric_version",)),
+    ("provenance.rubric_sha256", ("provenance", "rubric_sha256")),
+    ("provenance.engine_commit", ("provenance", "engine_commit")),
+    ("standard_version", ("standard_version",)),
+    ("schema_version", ("schema_version",)),
+    ("model.id", ("model", "id")),
+    ("model.source", ("model", "source")),
+    ("harness.plugin_version", ("harness", "plugin_version")),
+    ("harness.platform", ("harness", "platform")),
+    ("harness.host_class", ("harness", "host_class")),
+    ("harness.hostname_hash", ("harness", "hostname_hash")),
+    ("handle", ("handle",)),
+    ("anonymized", ("anonymized",)),
+)
+
+#: Why a judge dimension's verdict carries no weight (said beside every judge table).
+JUDGE_ADVISORY = (
+    "These verdicts come from a judge, not from a deterministic check. They are not part "
+    "of the evaluation above, carry no weight, and are not re-verified. Discarding them "
+    "leaves the deterministic evaluation complete."
+)
 
 _CSS = """
 :root { color-scheme: light; }
@@ -66,15 +103,30 @@ def _e(value: Any) -> str:
     return html_text(value)
 
 
-def _value(value: Any) -> str:
-    """Render a record value; null is "not recorded", never 0 or an empty cell."""
+def display_value(value: Any) -> str:
+    """A record value as a person reads it: null is "not recorded", never 0 or a blank."""
     if value is None:
-        return f'<span class="missing">{NOT_RECORDED}</span>'
+        return NOT_RECORDED
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON/JS prints 5400, not 5400.0
-    return _e(value)
+    return str(value)
+
+
+def field_value(rec: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` of a validated record (one of :data:`RECORD_FIELDS`)."""
+    value: Any = rec
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _value(value: Any) -> str:
+    """Render a record value as HTML (:func:`display_value`, the missing one marked)."""
+    if value is None:
+        return f'<span class="missing">{NOT_RECORDED}</span>'
+    return _e(display_value(value))
 
 
 def _rows(pairs: list[tuple[str, Any]]) -> str:
@@ -126,33 +178,17 @@ def _dimension_table(dims: list[Mapping[str, Any]], *, judge: bool) -> str:
     )
 
 
-def _verify_command(run_id: str, metrics_dir: str | os.PathLike[str] | None) -> str:
+def verify_command(run_id: str, metrics_dir: str | os.PathLike[str] | None) -> str:
+    """The shell command that re-verifies the record ``run_id`` (arguments quoted)."""
     directory = os.fspath(metrics_dir) if metrics_dir is not None else ".orchestrator/metrics"
     return f"evalkit verify {shlex.quote(run_id)} --metrics-dir {shlex.quote(directory)}"
 
 
 def _provenance_rows(rec: Mapping[str, Any]) -> str:
     """Identity, versions, provenance, model and harness of the record, as table rows."""
-    prov, model, harness = rec["provenance"], rec["model"], rec["harness"]
     return _rows(
-        [
-            ("run_id", rec["run_id"]),
-            ("session_id", rec["session_id"]),
-            ("timestamp (evaluation)", rec["timestamp"]),
-            ("rubric_version", rec["rubric_version"]),
-            ("provenance.rubric_sha256", prov["rubric_sha256"]),
-            ("provenance.engine_commit", prov["engine_commit"]),
-            ("standard_version", rec["standard_version"]),
-            ("schema_version", rec["schema_version"]),
-            ("model.id", model["id"]),
-            ("model.source", model["source"]),
-            ("harness.plugin_version", harness["plugin_version"]),
-            ("harness.platform", harness["platform"]),
-            ("harness.host_class", harness["host_class"]),
-            ("harness.hostname_hash", harness["hostname_hash"]),
-            ("handle", rec["handle"]),
-            ("anonymized", rec["anonymized"]),
-        ]
+        [("run_id", rec["run_id"]), ("session_id", rec["session_id"])]
+        + [(label, field_value(rec, path)) for label, path in RECORD_FIELDS]
     )
 
 
@@ -161,10 +197,7 @@ def _judge_body(judges: list[Mapping[str, Any]], calibration_label: str) -> str:
     if judges:
         judge_body = (
             f'<p><span class="label">advisory · {_e(calibration_label)}</span> '
-            "These verdicts come from a judge, not from a deterministic check. They are not part "
-            "of the evaluation above, carry no weight, and are not re-verified. Discarding them "
-            "leaves the deterministic evaluation complete.</p>\n"
-            + _dimension_table(judges, judge=True)
+            f"{_e(JUDGE_ADVISORY)}</p>\n" + _dimension_table(judges, judge=True)
         )
     else:
         judge_body = (
@@ -262,7 +295,7 @@ def render_report(
 <section id="verify">
 <h2>Re-verify</h2>
 <p>Re-score this record offline from the same ledger and compare it dimension by dimension:</p>
-<pre>{_e(_verify_command(rec["run_id"], metrics_dir))}</pre>
+<pre>{_e(verify_command(rec["run_id"], metrics_dir))}</pre>
 </section>
 <section id="limits" class="limits">
 <h2>What this does not prove</h2>

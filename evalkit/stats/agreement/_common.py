@@ -10,8 +10,9 @@ intervals are clipped to, the t and normal tests, and the jackknife over items.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,19 +54,35 @@ _ZERO_SE = 1e-9
 
 
 def _few_items(
-    name: str, n: int, statistic: float | None, se: float | None, stacklevel: int = 3
+    name: str,
+    n: int,
+    statistic: float | None,
+    se: float | None,
+    stacklevel: int = 3,
+    of: str = "",
 ) -> bool:
     """Too few items for an SE: warn (no SE, no interval; see ``_result``) and return True.
 
     One item; or two, with a defined ``statistic`` whose analytic ``se`` is 0 or None.
+    ``of`` qualifies what is counted (Fleiss' and Gwet's family count the items "with 2+
+    ratings": only they carry observed agreement).
     """
+    qualifier = f" {of}" if of else ""
     if n < 2:
-        why = f"only {n} item: the estimate describes it"
+        why = f"only {n} item{qualifier}: the estimate describes it"
     elif n == 2 and statistic is not None and (se is None or se < _ZERO_SE):
         what = "undefined" if se is None else "0"
-        why = f"only 2 items, whose standard error is {what}: the estimate describes them"
+        why = (
+            f"only 2 items{qualifier}, whose standard error is {what}: the estimate describes them"
+        )
     else:
         return False
+    _warn_no_variation(name, why, stacklevel=stacklevel + 1)
+    return True
+
+
+def _warn_no_variation(name: str, why: str, stacklevel: int = 4) -> None:
+    """Warn that an estimate is kept but its sampling variation cannot be estimated."""
     warnings.warn(
         DegenerateDataWarning(
             f"{name}: {why}, but its sampling variation cannot be estimated "
@@ -73,24 +90,37 @@ def _few_items(
         ),
         stacklevel=stacklevel,  # the caller of the public function
     )
-    return True
 
 
 _KAPPA_RANGE: tuple[float | None, float | None] = (-1.0, 1.0)
 _UPPER_ONLY: tuple[float | None, float | None] = (None, 1.0)
 
 
-def _weights_matrix(weights: Any, k: int, argname: str = "weights") -> tuple[Array, str]:
+def _label_scores(categories: Sequence[Any]) -> Array | None:
+    """The labels as scores when every one is a real number (not a bool), else None."""
+    if categories and all(
+        isinstance(c, numbers.Real) and not isinstance(c, bool | np.bool_) for c in categories
+    ):
+        return np.asarray([float(c) for c in categories])
+    return None
+
+
+def _weights_matrix(
+    weights: Any, k: int, argname: str = "weights", scores: Array | None = None
+) -> tuple[Array, str]:
     """Agreement weights (1 on the diagonal) and a label, from ``weights``.
 
     ``None``/"unweighted": identity. "linear": ``1 - |x_i - x_j| / range``. "quadratic":
-    ``1 - (x_i - x_j)^2 / range^2``, with ``x`` the category positions 0..k-1 in sorted
-    label order (as R irr ``kappa2`` and statsmodels ``cohens_kappa``; a label unused by
-    every rater is no category unless declared with ``categories=``). A k x k matrix is read
-    as *disagreement* weights (0 on the diagonal, as in statsmodels ``cohens_kappa``),
-    converted to ``1 - d / max(d)``.
+    ``1 - (x_i - x_j)^2 / range^2``. ``x`` is ``scores`` when given: the many-rater
+    coefficients (Gwet's AC2, Fleiss, Brennan-Prediger, Conger) pass the labels' numeric
+    values, as R irrCAC does (its ``quadratic.weights(categ)``; so labels {1, 2, 3, 5} are
+    not equally spaced); without ``scores`` (Cohen's and Light's kappa, and non-numeric labels
+    everywhere) ``x`` is the category positions 0..k-1 in sorted label order (as R irr
+    ``kappa2`` and statsmodels ``cohens_kappa``; a label unused by every rater is no category
+    unless declared with ``categories=``). A k x k matrix is read as *disagreement* weights
+    (0 on the diagonal, as in statsmodels ``cohens_kappa``), converted to ``1 - d / max(d)``.
     """
-    values = np.arange(k, dtype=float)  # positions, not the labels' numeric values
+    values = np.arange(k, dtype=float) if scores is None else np.asarray(scores, dtype=float)
     if weights is None or (isinstance(weights, str) and weights in ("unweighted", "identity")):
         return np.eye(k), "unweighted"
     if isinstance(weights, str):

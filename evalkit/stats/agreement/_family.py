@@ -142,9 +142,15 @@ def _family_result(
         # functions by n - 1; follow the one matching the input form
         se *= math.sqrt((n - 1) / n)
         se_method = "Gwet (2008), irrCAC contingency-table variance, f = 0"
-    few = _few_items(name, n, coef, se, stacklevel=4)
+    # observed agreement rests on the items with >= 2 ratings: those are the ones counted
+    n_pa = int(np.count_nonzero(ok))
+    of = "with 2+ ratings" if n_pa != n else ""
+    few = _few_items(name, n_pa, coef, se, stacklevel=4, of=of)
     if few:
         se = None
+        if n_pa != n:  # say which items were too few (the result's n counts every item)
+            reason = f"only {n_pa} of its {n} items have 2+ ratings: too few"
+            extra["extra"] = {**extra.get("extra", {}), "degenerate_reason": reason}
     z, pval = _t_test(coef, se, n - 1)
     return AgreementResult(
         statistic=coef,

@@ -26,6 +26,7 @@ from evalkit.stats.agreement._common import (
     _normal_test,
     _replace,
     _warn_degenerate,
+    _warn_no_variation,
     _weights_matrix,
 )
 from evalkit.stats.agreement._pairs import (
@@ -41,6 +42,7 @@ __all__ = ["cohen_kappa", "kappa_max"]
 
 def cohen_kappa(
     ratings: Any = None,
+    rater_b: Any = None,
     *,
     table: Any = None,
     weights: Any = None,
@@ -48,7 +50,9 @@ def cohen_kappa(
 ) -> AgreementResult:
     """Cohen's kappa (weighted with ``weights``) for two raters.
 
-    Give ``ratings`` (items x 2; items missing either rating are left out) or ``table``
+    Give ``ratings`` (items x 2; items missing either rating are left out), or the two raters
+    apart as scikit-learn's ``cohen_kappa_score(y1, y2)`` takes them (``cohen_kappa(rater_a,
+    rater_b)``: one label per item each, None for missing), or ``table``
     (k x k counts, rows rater 1). ``weights``: None, "linear", "quadratic" (Cicchetti-Allison
     and Fleiss-Cohen agreement weights on the category scores) or a k x k disagreement-weight
     matrix with 0 diagonal. ``standard_error`` is the large-sample SE under H1 and
@@ -57,6 +61,8 @@ def cohen_kappa(
     analytic interval is ``statistic +- z * SE`` (as SAS PROC FREQ). Degenerate rule: see the
     module docstring.
     """
+    if rater_b is not None:
+        ratings = _two_raters(ratings, rater_b)
     r, _ = _ratings_or_table("cohen_kappa", ratings, table, categories)
     codes, kept = _complete_pairs(r)
     if codes.shape[0] == 0:
@@ -88,7 +94,19 @@ def cohen_kappa(
         var0 = (np.sum(np.outer(rows, cols) * (w - both) ** 2) - pe**2) / (n * (1 - pe) ** 2)
         se = float(math.sqrt(max(var1, 0.0)))
         se0 = float(math.sqrt(max(var0, 0.0)))
-    few = _few_items("Cohen's kappa", n, kappa, se)
+    name = "Cohen's kappa" if wname == "unweighted" else f"Cohen's weighted kappa ({wname})"
+    few = _few_items(name, n, kappa, se)
+    extra: dict[str, Any] = {}
+    if kappa is not None and not few and min(np.count_nonzero(rows), np.count_nonzero(cols)) == 1:
+        # po == pe whatever the other rater did: kappa is 0 by construction, and its analytic
+        # SE is 0 up to rounding (7e-9 seen), which would be a zero-width interval
+        why = (
+            "a rater used one category only, so kappa is 0 by construction (po = pe) whatever "
+            "the other rater did"
+        )
+        _warn_no_variation(name, why)
+        extra["degenerate_reason"] = why
+        kappa, few = 0.0, True  # exactly: weighted sums can leave a 1e-16 residue
     if few:
         se = se0 = None
     z, pval = _normal_test(kappa, se0)
@@ -98,7 +116,7 @@ def cohen_kappa(
         n=n,
         n_raters=2,
         categories=r.categories,
-        name="Cohen's kappa" if wname == "unweighted" else f"Cohen's weighted kappa ({wname})",
+        name=name,
         observed_agreement=po,
         chance_agreement=pe,
         standard_error_h0=se0,
@@ -109,6 +127,7 @@ def cohen_kappa(
         degenerate=kappa is None or few,
         weights=wname,
         range=_KAPPA_RANGE if wname != "custom" else _UPPER_ONLY,
+        extra=extra,
         _estimator=est,
     )
 
@@ -123,6 +142,26 @@ def _table(codes: NDArray[np.intp], k: int) -> Array:
         part = codes[start : start + _CHUNK]
         cells += np.bincount(part[:, 0] * k + part[:, 1], minlength=k * k)
     return cells.reshape(k, k).astype(np.float64)
+
+
+def _two_raters(rater_a: Any, rater_b: Any) -> list[tuple[Any, Any]]:
+    """The items x 2 ratings of scikit-learn's call: two sequences, one label per item each."""
+    columns = []
+    for name, value in (("rater_a", rater_a), ("rater_b", rater_b)):
+        column = np.asarray(value, dtype=object) if value is not None else None
+        if column is None or column.ndim != 1:
+            got = "nothing" if column is None else f"{column.ndim}-dimensional input"
+            raise EvalkitError(
+                f"cohen_kappa: with two raters given apart, {name} must be one label per item "
+                f"(a 1-D sequence), got {got}"
+            )
+        columns.append(column.tolist())
+    if len(columns[0]) != len(columns[1]):
+        raise EvalkitError(
+            f"cohen_kappa: rater_a has {len(columns[0])} labels and rater_b {len(columns[1])}; "
+            "give both one label per item (None where one is missing)"
+        )
+    return list(zip(columns[0], columns[1], strict=True))
 
 
 def kappa_max(

@@ -21,6 +21,7 @@ from evalkit.stats.agreement._common import (
     _UPPER_ONLY,
     Array,
     _chance_corrected,
+    _label_scores,
     _replace,
     _weights_matrix,
 )
@@ -66,7 +67,7 @@ def gwet_ac1(
     counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "gwet_ac1", ratings, table, counts, categories
     )
-    w, wname = _weights_matrix(weights, len(cats))
+    w, wname = _weights_matrix(weights, len(cats), scores=_label_scores(cats))
     q = len(cats)
     tw = float(w.sum())
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
@@ -115,7 +116,7 @@ def brennan_prediger(
     counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "brennan_prediger", ratings, table, counts, categories
     )
-    w, wname = _weights_matrix(weights, len(cats))
+    w, wname = _weights_matrix(weights, len(cats), scores=_label_scores(cats))
     q = len(cats)
     pe = float(w.sum()) / q**2
     suff, _, ok, pa_i, _ = _family_suff(counts_arr, w)

@@ -26,6 +26,7 @@ from evalkit.stats.agreement._common import (
     _chance_corrected,
     _few_items,
     _jackknife_se,
+    _label_scores,
     _none,
     _normal_test,
     _replace,
@@ -68,7 +69,7 @@ def fleiss_kappa(
     counts_arr, cats, n_raters, origin = _multi_or_table_input(
         "fleiss_kappa", ratings, None, counts, categories
     )
-    w, wname = _weights_matrix(weights, len(cats))
+    w, wname = _weights_matrix(weights, len(cats), scores=_label_scores(cats))
     suff, rr, ok, pa_i, p_ik = _family_suff(counts_arr, w)
 
     def coef_fn(sums: Array) -> Array:
@@ -140,7 +141,7 @@ def conger_kappa(
     """
     r = as_ratings(ratings, categories=categories)
     n, nr, q = r.n_items, r.n_raters, r.n_categories
-    w, wname = _weights_matrix(weights, r.n_categories)
+    w, wname = _weights_matrix(weights, r.n_categories, scores=_label_scores(r.categories))
     counts_arr = r.counts()
     _, ok, pa_i, _ = _pair_counts(counts_arr, w)
     delta = np.zeros((n, nr, q))
