@@ -196,9 +196,9 @@ def _latest(journal: Path) -> dict[str, dict[str, Any]]:
             prov = {
                 k: v
                 for k, v in rec["provenance"].items()
-                if k not in ("record_sha256", "chain", "previous_sha256")
+                if k not in ("record_sha256", "previous_line_sha256")
             }
-            body = {k: v for k, v in rec.items() if k not in ("run_id", "timestamp", "chain")}
+            body = {k: v for k, v in rec.items() if k not in ("run_id", "timestamp")}
             out[rec["session_id"]] = {**body, "provenance": prov}
     return out
 

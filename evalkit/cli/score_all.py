@@ -237,6 +237,8 @@ def run_journal(args: argparse.Namespace) -> int:
     print_diagnostics(result.diagnostics, args.diagnostics, prog="evalkit score")
     write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
+    for note in result.reading:  # what the journal's cursor could not spare (docs/INCREMENTAL.md)
+        err(note)
     err(result.summary() + hint)
     if result.no_session is not None and not (result.scored or result.unchanged or result.refused):
         _warn_nothing_to_score(result.no_session)

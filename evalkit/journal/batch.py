@@ -15,15 +15,23 @@ Reading the journal under the lock means two batches run at once never both appe
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
+from evalkit.journal.cursor import (
+    NO_CURSOR,
+    Cursor,
+    JournalPoint,
+    file_sha256,
+    load_cursor,
+    save_cursor,
+)
 from evalkit.ledger.nothing_to_score import NoSession
 from evalkit.ledger.parse import gc_paused
-from evalkit.ledger.reader import Diagnostic
+from evalkit.ledger.reader import Diagnostic, Ledger
 from evalkit.rubrics import get_rubric
 from evalkit.scoring.engine import Refused, ScoredRecords, score_records
 from evalkit.scoring.run_inputs import RunInputs
@@ -54,6 +62,11 @@ class JournalingResult:
     refused: tuple[Refused, ...]
     diagnostics: tuple[Diagnostic, ...]
     no_session: NoSession | None = None
+    #: why the cursor could not be used for all of the reading (a source or the journal
+    #: read whole again), one note each
+    reading: tuple[str, ...] = ()
+    #: ``(path, offset)`` of each event source read from its cursor's offset on
+    resumed: tuple[tuple[str, int], ...] = ()
 
     @property
     def scored(self) -> int:
@@ -132,23 +145,29 @@ def _journal_ledger(
         run = RunInputs.of(
             timestamp=timestamp, model_id=model_id, model_source=model_source, handle=handle
         )
-    # the ledger is read (and every argument checked) before the journal is even opened
-    batch = score_records(metrics_dir, rub, run=run)
+    found, why = load_cursor(journal_path)
+    notes = [f"{why}; the ledger is read whole"] if found is None and why != NO_CURSOR else []
+    # the ledger is read (and every argument checked) before the journal is even opened;
+    # a source only appended to since the cursor is read from where it stopped
+    batch = score_records(metrics_dir, rub, run=run, resume=found.points if found else {})
+    notes += _source_notes(batch.ledger)
     if batch.no_session is not None and not create_empty:
-        return _result(Path(journal_path), batch, ())
+        return _result(Path(journal_path), batch, (), notes)
+    model = run.model.to_dict()
+    key = {
+        "rubric_version": rub.version,
+        "rubric_sha256": batch.rubric_sha256,
+        "model": {"id": model["id"], "source": model["source"]},
+        "handle": run.handle,
+    }
+    latest: dict[str, str] | None = None
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
-            # read under the lock: what the journal holds cannot change before we append
-            held = journal.read(journal_path, accepted=accepted)
-            batch.skip_unchanged(
-                journal.latest_inputs(
-                    held,
-                    rubric_version=rub.version,
-                    rubric_sha256=batch.rubric_sha256,
-                    model=run.model.to_dict(),
-                    handle=run.handle,
-                )
-            )
+            # under the lock: what the journal holds cannot change before we append
+            known, keep, note = _known_inputs(journal_path, accepted, found, key)
+            notes += [note] if note else []
+            batch.skip_unchanged(known)
+            latest = known if keep else None
         bar = None if progress is None else progress(len(batch))
         if bar is not None:
             batch.on_session = lambda: bar.update(1)
@@ -160,11 +179,56 @@ def _journal_ledger(
         finally:
             if bar is not None:
                 bar.close()
-    return _result(Path(journal_path), batch, appended)
+        point = None
+        if latest is not None:  # the journal as this batch leaves it, hashed under the lock
+            latest.update(
+                (rec["session_id"], rec["provenance"]["inputs_sha256"]) for rec in appended
+            )
+            size = os.path.getsize(journal_path)
+            point = JournalPoint(size, file_sha256(journal_path), key, latest)
+    save_cursor(journal_path, batch.ledger, point)
+    return _result(Path(journal_path), batch, appended, notes)
+
+
+def _known_inputs(
+    journal_path: str | os.PathLike[str],
+    accepted: CalibrationAcceptance | None,
+    found: Cursor | None,
+    key: Mapping[str, Any],
+) -> tuple[dict[str, str], bool, str | None]:
+    """Each session's latest inputs hash under ``key``: from the cursor, else the journal read.
+
+    With whether the map may be kept in a cursor (not when a record has a judge dimension,
+    whose validity can change with the accepted calibrations while the bytes do not), and a
+    note when a cursor was there but did not fit.
+    """
+    note = None
+    if found is not None and found.journal is not None:
+        why = found.journal.check(journal_path, key)
+        if why is None:
+            return dict(found.journal.latest), True, None
+        note = f"cursor: {why}; the journal is read whole"
+    held = journal.read(journal_path, accepted=accepted)
+    keep = all(
+        dim.get("method") == "deterministic" for rec in held.records for dim in rec["dimensions"]
+    )
+    return journal.latest_inputs(held, **key), keep, note
+
+
+def _source_notes(ledger: Ledger) -> list[str]:
+    """Why a source the cursor named was read whole again (it changed)."""
+    return [
+        f"cursor: {src.path}: {src.counts.restarted}; read whole"
+        for src in ledger.event_sources
+        if src.counts is not None and src.counts.restarted
+    ]
 
 
 def _result(
-    path: Path, batch: ScoredRecords, appended: tuple[dict[str, Any], ...]
+    path: Path,
+    batch: ScoredRecords,
+    appended: tuple[dict[str, Any], ...],
+    notes: list[str],
 ) -> JournalingResult:
     return JournalingResult(
         journal=path,
@@ -174,6 +238,12 @@ def _result(
         refused=tuple(batch.refused),
         diagnostics=batch.diagnostics,
         no_session=batch.no_session,
+        reading=tuple(notes),
+        resumed=tuple(
+            (src.path, src.counts.resumed_at)
+            for src in batch.ledger.event_sources
+            if src.counts is not None and src.counts.resumed_at
+        ),
     )
 
 

@@ -209,7 +209,8 @@ class Parsed:
     (``others``), and ``n_records`` / ``n_raw_values`` count what was handed on (the objects,
     and every value ``JSON.parse`` accepts untrimmed). ``tombstones`` are the objects that are
     rotation tombstones (:data:`TOMBSTONE_EVENT`), ``end`` the byte offset after the last
-    complete (newline-terminated) line and ``next_line`` the number the next line would get.
+    complete (newline-terminated) line and ``next_line`` the number the next line would get;
+    ``partial``: a last line without its newline was read too (past ``end``).
     """
 
     __slots__ = (
@@ -219,6 +220,7 @@ class Parsed:
         "n_raw_values",
         "n_records",
         "next_line",
+        "partial",
         "records",
         "tombstones",
         "unreadable",
@@ -234,6 +236,7 @@ class Parsed:
         self.n_raw_values = 0
         self.end = 0
         self.next_line = 1
+        self.partial = False
 
 
 #: The rotation tombstone's event name (what :mod:`evalkit.ledger.reader` looks for).
@@ -315,9 +318,10 @@ def parse_file(
             skipping, carry = [out.next_line, len(carry)], b""
     if skipping is not None:
         _overlong(path, skipping[0], skipping[1], line_cap, out)
-        out.next_line = skipping[0] + 1
+        out.next_line, out.partial = skipping[0] + 1, True
     elif carry:  # the last line, without its newline: read, but not past ``end``
         _parse_lines(path, carry, out.next_line, out, sink, line_cap, None)
+        out.partial = True
     return out
 
 

@@ -39,10 +39,11 @@ where the reference looked in its working directory.
 from __future__ import annotations
 
 import errno
+import hashlib
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
@@ -57,7 +58,15 @@ from evalkit.files.input import (
 )
 from evalkit.js.numbers import is_js_number
 from evalkit.js.timestamps import format_iso, parse_iso_z
-from evalkit.ledger.parse import TOMBSTONE_EVENT, Diagnostic, Line, Parsed, gc_paused, parse_file
+from evalkit.ledger.parse import (
+    BLOCK_BYTES,
+    TOMBSTONE_EVENT,
+    Diagnostic,
+    Line,
+    Parsed,
+    gc_paused,
+    parse_file,
+)
 
 __all__ = [
     "ARCHIVE_DIR_NAME",
@@ -74,6 +83,7 @@ __all__ = [
     "LedgerView",
     "Line",
     "ReadCounts",
+    "ReadPoint",
     "get_number",
     "get_path",
     "get_str",
@@ -99,7 +109,11 @@ _WHAT = "ledger file"
 
 
 class EventSink(Protocol):
-    """What takes a batch reading's event objects, a block at a time, in file order."""
+    """What takes a batch reading's event objects, a block at a time, in file order.
+
+    A reading resumed from a :class:`ReadPoint` also needs the sink's class to have
+    ``merged(sinks)``: the sink of consecutive parts of a file, in file order.
+    """
 
     def add(self, records: list[dict[str, Any]]) -> object:
         """Take one block's objects (a list the reader does not keep)."""
@@ -119,7 +133,10 @@ class ReadCounts:
     accepts untrimmed (rubric-v1's); ``tombstones``: the rotation tombstones among the
     objects; ``first_timestamp_ms``: the earliest strict ISO-8601-``Z`` timestamp among them,
     when ``dated``; ``end``: the byte offset after the last complete line, ``next_line`` the
-    number the next line gets (where a reading of an appended tail starts).
+    number the next line gets (where a reading of an appended tail starts); ``partial``: a
+    last line without its newline was read too; ``sha256``: of the bytes before ``end`` (when
+    asked for); ``resumed_at``: the offset the reading resumed from (0: the whole file);
+    ``restarted``: why a :class:`ReadPoint` given was not resumed from (the file changed).
     """
 
     n_records: int
@@ -129,6 +146,31 @@ class ReadCounts:
     first_timestamp_ms: float | None = None
     end: int = 0
     next_line: int = 1
+    partial: bool = False
+    sha256: str | None = None
+    resumed_at: int = 0
+    restarted: str | None = None
+
+
+@dataclass(frozen=True)
+class ReadPoint:
+    """Where an earlier batch reading of a file stopped, and what it had read up to there.
+
+    ``file`` is that reading (:func:`read_jsonl` with a sink and ``hashed``: its
+    ``counts.sha256`` hashes the bytes before ``counts.end``), made under the caps
+    ``line_cap`` and ``byte_cap``. A reading resumed from it checks that hash against the
+    file first, so an appended file is read from ``end`` on and any other change (rewritten,
+    rotated, truncated) reads the whole file again.
+    """
+
+    file: JsonlFile
+    line_cap: int
+    byte_cap: int
+
+    @property
+    def end(self) -> int:
+        """The byte offset the earlier reading stopped at (after its last complete line)."""
+        return self.file.counts.end if self.file.counts is not None else 0
 
 
 @dataclass(frozen=True)
@@ -467,6 +509,8 @@ def read_jsonl(
     max_line_bytes_: int | None = None,
     sink: EventSink | None = None,
     dated: bool = False,
+    hashed: bool = False,
+    resume: ReadPoint | None = None,
 ) -> JsonlFile:
     """Read one JSONL file a block at a time; never raises for bad content or an unreadable path.
 
@@ -484,6 +528,11 @@ def read_jsonl(
     thing that raises: :class:`~evalkit.files.input.InputTooLargeError` names the file, its
     size and the setting that raises the cap, because reading it as unreadable would turn
     every event-derived verdict into cannot-determine without a word.
+
+    ``hashed``: also hash the bytes read (``counts.sha256``, what a :class:`ReadPoint` checks).
+    ``resume`` (with ``sink``): an earlier reading of this file; when the file still starts
+    with the bytes it read, only what was appended since is parsed and the two readings are
+    joined (``counts.resumed_at``), else the whole file is read (``counts.restarted`` says why).
     """
     p = os.fspath(path)
     if not os.path.lexists(p):
@@ -493,22 +542,97 @@ def read_jsonl(
     except OSError as exc:
         return _unreadable(p, exc)
     dating = None if sink is None else _Dating(sink, dated)
+    line_cap, byte_cap = max_line_bytes(max_line_bytes_), max_file_bytes(max_bytes)
     try:
         with gc_paused():
+            prefix, restarted = (None, None)
+            if resume is not None and sink is not None:
+                prefix, restarted = _resumable(fd, resume, line_cap, byte_cap)
+            start = 0 if prefix is None else resume.end  # type: ignore[union-attr]
             parsed = parse_file(
                 p,
                 fd,
-                line_cap=max_line_bytes(max_line_bytes_),
-                byte_cap=max_file_bytes(max_bytes),
+                line_cap=line_cap,
+                byte_cap=byte_cap,
                 sink=dating,
+                offset=start,
+                first_line=1 if prefix is None else resume.file.counts.next_line,  # type: ignore[union-attr]
             )
+            sha = None
+            if hashed or prefix is not None:
+                sha = _hash_range(fd, prefix or hashlib.sha256(), start, parsed.end)
     except InputTooLargeError:
         raise
     except OSError as exc:  # an I/O error in the middle of the file
         return _unreadable(p, exc)
     finally:
         os.close(fd)
-    return _as_file(p, parsed, dating)
+    read = _as_file(p, parsed, dating, sha=sha, restarted=restarted)
+    if prefix is None:
+        return read
+    return _joined(resume.file, read)  # type: ignore[union-attr]
+
+
+def _resumable(fd: int, point: ReadPoint, line_cap: int, byte_cap: int) -> tuple[Any, str | None]:
+    """The hash of the file's first ``point.end`` bytes when they are those read before.
+
+    Else None and why the whole file is read again.
+    """
+    counts = point.file.counts
+    if counts is None or counts.sha256 is None or counts.partial or point.file.digest is None:
+        return None, "the earlier reading cannot be resumed"
+    if (point.line_cap, point.byte_cap) != (line_cap, byte_cap):
+        return None, "the line or byte cap changed since the earlier reading"
+    size = os.fstat(fd).st_size
+    if size < counts.end:
+        return None, f"it is shorter ({size} bytes) than the {counts.end} bytes read before"
+    h = hashlib.sha256()
+    _hash_range(fd, h, 0, counts.end)
+    if h.hexdigest() != counts.sha256:
+        return None, f"its first {counts.end} bytes changed (rewritten or rotated)"
+    return h, None
+
+
+def _hash_range(fd: int, h: Any, start: int, stop: int) -> str:
+    """Feed bytes ``start``..``stop`` of ``fd`` to the hash ``h``; its hex digest after them."""
+    at = start
+    while at < stop:
+        chunk = os.pread(fd, min(BLOCK_BYTES, stop - at), at)
+        if not chunk:
+            raise OSError(errno.EIO, "the file shrank while it was read")
+        h.update(chunk)
+        at += len(chunk)
+    return str(h.copy().hexdigest())
+
+
+def _joined(prefix: JsonlFile, tail: JsonlFile) -> JsonlFile:
+    """One file's reading from an earlier reading of its start and a reading of the rest."""
+    a, b = prefix.counts, tail.counts
+    assert a is not None and b is not None  # both batch readings
+    firsts = [t for t in (a.first_timestamp_ms, b.first_timestamp_ms) if t is not None]
+    counts = ReadCounts(
+        a.n_records + b.n_records,
+        a.n_raw_values + b.n_raw_values,
+        a.tombstones + b.tombstones,
+        dated=a.dated and b.dated,
+        first_timestamp_ms=min(firsts) if firsts else None,
+        end=b.end,
+        next_line=b.next_line,
+        partial=b.partial,
+        sha256=b.sha256,
+        resumed_at=a.end,
+    )
+    lines = prefix.lines + tail.lines
+    return JsonlFile(
+        tail.path,
+        "present" if lines or counts.n_records else "empty",
+        lines,
+        prefix.diagnostics + tail.diagnostics,
+        read_split=((), prefix.unreadable_lines + tail.unreadable_lines),
+        no_tombstone=not counts.tombstones,
+        digest=type(prefix.digest).merged((prefix.digest, tail.digest)),
+        counts=counts,
+    )
 
 
 def _unreadable(p: str, exc: OSError) -> JsonlFile:
@@ -533,7 +657,14 @@ class _Dating:
         self.sink.add(records)
 
 
-def _as_file(p: str, parsed: Parsed, dating: _Dating | None) -> JsonlFile:
+def _as_file(
+    p: str,
+    parsed: Parsed,
+    dating: _Dating | None,
+    *,
+    sha: str | None = None,
+    restarted: str | None = None,
+) -> JsonlFile:
     state: FileState = "present" if parsed.lines or parsed.n_records else "empty"
     counts = ReadCounts(
         parsed.n_records,
@@ -543,6 +674,9 @@ def _as_file(p: str, parsed: Parsed, dating: _Dating | None) -> JsonlFile:
         first_timestamp_ms=None if dating is None else dating.first,
         end=parsed.end,
         next_line=parsed.next_line,
+        partial=parsed.partial,
+        sha256=sha,
+        restarted=restarted,
     )
     return JsonlFile(
         p,
@@ -640,6 +774,7 @@ def read_metrics_dir(
     *,
     strict: bool = False,
     sinks: Callable[[], EventSink] | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
 ) -> Ledger:
     """Read ``sessions.jsonl``, ``events.jsonl`` and the rotated event history of ``path``.
 
@@ -648,13 +783,20 @@ def read_metrics_dir(
     diagnostic; a ledger file over the byte cap raises (:func:`read_jsonl`). A missing
     directory reads as absent files (with a diagnostic). ``sinks`` makes a batch reading: each
     event source hands its objects, block by block, to a sink of its own (``sinks()``) and
-    keeps none of them, so the reading holds one block of events at a time.
+    keeps none of them, so the reading holds one block of events at a time. ``resume`` (with
+    ``sinks``): earlier readings of event sources by path (:class:`ReadPoint`); each source is
+    then hashed and dated, and one that was only appended to is read from where it stopped.
     """
     with gc_paused():
-        return _read_metrics_dir(os.fspath(path), strict, sinks)
+        return _read_metrics_dir(os.fspath(path), strict, sinks, resume)
 
 
-def _read_metrics_dir(root: str, strict: bool, sinks: Callable[[], EventSink] | None) -> Ledger:
+def _read_metrics_dir(
+    root: str,
+    strict: bool,
+    sinks: Callable[[], EventSink] | None,
+    resume: Mapping[str, ReadPoint] | None = None,
+) -> Ledger:
     sessions_path = os.path.join(root, "sessions.jsonl")
     events_path = os.path.join(root, "events.jsonl")
     pre: list[Diagnostic] = []
@@ -670,7 +812,12 @@ def _read_metrics_dir(root: str, strict: bool, sinks: Callable[[], EventSink] | 
     dated = len(paths) + active + (unlisted is not None) > 1
 
     def read(p: str) -> JsonlFile:
-        return read_jsonl(p) if sinks is None else read_jsonl(p, sink=sinks(), dated=dated)
+        if sinks is None:
+            return read_jsonl(p)
+        if resume is None:
+            return read_jsonl(p, sink=sinks(), dated=dated)
+        # a resumable reading is always dated: the next one may find a second source
+        return read_jsonl(p, sink=sinks(), dated=True, hashed=True, resume=resume.get(p))
 
     events = read(events_path)
     sources = [] if unlisted is None else [unlisted]
@@ -693,7 +840,10 @@ def _read_metrics_dir(root: str, strict: bool, sinks: Callable[[], EventSink] | 
 
 
 def read_ledger(
-    metrics_dir: str | os.PathLike[str], *, sinks: Callable[[], EventSink] | None = None
+    metrics_dir: str | os.PathLike[str],
+    *,
+    sinks: Callable[[], EventSink] | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
 ) -> Ledger:
     """:func:`read_metrics_dir` for the public entry points, with their errors.
 
@@ -710,7 +860,7 @@ def read_ledger(
             f"metrics directory not found: {os.fspath(metrics_dir)!s} "
             "(expected a folder holding sessions.jsonl and events.jsonl)"
         )
-    return read_metrics_dir(metrics_dir, sinks=sinks)
+    return read_metrics_dir(metrics_dir, sinks=sinks, resume=resume)
 
 
 def read_session_values(metrics_dir: str | os.PathLike[str]) -> tuple[Any, ...]:

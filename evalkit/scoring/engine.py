@@ -23,7 +23,7 @@ from evalkit.js.numbers import json_number
 from evalkit.js.values import is_non_empty_trimmed
 from evalkit.ledger.nothing_to_score import NoSession, blank_id_lines, no_session, why_none_scored
 from evalkit.ledger.parse import gc_paused
-from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
+from evalkit.ledger.reader import Diagnostic, Ledger, ReadPoint, read_ledger
 from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
 from evalkit.provenance.repository import PACKAGE_DIR
@@ -60,13 +60,16 @@ LEDGER_COLUMNS = ("session_id", "dimension", "status", "score", "evidence")
 build_run_id = make_run_id
 
 
-def read_batch(metrics_dir: str | os.PathLike[str]) -> Ledger:
+def read_batch(
+    metrics_dir: str | os.PathLike[str], *, resume: Mapping[str, ReadPoint] | None = None
+) -> Ledger:
     """The ledger of ``metrics_dir`` read for scoring: events digested a block at a time.
 
     :func:`evalkit.ledger.reader.read_ledger` with an :class:`EventDigest` per event source,
-    so the reading never holds more than one block of event objects.
+    so the reading never holds more than one block of event objects. ``resume``: earlier
+    readings of the event sources, by path (a source only appended to is read from there on).
     """
-    return read_ledger(metrics_dir, sinks=EventDigest)
+    return read_ledger(metrics_dir, sinks=EventDigest, resume=resume)
 
 
 def _check_session_id(session_id: str) -> None:
@@ -215,6 +218,8 @@ class ScoredRecords:
         self.run = run
         self.timestamp = run.timestamp
         self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
+        #: the ledger as read (its event sources say where a rerun may resume)
+        self.ledger = scorer.ledger
         records = scorer.measure.records
         self.no_session: NoSession | None = no_session(scorer.ledger.sessions)
         self.sessions: tuple[str, ...] = tuple(records[p]["session_id"] for p in positions)
@@ -283,6 +288,7 @@ def score_records(
     harness: Mapping[str, Any] | None = None,
     known_inputs: Mapping[str, str] | None = None,
     run: RunInputs | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
 ) -> ScoredRecords:
     """Every eligible session's record, in one pass over the ledger.
 
@@ -296,6 +302,8 @@ def score_records(
     ``provenance.inputs_sha256`` of a record already scored under this rubric and these run
     inputs: a session whose inputs still hash to it is not scored again (listed in
     ``unchanged``). ``run``: the run inputs already validated, instead of the keywords.
+    ``resume``: earlier readings of the event sources (:func:`read_batch`); the records are
+    the same as from a whole reading.
 
     Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
     missing metrics directory, an invalid timestamp or model, an unknown rubric.
@@ -313,7 +321,7 @@ def score_records(
             handle=handle,
             harness=harness,
         )
-    scorer = Scorer(read_batch(metrics_dir), rub)
+    scorer = Scorer(read_batch(metrics_dir, resume=resume), rub)
     records = scorer.measure.records
     if session_ids is None:
         positions, missing = list(range(len(records))), []

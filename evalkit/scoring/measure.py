@@ -247,6 +247,43 @@ class EventDigest:
             out.seen += d.seen
         return out
 
+    def to_state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The digest as numpy arrays and JSON-simple values (:meth:`from_state` reads them).
+
+        What a journal's cursor stores (:mod:`evalkit.journal.cursor`), so a rerun need not
+        parse the events again; an absent ``exit_code`` is written ``[]``, a present one
+        ``[value]``.
+        """
+        arrays = {
+            "kinds": _joined(self.kinds, np.int8),
+            "times": _joined(self.times, np.float64),
+            "zero": _joined(self.zero, bool),
+            "full": _joined(self.full, bool),
+        }
+        meta = {
+            "full_exits": [[] if x is UNDEFINED else [x] for x in self.full_exits],
+            "raw_ids": {key: sorted(raws) for key, raws in self.raw_ids.items()},
+            "by_raw_id": {name: dict(counts) for name, counts in self.by_raw_id.items()},
+            "host_classes": self.host_classes,
+            "seen": self.seen,
+        }
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> EventDigest:
+        """The digest :meth:`to_state` wrote."""
+        out = cls()
+        for name in ("kinds", "times", "zero", "full"):
+            if len(arrays[name]):
+                getattr(out, name).append(arrays[name])
+        out.full_exits = [x[0] if x else UNDEFINED for x in meta["full_exits"]]
+        out.raw_ids = {key: set(raws) for key, raws in meta["raw_ids"].items()}
+        for name, counts in meta["by_raw_id"].items():
+            out.by_raw_id[name] = Counter(counts)
+        out.host_classes = dict(meta["host_classes"])
+        out.seen = int(meta["seen"])
+        return out
+
 
 def _joined(parts: list[Any], dtype: Any) -> Any:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
