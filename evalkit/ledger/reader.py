@@ -547,7 +547,7 @@ def read_jsonl(
         with gc_paused():
             prefix, restarted = (None, None)
             if resume is not None and sink is not None:
-                prefix, restarted = _resumable(fd, resume, line_cap, byte_cap)
+                prefix, restarted = _resumable(fd, resume, line_cap, byte_cap, dated)
             start = 0 if prefix is None else resume.end  # type: ignore[union-attr]
             parsed = parse_file(
                 p,
@@ -573,7 +573,9 @@ def read_jsonl(
     return _joined(resume.file, read)  # type: ignore[union-attr]
 
 
-def _resumable(fd: int, point: ReadPoint, line_cap: int, byte_cap: int) -> tuple[Any, str | None]:
+def _resumable(
+    fd: int, point: ReadPoint, line_cap: int, byte_cap: int, dated: bool
+) -> tuple[Any, str | None]:
     """The hash of the file's first ``point.end`` bytes when they are those read before.
 
     Else None and why the whole file is read again.
@@ -581,6 +583,9 @@ def _resumable(fd: int, point: ReadPoint, line_cap: int, byte_cap: int) -> tuple
     counts = point.file.counts
     if counts is None or counts.sha256 is None or counts.partial or point.file.digest is None:
         return None, "the earlier reading cannot be resumed"
+    if dated and not counts.dated:
+        # a lone source is not dated (dating costs a pass); now several are ordered by date
+        return None, "the event history now has several sources, to be ordered by date"
     if (point.line_cap, point.byte_cap) != (line_cap, byte_cap):
         return None, "the line or byte cap changed since the earlier reading"
     size = os.fstat(fd).st_size
@@ -785,7 +790,7 @@ def read_metrics_dir(
     event source hands its objects, block by block, to a sink of its own (``sinks()``) and
     keeps none of them, so the reading holds one block of events at a time. ``resume`` (with
     ``sinks``): earlier readings of event sources by path (:class:`ReadPoint`); each source is
-    then hashed and dated, and one that was only appended to is read from where it stopped.
+    then hashed, and one that was only appended to is read from where it stopped.
     """
     with gc_paused():
         return _read_metrics_dir(os.fspath(path), strict, sinks, resume)
@@ -816,8 +821,7 @@ def _read_metrics_dir(
             return read_jsonl(p)
         if resume is None:
             return read_jsonl(p, sink=sinks(), dated=dated)
-        # a resumable reading is always dated: the next one may find a second source
-        return read_jsonl(p, sink=sinks(), dated=True, hashed=True, resume=resume.get(p))
+        return read_jsonl(p, sink=sinks(), dated=dated, hashed=True, resume=resume.get(p))
 
     events = read(events_path)
     sources = [] if unlisted is None else [unlisted]

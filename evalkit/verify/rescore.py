@@ -74,7 +74,7 @@ from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
 from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
-from evalkit.ledger.reader import Ledger, read_ledger
+from evalkit.ledger.reader import Ledger
 from evalkit.record.contract import Method, validate_stored
 from evalkit.record.seal import (
     SEAL_FIELD,
@@ -82,9 +82,9 @@ from evalkit.record.seal import (
     seal_record,
     without_seal,
 )
-from evalkit.scoring.engine import Scorer
+from evalkit.scoring.engine import Scorer, read_batch
 from evalkit.scoring.run_inputs import RunInputs
-from evalkit.verify.checks import judge_contract, run_input_checks, version_check
+from evalkit.verify.checks import judge_contract, rubric_hashes, run_input_checks, version_check
 from evalkit.verify.diff import (
     DriftKind,
     FieldDrift,
@@ -354,10 +354,19 @@ class _Scorers:
         self.metrics_dir = metrics_dir
         self._ledger: Ledger | None = None
         self._by_version: dict[str, Scorer] = {}
+        self._hashes: dict[str, str] | None = None
+
+    @property
+    def rubric_hashes(self) -> dict[str, str]:
+        """Every rubric text's sha256, hashed once per run (a text that cannot be read raises)."""
+        if self._hashes is None:
+            self._hashes = rubric_hashes()
+        return self._hashes
 
     def get(self, rubric_version: str) -> Scorer:
         if self._ledger is None:
-            self._ledger = read_ledger(self.metrics_dir)
+            # events digested a block at a time: the index is all a re-score reads of them
+            self._ledger = read_batch(self.metrics_dir)
         scorer = self._by_version.get(rubric_version)
         if scorer is None:
             scorer = self._by_version[rubric_version] = Scorer(self._ledger, rubric_version)
@@ -444,7 +453,7 @@ def _verify(
     judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
     judge_ids = tuple(str(d.get("id")) for d in judges)
 
-    mismatch, current_sha = version_check(stored)
+    mismatch, current_sha = version_check(stored, scorers.rubric_hashes)
     broken = broken_seal(found.raw) if found.changed else None
     if mismatch is not None and broken is not None:
         # changed after it was written: that is drift, whatever version it now claims
