@@ -27,7 +27,12 @@ from evalkit.ledger.reader import ReadPoint, read_jsonl
 from evalkit.scoring.measure import EventDigest
 from evalkit.simulate import hostile_ledgers
 
-STEPS = ("sessions", "late", "rotate", "rewrite", "replace", "truncate", "torn", "nothing")
+STEPS = (
+    *("sessions", "late", "rotate", "rewrite", "replace", "truncate", "torn", "nothing"),
+    *("overlap", "named", "started"),
+)
+#: outside every generated session's window
+_LATE = "2031-01-01T00:00:00.000Z"
 
 
 def _stamps() -> Iterator[str]:
@@ -69,9 +74,46 @@ def _step(ledger: Path, step: str, rng: random.Random) -> None:
         data = events.read_bytes()
         cut = data.rfind(b"\n", 0, max(len(data) - 1, 0))
         events.write_bytes(data[: cut + 1] if cut >= 0 else b"")
+    elif step in ("overlap", "named", "started"):
+        _touch_old_session(ledger, step, rng)
     elif step == "torn":  # a writer mid-line: the next step completes it (or not)
         with open(events, "ab") as fh:
             fh.write(b'{"timestamp": "2026-07-02T00:00:00.000Z", "event": "orch')
+
+
+def _touch_old_session(ledger: Path, step: str, rng: random.Random) -> None:
+    """Append what changes an old session without an event inside its window.
+
+    ``overlap``: a new session whose window overlaps it (a new peer); ``named``: a guard event
+    stamped with its id, outside every window (attributed to it by id); ``started``: a
+    ``session.started`` event at its start, with a host class.
+    """
+    old = [
+        json.loads(line)
+        for line in (ledger / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.startswith('{"session_id": "main-')
+    ]
+    rec = rng.choice(
+        [r for r in old if str(r.get("started_at", "")).endswith("Z") and "completed_at" in r]
+    )
+    if step == "overlap":
+        line = {
+            "session_id": f"peer-{rng.randrange(10**9)}",
+            "started_at": rec["started_at"],
+            "completed_at": rec["completed_at"],
+            "status": "completed",
+        }
+        with open(ledger / "sessions.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+        return
+    if step == "named":
+        event = {"timestamp": _LATE, "event": "orchestrator.destructive_guard.blocked"}
+        event["session_id"] = rec["session_id"]
+    else:
+        event = {"timestamp": rec["started_at"], "event": "orchestrator.session.started"}
+        event["host_class"] = f"class-{rng.randrange(100)}"
+    with open(ledger / "events.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(event) + "\n")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -82,7 +124,7 @@ def test_every_rerun_has_the_records_of_a_full_rescore(tmp_path: Path, seed: int
     inc = tmp_path / "inc" / "eval.jsonl"
     stamps = _stamps()
     journal_ledger(ledger, inc, timestamp=next(stamps))
-    for i in range(8):
+    for i in range(10):
         step = rng.choice(STEPS)
         _step(ledger, step, rng)
         result = journal_ledger(ledger, inc, timestamp=next(stamps))

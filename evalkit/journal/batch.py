@@ -33,6 +33,7 @@ from evalkit.ledger.nothing_to_score import NoSession
 from evalkit.ledger.parse import gc_paused
 from evalkit.ledger.reader import Diagnostic, Ledger
 from evalkit.rubrics import get_rubric
+from evalkit.scoring.affected import ScoringState, affected_positions, scoring_state
 from evalkit.scoring.engine import Refused, ScoredRecords, score_records
 from evalkit.scoring.run_inputs import RunInputs
 
@@ -164,9 +165,13 @@ def _journal_ledger(
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # under the lock: what the journal holds cannot change before we append
-            known, keep, note = _known_inputs(journal_path, accepted, found, key)
+            known, keep, note, state = _known_inputs(journal_path, accepted, found, key)
             notes += [note] if note else []
-            batch.skip_unchanged(known)
+            only = None
+            if state is not None:  # the journal is the cursor's: measure what the tail can reach
+                old = ScoringState.from_dict(state)
+                only = affected_positions(batch.ledger, batch.scorer.measure, old)
+            batch.skip_unchanged(known, measure_only=only)
             latest = known if keep else None
         bar = None if progress is None else progress(len(batch))
         if bar is not None:
@@ -185,7 +190,10 @@ def _journal_ledger(
                 (rec["session_id"], rec["provenance"]["inputs_sha256"]) for rec in appended
             )
             size = os.path.getsize(journal_path)
-            point = JournalPoint(size, file_sha256(journal_path), key, latest)
+            now = scoring_state(batch.ledger, batch.scorer.measure)
+            point = JournalPoint(
+                size, file_sha256(journal_path), key, latest, None if now is None else now.to_dict()
+            )
     save_cursor(journal_path, batch.ledger, point)
     return _result(Path(journal_path), batch, appended, notes)
 
@@ -195,24 +203,24 @@ def _known_inputs(
     accepted: CalibrationAcceptance | None,
     found: Cursor | None,
     key: Mapping[str, Any],
-) -> tuple[dict[str, str], bool, str | None]:
+) -> tuple[dict[str, str], bool, str | None, Mapping[str, Any] | None]:
     """Each session's latest inputs hash under ``key``: from the cursor, else the journal read.
 
     With whether the map may be kept in a cursor (not when a record has a judge dimension,
-    whose validity can change with the accepted calibrations while the bytes do not), and a
-    note when a cursor was there but did not fit.
+    whose validity can change with the accepted calibrations while the bytes do not), a note
+    when a cursor was there but did not fit, and the cursor's scoring state when it fits.
     """
     note = None
     if found is not None and found.journal is not None:
         why = found.journal.check(journal_path, key)
         if why is None:
-            return dict(found.journal.latest), True, None
+            return dict(found.journal.latest), True, None, found.journal.state
         note = f"cursor: {why}; the journal is read whole"
     held = journal.read(journal_path, accepted=accepted)
     keep = all(
         dim.get("method") == "deterministic" for rec in held.records for dim in rec["dimensions"]
     )
-    return journal.latest_inputs(held, **key), keep, note
+    return journal.latest_inputs(held, **key), keep, note, None
 
 
 def _source_notes(ledger: Ledger) -> list[str]:

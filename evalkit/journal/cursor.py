@@ -57,6 +57,8 @@ class JournalPoint:
     sha256: str
     key: Mapping[str, Any]
     latest: Mapping[str, str]
+    #: what the batch read and measured (:class:`evalkit.scoring.affected.ScoringState`)
+    state: Mapping[str, Any] | None = None
 
     def check(self, journal_path: str | os.PathLike[str], key: Mapping[str, Any]) -> str | None:
         """None when the journal is the one hashed and ``key`` the same; else why not."""
@@ -111,7 +113,9 @@ def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, st
             for i, src in enumerate(meta["sources"])
         }
         j = meta.get("journal")
-        point = None if j is None else JournalPoint(j["end"], j["sha256"], j["key"], j["latest"])
+        point = None
+        if j is not None:
+            point = JournalPoint(j["end"], j["sha256"], j["key"], j["latest"], j.get("state"))
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a cursor is a cache: read whole
         return None, f"cursor: cannot be read ({type(exc).__name__}: {exc})"
     return Cursor(points, point), None
@@ -171,6 +175,7 @@ def save_cursor(
             "sha256": journal.sha256,
             "key": dict(journal.key),
             "latest": dict(journal.latest),
+            "state": None if journal.state is None else dict(journal.state),
         },
     }
     buf = io.BytesIO()

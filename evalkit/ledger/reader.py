@@ -88,6 +88,7 @@ __all__ = [
     "get_path",
     "get_str",
     "iter_diagnostics",
+    "prefix_sha256",
     "read_jsonl",
     "read_ledger",
     "read_metrics_dir",
@@ -203,6 +204,8 @@ class JsonlFile:
     digest: Any = field(default=None, repr=False, compare=False)
     #: what the reader counted and found while parsing (None: computed from the records)
     counts: ReadCounts | None = field(default=None, repr=False, compare=False)
+    #: of a reading resumed from a :class:`ReadPoint`: the sink of what was read after it
+    appended: Any = field(default=None, repr=False, compare=False)
 
     @property
     def kept(self) -> bool:
@@ -598,6 +601,22 @@ def _resumable(
     return h, None
 
 
+def prefix_sha256(path: str | os.PathLike[str], end: int) -> str | None:
+    """sha256 of the first ``end`` bytes of the file at ``path``; None when it holds fewer."""
+    try:
+        fd = open_regular(os.fspath(path), _WHAT)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size < end:
+            return None
+        return _hash_range(fd, hashlib.sha256(), 0, end)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _hash_range(fd: int, h: Any, start: int, stop: int) -> str:
     """Feed bytes ``start``..``stop`` of ``fd`` to the hash ``h``; its hex digest after them."""
     at = start
@@ -637,6 +656,7 @@ def _joined(prefix: JsonlFile, tail: JsonlFile) -> JsonlFile:
         no_tombstone=not counts.tombstones,
         digest=type(prefix.digest).merged((prefix.digest, tail.digest)),
         counts=counts,
+        appended=tail.digest,
     )
 
 
@@ -808,7 +828,8 @@ def _read_metrics_dir(
     if not os.path.isdir(root):
         pre.append(Diagnostic(root, None, "metrics directory not found or not a directory"))
 
-    sessions = read_jsonl(sessions_path)
+    # hashed for a resumable reading: the next batch checks that it was only appended to
+    sessions = read_jsonl(sessions_path, hashed=resume is not None)
     archives, unlisted = _archive_names(events_path)
     ring, holes = _ring_slots(events_path)
     paths = [*archives, *(f"{events_path}.{i}" for i in ring)]

@@ -230,6 +230,7 @@ class ScoredRecords:
         self._scorer = scorer
         self._positions = positions
         self._known = known_inputs
+        self._only: set[int] | None = None
         self._started = False
         self.on_session: Callable[[], object] | None = None
 
@@ -237,16 +238,27 @@ class ScoredRecords:
         """How many sessions the batch considers (for a progress bar)."""
         return len(self._positions)
 
-    def skip_unchanged(self, known_inputs: Mapping[str, str]) -> None:
+    def skip_unchanged(
+        self, known_inputs: Mapping[str, str], *, measure_only: Collection[int] | None = None
+    ) -> None:
         """Skip, when iterated, the sessions whose inputs did not change.
 
         A session whose inputs hash equals its entry in ``known_inputs`` (session id ->
-        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``. Call it
-        before iterating.
+        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``.
+        ``measure_only``: the positions whose inputs may have changed since ``known_inputs``
+        was that ledger's (:func:`evalkit.scoring.affected.affected_positions`); any other
+        session with a known hash is listed unchanged without being measured. Call it before
+        iterating.
         """
         if self._started:
             raise EvalkitError("skip_unchanged must come before the records are iterated")
         self._known = dict(known_inputs)
+        self._only = None if measure_only is None else set(measure_only)
+
+    @property
+    def scorer(self) -> Scorer:
+        """The reading the records are scored from."""
+        return self._scorer
 
     def __iter__(self) -> Iterator[EvalRecord]:
         """The records, built as they are asked for; a second iteration raises."""
@@ -260,7 +272,15 @@ class ScoredRecords:
         # re-enabling it between records would walk the whole ledger again and again
         with gc_paused():
             measure = self._scorer.measure
+            records, only, known = measure.records, self._only, self._known
             for position in self._positions:
+                if only is not None and position not in only:
+                    sid = records[position]["session_id"]
+                    if sid in known:  # nothing appended can reach it: as it was scored
+                        self.unchanged.append(sid)
+                        if self.on_session is not None:
+                            self.on_session()
+                        continue
                 measured = measure.measure(position)
                 sid = measured.resolution.session_id
                 if self._known.get(sid) == measured.inputs_sha256:

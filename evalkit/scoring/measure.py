@@ -456,6 +456,21 @@ class LedgerMeasure:
         """The canonical session records, in ledger order."""
         return self.canonical.records
 
+    @property
+    def windows(self) -> list[Window | None]:
+        """Each canonical session's window (None: it has none), in ledger order."""
+        return self._windows
+
+    @property
+    def index(self) -> EventIndex:
+        """The event index every session is measured through."""
+        return self._index
+
+    @property
+    def ledger_note(self) -> str:
+        """The rubric's note on an incomplete reading ("" when complete or not rotation)."""
+        return self._ledger_note
+
     @cached_property
     def _windows(self) -> list[Window | None]:
         return [compute_window(r) for r in self.records]
