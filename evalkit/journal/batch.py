@@ -194,8 +194,24 @@ def _journal_ledger(
             point = JournalPoint(
                 size, file_sha256(journal_path), key, latest, None if now is None else now.to_dict()
             )
-    save_cursor(journal_path, batch.ledger, point)
+    if appended or not _nothing_new(batch.ledger, found, point):
+        save_cursor(journal_path, batch.ledger, point)
     return _result(Path(journal_path), batch, appended, notes)
+
+
+def _nothing_new(ledger: Ledger, found: Cursor | None, point: JournalPoint | None) -> bool:
+    """Whether the cursor already says all this batch would write into it.
+
+    The same sources, each resumed with nothing appended, and the same journal point.
+    """
+    if found is None or point is None or found.journal is None:
+        return False
+    sources = ledger.event_sources
+    same = {src.path for src in sources} == set(found.points) and all(
+        src.counts is not None and src.counts.resumed_at and src.counts.resumed_at == src.counts.end
+        for src in sources
+    )
+    return same and point == found.journal
 
 
 def _known_inputs(

@@ -73,7 +73,7 @@ def scoring_state(ledger: Ledger, measure: LedgerMeasure) -> ScoringState | None
         ids_sha256=_ids_sha256(measure.records),
         n_sessions=len(measure.records),
         ledger_note=measure.ledger_note,
-        events_present=measure.index.events_present,
+        events_present=measure.events_present,
         sources=tuple(src.path for src in ledger.event_sources),
     )
 
@@ -91,7 +91,7 @@ def affected_positions(
         return None
     if measure.ledger_note != old.ledger_note:
         return None
-    if measure.index.events_present != old.events_present:
+    if measure.events_present != old.events_present:
         return None
     tail = EventDigest.merged(appended) if appended else EventDigest()
     found = set(new)
@@ -162,7 +162,7 @@ def _named(
     """Sessions an appended event names: by id, by raw id, or by its start's timestamp."""
     raws = set().union(*(set(c) for c in tail.by_raw_id.values()))
     semantic = set(tail.raw_ids)
-    semantic |= {sem for sem, ids in measure.index.raw_ids.items() if not ids.isdisjoint(raws)}
+    semantic |= {sem for sem, ids in measure.raw_ids.items() if not ids.isdisjoint(raws)}
     stamps = set(tail.host_classes)
     found = set()
     for i, rec in enumerate(records):

@@ -276,8 +276,13 @@ class ScoredRecords:
             for position in self._positions:
                 if only is not None and position not in only:
                     sid = records[position]["session_id"]
-                    if sid in known:  # nothing appended can reach it: as it was scored
-                        self.unchanged.append(sid)
+                    refused = None if sid in known else _refused_id(sid)
+                    if sid in known or refused is not None:
+                        # nothing appended can reach it: as it was scored (or refused)
+                        if refused is None:
+                            self.unchanged.append(sid)
+                        else:
+                            self.refused.append(refused)
                         if self.on_session is not None:
                             self.on_session()
                         continue
@@ -294,6 +299,15 @@ class ScoredRecords:
                         yield record
                 if self.on_session is not None:
                     self.on_session()
+
+
+def _refused_id(session_id: str) -> Refused | None:
+    """How the record of a session with this id is refused whatever it measures, else None."""
+    try:
+        _check_session_id(session_id)
+    except ValidationError as exc:
+        return Refused(session_id, str(exc), type(exc).__name__)
+    return None
 
 
 def score_records(

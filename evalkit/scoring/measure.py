@@ -467,6 +467,20 @@ class LedgerMeasure:
         return self._index
 
     @property
+    def events_present(self) -> bool:
+        """Whether the reading holds any event (without building the index)."""
+        if "_index" in self.__dict__ or not self._digests:
+            return self._index.events_present
+        return bool(self._events_present)
+
+    @property
+    def raw_ids(self) -> Mapping[str, set[str]]:
+        """Raw session ids per semantic id (:meth:`EventIndex.raw_ids_of`), index or not."""
+        if "_index" in self.__dict__ or not self._digests:
+            return self._index.raw_ids
+        return EventDigest.merged(self._digests).raw_ids
+
+    @property
     def ledger_note(self) -> str:
         """The rubric's note on an incomplete reading ("" when complete or not rotation)."""
         return self._ledger_note
