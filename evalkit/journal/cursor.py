@@ -103,7 +103,7 @@ def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, st
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
-        meta = json.loads(arrays.pop("meta").tobytes())
+        meta = _loads(arrays.pop("meta").tobytes())
         if meta.get("form") != CURSOR_FORM or meta.get("evalkit") != __version__:
             return None, "cursor: written by another evalkit version"
         points = {
@@ -119,6 +119,23 @@ def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, st
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a cursor is a cache: read whole
         return None, f"cursor: cannot be read ({type(exc).__name__}: {exc})"
     return Cursor(points, point), None
+
+
+def _loads(data: bytes) -> Any:
+    """The cursor's JSON, as ``json`` reads it; through orjson first when installed.
+
+    The cursor holds values the ledger reading made (integers within 2**53, floats, strings),
+    which orjson reads the same; what only ``json`` reads (Infinity, a lone surrogate) makes
+    orjson refuse, and ``json`` reads it.
+    """
+    try:
+        import orjson  # deferred: the [fast] extra
+    except ImportError:  # pragma: no cover - the extra is installed with the tests
+        return json.loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def _point(src: Mapping[str, Any], arrays: Mapping[str, Any]) -> ReadPoint:
