@@ -28,6 +28,7 @@ def main(argv: list[str]) -> int:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module  # dataclasses look their module up while it loads
         spec.loader.exec_module(module)
         if getattr(module, "OPT_IN", False) and not argv:
             print(f"skipped: opt-in, run `python benchmarks/run.py {path.stem[6:]}`", flush=True)

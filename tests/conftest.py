@@ -7,7 +7,6 @@ fails the run, because a conformance suite that silently did not run proves noth
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
 import os
 import socket
@@ -85,18 +84,6 @@ def require_shared(*parts: str) -> Path:
             pytest.fail(message + "; CI=true, so this is a failure, not a skip")
         pytest.skip(message)
     return path
-
-
-def bench_scoring() -> Any:
-    """``benchmarks/bench_scoring.py`` as a module: its seeded ledger generator builds test
-    ledgers (overlaps, rewrites, stubs, dual stamps, bad lines, odd timestamps)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_scoring", REPO_ROOT / "benchmarks" / "bench_scoring.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def conformance_cases() -> list[str]:

@@ -7,14 +7,13 @@ beside the tests, is found there as it is here).
 from __future__ import annotations
 
 import os
-import runpy
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from conftest import REPO_ROOT
 
 from evalkit.errors import EvalkitError
+from evalkit.simulate.hostile_ledgers import generate_ledger
 
 
 def classify(metrics_dir: str) -> str:
@@ -58,8 +57,7 @@ def make_fleet(root: Path, sizes: tuple[int, ...] = (24, 40, 31, 57), seed: int 
         simulate_metrics_dir(target, n_sessions=n, seed=seed + i, score=False, mean_blocked=i)
         dirs.append(str(target))
     hostile = root / "repo-hostile" / "metrics"
-    generate = runpy.run_path(str(REPO_ROOT / "benchmarks" / "bench_scoring.py"))["generate_ledger"]
-    generate(hostile, n_sessions=60, n_events=1500, seed=seed)
+    generate_ledger(hostile, n_sessions=60, n_events=1500, seed=seed)
     dirs.append(str(hostile))
     return dirs
 

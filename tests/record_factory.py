@@ -140,3 +140,15 @@ def judge_block(identity: dict[str, Any] | None = None) -> dict[str, Any]:
 
     ident = identity if identity is not None else rule_judge_info()["identity"]
     return {**ident, "run_log": "eval.judge.jsonl", "calls": []}
+
+
+def chained(record: dict[str, Any], previous: str | None) -> dict[str, Any]:
+    """``record`` as the journal writes it after a line whose reference is ``previous``.
+
+    Its provenance linked (``previous_line_sha256``, :mod:`evalkit.journal.chain`), then sealed.
+    """
+    from evalkit.record.seal import seal_record, without_seal
+
+    body = without_seal(record)
+    body["provenance"] = {**body["provenance"], "previous_line_sha256": previous}
+    return seal_record(body)

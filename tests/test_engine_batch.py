@@ -13,12 +13,13 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import bench_scoring, conformance_cases, require_shared
+from conftest import conformance_cases, require_shared
 
 from evalkit.errors import ValidationError
 from evalkit.js.timestamps import parse_timestamps, timestamp_ms
 from evalkit.resolve import canonical_sessions
 from evalkit.scoring.engine import LEDGER_COLUMNS, score_ledger, score_session
+from evalkit.simulate.hostile_ledgers import generate_ledger
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
@@ -65,7 +66,7 @@ def _assert_batch_equals_single(metrics: Path, rubric: str) -> int:
 @pytest.mark.parametrize("rubric", RUBRICS)
 def test_generated_ledgers(tmp_path: Path, seed: int, rubric: str) -> None:
     metrics = tmp_path / "metrics"
-    bench_scoring().generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
+    generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
     assert _assert_batch_equals_single(metrics, rubric) >= 60
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import bench_scoring, conformance_cases, require_shared
+from conftest import conformance_cases, require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +31,7 @@ from evalkit.scoring.measure import (
     WARNED,
     EventIndex,
 )
+from evalkit.simulate.hostile_ledgers import generate_ledger
 
 GUARDS = (BLOCKED, WARNED, LOOP_WARNING)
 
@@ -117,7 +118,7 @@ def _assert_same_index(events: Sequence[Any]) -> None:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_generated_ledgers(tmp_path: Path, seed: int) -> None:
     metrics = tmp_path / "m"
-    bench_scoring().generate_ledger(metrics, n_sessions=150, n_events=6000, seed=seed)
+    generate_ledger(metrics, n_sessions=150, n_events=6000, seed=seed)
     ledger = read_metrics_dir(metrics)
     _assert_same_index(ledger.events_v2)
     _assert_same_index(ledger.events_v1)
@@ -246,3 +247,58 @@ def test_is_number_and_strict_zero_read_as_javascript(value: Any, number: bool, 
     the fast paths for exact ``int``/``float`` must agree with the general test."""
     assert is_number(value) is number
     assert strict_equals_zero(value) is zero
+
+
+def _index_fields(index: EventIndex) -> dict[str, Any]:
+    return {
+        "events_present": index.events_present,
+        "raw_ids": index.raw_ids,
+        "by_raw_id": {name: dict(+counts) for name, counts in index.by_raw_id.items()},
+        "host_classes": index.host_classes,
+        "gate_times": index.gate_times,
+        "failing_prefix": index.failing_prefix,
+        "full_times": index.full_times,
+        "full_exit": [_typed(v) for v in index.full_exit],
+        "guard_times": index.guard_times,
+    }
+
+
+def _batch_equals_kept(metrics: Path) -> None:
+    """A batch reading (events digested block by block, none kept) gives the index, the
+    diagnostics and the counts of the reading that keeps every event, for both rubrics."""
+    from evalkit.rubrics import get_rubric
+    from evalkit.scoring.engine import Scorer, read_batch
+
+    kept, batch = read_metrics_dir(metrics), read_batch(metrics)
+    assert batch.diagnostics == kept.diagnostics and batch.gaps == kept.gaps
+    for rubric in ("rubric-v1", "rubric-v2"):
+        reading = get_rubric(rubric).event_reading
+        plain = EventIndex(kept.view(reading).events)
+        digested = Scorer(batch, rubric).measure._index
+        assert _index_fields(digested) == _index_fields(plain), rubric
+
+
+@pytest.mark.parametrize("block", [1, 97, 4096])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_batch_reading_in_small_blocks_equals_the_kept_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, block: int
+) -> None:
+    """Issue 25: block boundaries anywhere (one byte, mid-line, mid-UTF-8) change nothing."""
+    from evalkit.ledger import parse
+
+    metrics = tmp_path / "m"
+    generate_ledger(metrics, n_sessions=60, n_events=1500, seed=seed)
+    with open(metrics / "events.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"event":"x","note":"\u00e9\u00e9\u00e9"}\n\ufeff{"a":1}\n  \n{"cut":')
+    monkeypatch.setattr(parse, "BLOCK_BYTES", block)
+    _batch_equals_kept(metrics)
+
+
+@pytest.mark.parametrize("case", conformance_cases())
+def test_a_batch_reading_of_every_conformance_ledger_equals_the_kept_one(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.ledger import parse
+
+    monkeypatch.setattr(parse, "BLOCK_BYTES", 61)
+    _batch_equals_kept(require_shared("conformance", *case.split("/")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 from pathlib import Path
@@ -10,12 +11,12 @@ import pytest
 from conftest import require_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from record_factory import make_record, reference_record, run_id_for
+from record_factory import chained, make_record, reference_record, run_id_for
 
 from evalkit.errors import ValidationError
 from evalkit.journal import reader as journal
 from evalkit.journal.reader import DiagnosticKind
-from evalkit.record.seal import seal_record, without_seal
+from evalkit.record.seal import without_seal
 
 
 def _ts(i: int) -> str:
@@ -28,10 +29,19 @@ def test_append_writes_exactly_one_compact_line(tmp_path: Path) -> None:
     out = journal.append(path, rec)
     data = path.read_bytes()
     assert data.endswith(b"\n") and data.count(b"\n") == 1
-    # the line is the record, sealed: provenance.record_sha256 over everything else, last
-    assert json.loads(data) == out == seal_record(rec)
-    assert list(out["provenance"]) == ["rubric_sha256", "engine_commit", "record_sha256"]
-    assert without_seal(out) == rec
+    # the line is the record, linked to the line before it (none: null) and sealed:
+    # provenance.record_sha256 over everything else, last
+    assert json.loads(data) == out == chained(rec, None)
+    assert list(out["provenance"]) == [
+        "rubric_sha256",
+        "engine_commit",
+        "previous_line_sha256",
+        "record_sha256",
+    ]
+    assert without_seal(out) == {
+        **rec,
+        "provenance": {**rec["provenance"], "previous_line_sha256": None},
+    }
     got = journal.read(path)
     assert got.records == [out]
     assert got.line_numbers == [1]
@@ -78,7 +88,8 @@ def test_torn_last_line_is_reported_and_next_append_starts_fresh(tmp_path: Path)
     assert data.startswith(intact)  # earlier bytes never rewritten
     lines = data.split(b"\n")
     assert lines[2] == torn_line[: len(torn_line) // 2]  # the fragment stays on its own line
-    assert json.loads(lines[3]) == seal_record(third)
+    # linked to the torn fragment, the line before it: the sha256 of its bytes (no seal)
+    assert json.loads(lines[3]) == chained(third, hashlib.sha256(lines[2]).hexdigest())
     got = journal.read(path)
     assert [r["run_id"] for r in got.records] == [
         first["run_id"],

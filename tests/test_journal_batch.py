@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from conftest import require_shared
 from faults import only_for
-from record_factory import make_record
+from record_factory import chained, make_record
 
 from evalkit.cli.main import main
 from evalkit.journal import reader as journal
 from evalkit.journal.batch import journal_ledger
 from evalkit.journal.reader import JournalWriteError
-from evalkit.record.seal import seal_record
+from evalkit.record.seal import without_seal
 from evalkit.scoring.engine import score_session
 
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
@@ -59,7 +59,10 @@ def test_append_many_syncs_once_for_the_batch(
     assert calls == {"write": 5, "fsync": 1}  # one write per line, one fsync at the end
     read = journal.read(path)
     assert read.records == [journal.read(path).records[0], *written]
-    assert written == [seal_record(make_record(timestamp=_ts(i))) for i in range(1, 6)]
+    previous = read.records[0]["provenance"]["record_sha256"]
+    for i, rec in enumerate(written, start=1):  # each linked to the seal of the one before
+        assert rec == chained(make_record(timestamp=_ts(i)), previous)
+        previous = rec["provenance"]["record_sha256"]
 
 
 def test_a_failed_write_mid_batch_keeps_the_records_before_it(
@@ -164,7 +167,12 @@ def test_score_all_journal_appends_what_score_session_builds(
         one = score_session(
             metrics, rec["session_id"], timestamp=TIMESTAMP, model_id="m", handle="h"
         )
-        assert rec == one.to_dict()
+        linked = rec["provenance"].pop("previous_line_sha256")
+        assert (
+            rec["provenance"].pop("record_sha256")
+            == chained(one.to_dict(), linked)["provenance"]["record_sha256"]
+        )
+        assert rec == without_seal(one.to_dict())  # the same record, placed in the journal
     err = capsys.readouterr().err
     assert "3 scored and appended to" in err and "0 unchanged (skipped), 0 refused" in err
     table = (metrics.parent / "table.csv").read_text("utf-8").splitlines()

@@ -14,6 +14,7 @@ import pytest
 from hostile import fifo, in_child
 
 import evalkit
+from evalkit.files.input import InputTooLargeError
 from evalkit.ledger.files import describe_sessions_file, ledger_role
 from evalkit.ledger.reader import read_jsonl, read_metrics_dir
 
@@ -136,11 +137,16 @@ def test_a_line_over_the_line_cap_is_a_malformed_line(tmp_path: Path) -> None:
     assert read_jsonl(path).unreadable_lines == ()
 
 
-def test_a_file_over_the_byte_cap_is_unreadable(tmp_path: Path) -> None:
+def test_a_file_over_the_byte_cap_is_refused_loudly(tmp_path: Path) -> None:
+    """Issue 25: an over-cap file is an error naming it, its size and the setting, never
+    "unreadable" (which made every event-derived verdict cannot-determine with exit 0)."""
     path = tmp_path / "events.jsonl"
     path.write_text(EV * 100, encoding="utf-8")
-    f = read_jsonl(path, max_bytes=1000)
-    assert f.state == "unreadable" and "exceeds the 1000-byte cap" in (f.error or "")
+    with pytest.raises(InputTooLargeError) as caught:
+        read_jsonl(path, max_bytes=1000)
+    message = str(caught.value)
+    assert str(path) in message and f"{len(EV) * 100} bytes" in message
+    assert "exceeds the 1000-byte cap" in message and "$EVALKIT_MAX_FILE_BYTES" in message
 
 
 # --------------------------------------------------------------------------- ledger roles
@@ -186,3 +192,36 @@ def test_describe_sessions_file_names_path_and_state(tmp_path: Path) -> None:
     assert describe_sessions_file(tmp_path) == (
         f"{where}: 2 non-blank line(s), 1 JSON object(s), 1 malformed"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        (["score", "--all", "--no-progress"], 1),
+        (["score", "--all", "--journal", "--no-progress"], 1),
+        (["score", "--no-write"], 2),  # one session: its "evaluation error"
+    ],
+)
+def test_an_over_cap_events_file_fails_the_command_loudly(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    code: int,
+) -> None:
+    """Issue 25: with a small cap, the events file over it is an exit-1 error naming it, its
+    size and the setting; nothing is scored as if the events were not there."""
+    from evalkit.cli.main import main
+    from evalkit.simulate.hostile_ledgers import generate_ledger
+
+    root = tmp_path / "m"
+    generate_ledger(root, n_sessions=8, n_events=300, seed=3)
+    events = root / "events.jsonl"
+    size = events.stat().st_size
+    cap = (root / "sessions.jsonl").stat().st_size + 1  # sessions fit, events do not
+    assert size > cap
+    monkeypatch.setenv("EVALKIT_MAX_FILE_BYTES", str(cap))
+    assert main([*command, "--metrics-dir", str(root)]) == code
+    err = capsys.readouterr().err
+    assert str(events) in err and f"{size} bytes" in err and "$EVALKIT_MAX_FILE_BYTES" in err
+    assert not (root / "eval.jsonl").exists()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import bench_scoring, conformance_cases, require_shared
+from conftest import conformance_cases, require_shared
 
 import evalkit
 from evalkit.errors import EvalkitError
@@ -19,6 +19,7 @@ from evalkit.ledger.reader import read_metrics_dir
 from evalkit.resolve import canonical_sessions
 from evalkit.scoring.engine import score_records, score_session
 from evalkit.simulate import simulate_metrics_dir
+from evalkit.simulate.hostile_ledgers import generate_ledger
 
 RUBRICS = ("rubric-v1", "rubric-v2")
 TIMESTAMP = "2026-10-01T00:00:00.000Z"
@@ -55,7 +56,7 @@ def _assert_records_equal_sessions(metrics: Path, rubric: str) -> int:
 @pytest.mark.parametrize("rubric", RUBRICS)
 def test_generated_ledgers(tmp_path: Path, seed: int, rubric: str) -> None:
     metrics = tmp_path / "metrics"
-    bench_scoring().generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
+    generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)
     assert _assert_records_equal_sessions(metrics, rubric) >= 60
 
 
@@ -93,7 +94,7 @@ def test_refusals_are_reported_never_raised(tmp_path: Path) -> None:
 
 def test_a_batch_is_iterated_once(tmp_path: Path) -> None:
     metrics = tmp_path / "m"
-    bench_scoring().generate_ledger(metrics, n_sessions=5, n_events=50, seed=1)
+    generate_ledger(metrics, n_sessions=5, n_events=50, seed=1)
     batch = score_records(metrics, timestamp=TIMESTAMP)
     assert len(list(batch)) == len(batch) - len(batch.refused)
     with pytest.raises(EvalkitError, match="iterated once"):

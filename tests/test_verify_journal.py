@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import bench_scoring
 
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
 from evalkit.record.seal import seal_record
+from evalkit.simulate.hostile_ledgers import generate_ledger
 from evalkit.verify.rescore import verify_journal, verify_record
 from evalkit.verify.result import EntryOutcome
 
@@ -31,7 +31,7 @@ Record = dict[str, Any]
 def scored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated ledger and its journal, written by score --all --journal (both rubrics)."""
     metrics = tmp_path_factory.mktemp("verify-all") / "metrics"
-    bench_scoring().generate_ledger(metrics, n_sessions=40, n_events=3000, seed=5)
+    generate_ledger(metrics, n_sessions=40, n_events=3000, seed=5)
     for rubric, ts in (
         ("rubric-v2", "2026-10-01T00:00:00.000Z"),
         ("rubric-v1", "2026-10-02T00:00:00.000Z"),
@@ -130,6 +130,13 @@ def test_every_tampered_record_is_found_and_named_among_untouched_ones(
     by_run = {e.run_id: e for e in found.entries}
     expected = {json.loads(lines[i])["run_id"]: outcome for i, _, _, outcome in TAMPERINGS}
     expected[json.loads(lines[25])["run_id"]] = EntryOutcome.DRIFT  # its copies differ
+    # the record after a line resealed (or stripped of its seal) no longer follows it: the
+    # chain names that line, and nothing but the chain differs in it
+    after = [i + 1 for i, change, reseal, _ in TAMPERINGS if reseal or i == 11]
+    for i in after:
+        expected[json.loads(lines[i])["run_id"]] = EntryOutcome.DRIFT
+        kinds = {d.kind.value for d in by_run[json.loads(lines[i])["run_id"]].result.drifts}
+        assert kinds == {"chain"}, (i, kinds)
     flagged = {
         rid: e.outcome for rid, e in by_run.items() if e.outcome is not EntryOutcome.AGREEMENT
     }
@@ -142,7 +149,10 @@ def test_every_tampered_record_is_found_and_named_among_untouched_ones(
 
 def test_only_version_mismatches_exit_3(scored: Path, tmp_path: Path, capsys: Any) -> None:
     metrics, lines = _copy(scored, tmp_path)
-    mismatch = [t for t in TAMPERINGS if t[3] is EntryOutcome.VERSION_MISMATCH]
+    # on the last line: a resealed line before another would break that one's link (drift)
+    mismatch = [
+        (len(lines) - 1, *t[1:]) for t in TAMPERINGS if t[3] is EntryOutcome.VERSION_MISMATCH
+    ]
     (metrics / "eval.jsonl").write_text("\n".join(_tamper(lines, mismatch)) + "\n", "utf-8")
     assert main(["verify", "--all", "--metrics-dir", str(metrics), "--no-progress"]) == 3
     out = capsys.readouterr()

@@ -231,7 +231,11 @@ def test_a_copy_that_is_not_a_valid_record_is_drift(metrics: Path) -> None:
         fh.write(json.dumps(broken) + "\n")
     result = verify_record(stored["run_id"], metrics)
     assert result.exit_code == 1
-    assert [(d.field, d.kind) for d in result.drifts] == [("line 2", DriftKind.DUPLICATE)]
+    # and the copy, line 1's bytes and link appended as line 2, does not follow line 1
+    assert [(d.field, d.kind) for d in result.drifts] == [
+        ("line 2", DriftKind.DUPLICATE),
+        ("provenance.previous_line_sha256", DriftKind.CHAIN),
+    ]
 
 
 def test_a_key_written_twice_is_drift(metrics: Path) -> None:

@@ -50,6 +50,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import DegenerateDataWarning
 from evalkit.record.dimension import DimensionId
 
@@ -58,7 +59,7 @@ def register(subparsers: Any) -> None:
     """Add the ``calibrate`` subcommand."""
     parser = subparsers.add_parser(
         "calibrate",
-        help="calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
+        help=SUBCOMMANDS["calibrate"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analyses.landing import render_index
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.output import write_output
 from evalkit.studies import run as studies
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     """Add the ``demo`` command."""
     parser = subparsers.add_parser(
         "demo",
-        help="build the default data and run every study into reports/",
+        help=SUBCOMMANDS["demo"],
         description="Build the preset rubric-v2-2026-09-19 into a work directory, run every "
         "study on it, and write reports/<study>/index.html + results.json and reports/index.html.",
     )

@@ -23,6 +23,7 @@ from evalkit.cli.common import (
     output_path,
     progress_bar,
 )
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.output import write_output
 from evalkit.journal.reader import JOURNAL_NAME
@@ -44,7 +45,7 @@ def register(subparsers: Any) -> None:
     """Add the ``explore`` subcommand."""
     parser = subparsers.add_parser(
         "explore",
-        help="write one offline HTML file to filter, compare and drill into a journal",
+        help=SUBCOMMANDS["explore"],
         description=(
             "Write one self-contained HTML file (no network, opens from disk) holding every\n"
             "record of the journal: a table that filters by rubric, dimension, status, session\n"

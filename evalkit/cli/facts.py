@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cli.common import add_journal, add_metrics_dir, journal_path, read_journal
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.input import JsonInputError, dumps, parse_json, read_bytes, read_stream
 from evalkit.journal.reader import MAX_RECORD_DEPTH, JournalRead
@@ -23,7 +24,7 @@ def register(subparsers: Any) -> None:
     """Add the ``facts`` subcommand."""
     parser = subparsers.add_parser(
         "facts",
-        help="print the judge facts of a stored record as JSON",
+        help=SUBCOMMANDS["facts"],
         description="Print the rubric-v2 judge facts (computed from the record's dimension "
         "evidence) of one record as JSON.",
     )

@@ -7,15 +7,14 @@ import json
 import sys
 from typing import Any
 
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.gold.sets import freeze
 from evalkit.prereg.gold_verify import verify_all
 
 
 def register(subparsers: Any) -> None:
     """Add the ``gold`` subcommand and its ``verify`` and ``freeze``."""
-    parser = subparsers.add_parser(
-        "gold", help="verify frozen gold sets or freeze a new version", description=__doc__
-    )
+    parser = subparsers.add_parser("gold", help=SUBCOMMANDS["gold"], description=__doc__)
     sub = parser.add_subparsers(dest="gold_command", metavar="ACTION")
     verify = sub.add_parser(
         "verify",

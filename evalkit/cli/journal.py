@@ -3,7 +3,8 @@
 Shows every valid record (line, run id, rubric version, deterministic statuses, and its judge
 dimensions with their status and calibration), then the counts per rubric version, why each
 judge is calibrated or not (one line per judge and dimension), the duplicate run ids with their
-lines, and every unreadable line with its reason. ``--json`` prints the same as one JSON object.
+lines, every unreadable line with its reason, and the chain (where it starts, every line whose
+link to the line before it does not hold). ``--json`` prints the same as one JSON object.
 Exit 0 when the journal could be read (bad lines are reported, not fatal); 1 when there is no
 journal.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from evalkit import journal
 from evalkit.cli.common import accepted_calibrations, add_journal_source, journal_path
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.input import dumps, escape_surrogates
 
@@ -26,7 +28,7 @@ def register(subparsers: Any) -> None:
     """Add the ``journal`` subcommand."""
     parser = subparsers.add_parser(
         "journal",
-        help=f"list and summarize the records of a journal ({journal.JOURNAL_NAME})",
+        help=SUBCOMMANDS["journal"],
         description="List the records of a journal and summarize it: counts per rubric "
         "version, duplicate run ids, unreadable lines.",
     )
@@ -84,6 +86,11 @@ def summarize(read: Any) -> dict[str, Any]:
         "diagnostics": [
             {"line": d.line, "kind": d.kind.value, "reason": d.reason} for d in read.diagnostics
         ],
+        "chain": {
+            "started": read.chain.started,
+            "unchained": list(read.chain.unchained),
+            "breaks": [{"line": b.line, "reason": b.reason} for b in read.chain.breaks],
+        },
     }
 
 
@@ -157,4 +164,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped   {diag}")
     else:
         print("skipped   none")
+    print(f"chain     {read.chain.summary()}")
     return 0

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from evalkit.cli.common import add_journal_source, journal_path, output_path, read_journal
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.escape import csv_text
 from evalkit.files.output import write_output
@@ -34,7 +35,7 @@ def register(subparsers: Any) -> None:
     """Add the ``judge`` subcommand (``--rules`` form) and its ``run`` subcommand."""
     parser = subparsers.add_parser(
         "judge",
-        help="label journal records with the rule judge, or run model judges (judge run)",
+        help=SUBCOMMANDS["judge"],
         description="Apply the rubric-v2 rule judge to every record of a journal and write "
         "long-format labels item_id,rater,label,rule (--rules). Exit 1 when the journal holds "
         "no valid record (nothing is written). `evalkit judge run --help`: model judges.",

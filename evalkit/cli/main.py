@@ -22,23 +22,26 @@ from typing import NoReturn
 from evalkit._version import __version__
 from evalkit.errors import EvalkitError
 
-# Order is the order of `evalkit --help`.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "score",
-    "verify",
-    "journal",
-    "report",
-    "explore",
-    "facts",
-    "judge",
-    "stats",
-    "monitor",
-    "study",
-    "demo",
-    "gold",
-    "calibrate",
-    "preregister",
-)
+#: Every subcommand and its line in ``evalkit --help``, in that order. The module
+#: ``evalkit.cli.<name>`` registers it (taking its help from here); only the module of the
+#: command being run is imported, so ``evalkit --help`` loads none of them (docs/CLI.md).
+SUBCOMMANDS: dict[str, str] = {
+    "score": "score one session (or --all sessions, or a --fleet) against a rubric",
+    "verify": "re-score stored records offline and compare them byte for byte",
+    "journal": "list and summarize the records of a journal (eval.jsonl)",
+    "report": "render one stored record as a self-contained HTML report",
+    "explore": "write one offline HTML file to filter, compare and drill into a journal",
+    "facts": "print the judge facts of a stored record as JSON",
+    "judge": "label journal records with the rule judge, or run model judges (judge run)",
+    "stats": "agreement (kappa with CI), sample sizes, threshold studies",
+    "monitor": "every check's fire rate as an anytime-valid band over the journal",
+    "study": "run a parameterized study notebook into HTML + results.json",
+    "demo": "build the default data and run every study into reports/",
+    "gold": "verify frozen gold sets or freeze a new version",
+    "calibrate": "calibrate a judge's labels against a frozen gold set (kappa with BCa CI, ...)",
+    "preregister": "write the pre-registration lock (rubrics, gold sets, decision rules, studies)",
+}
+SUBCOMMAND_MODULES: tuple[str, ...] = tuple(SUBCOMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,8 +52,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``evalkit`` parser with every subcommand registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``evalkit`` parser: every subcommand registered, or only the one ``argv`` runs.
+
+    With ``argv`` the other subcommands are placeholders that carry their help line, so
+    parsing ``argv`` imports one subcommand module at most.
+    """
     parser = _Parser(
         prog="evalkit",
         description="Score agentic coding sessions against pre-registered rubrics; "
@@ -58,9 +65,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(f"evalkit.cli.{name}").register(subparsers)
+    chosen = None if argv is None else _command_of(argv)
+    for name, line in SUBCOMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"evalkit.cli.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=line, add_help=False)
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option.
+
+    The top level's options (``--help``, ``--version``) take no value.
+    """
+    words = [a for a in argv if a == "--" or not a.startswith("-")]
+    if words and words[0] == "--":
+        words = words[1:]
+    return words[0] if words else None
 
 
 def _escape_unencodable_output() -> None:
@@ -76,7 +98,8 @@ def _escape_unencodable_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); the exit code (SPEC 3)."""
     _escape_unencodable_output()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from evalkit.cli.common import DEFAULT_METRICS_DIR, require_text
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.cli.score_all import text_table
 from evalkit.errors import EvalkitError
 from evalkit.files.escape import csv_text
@@ -59,7 +60,7 @@ def register(subparsers: Any) -> None:
     """Add the ``monitor`` subcommand."""
     parser = subparsers.add_parser(
         "monitor",
-        help="every check's fire rate as an anytime-valid band over the journal",
+        help=SUBCOMMANDS["monitor"],
         description="Read the journal in session order and report, for every check (each "
         "dimension x status, each fact flag, the rule judge and its rules, judge dimensions "
         "when present), n, fires, unmeasured sessions, the running rate, the anytime-valid "

@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.files.input import escape_surrogates
 from evalkit.prereg.lock import (
     check_lock,
@@ -28,7 +29,7 @@ def register(subparsers: Any) -> None:
     """Add the ``preregister`` subcommand."""
     parser = subparsers.add_parser(
         "preregister",
-        help="write the pre-registration lock (rubrics, gold sets, decision rules, studies)",
+        help=SUBCOMMANDS["preregister"],
         description=__doc__,
     )
     parser.add_argument(

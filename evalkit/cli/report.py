@@ -18,6 +18,7 @@ from evalkit.cli.common import (
     journal_path,
     output_path,
 )
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.files.input import escape_surrogates
 from evalkit.files.output import write_output
 from evalkit.views.report import render_report
@@ -27,7 +28,7 @@ def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     parser = subparsers.add_parser(
         "report",
-        help="render one stored record as a self-contained HTML report",
+        help=SUBCOMMANDS["report"],
         description="Render the stored record RUN_ID as one self-contained HTML file (no "
         "network request, no script): provenance, KPIs, every dimension with its evidence, "
         "the advisory judge dimensions apart, the re-verify command and what it does not prove.",

@@ -52,6 +52,7 @@ from evalkit.cli.common import (
     print_diagnostics,
     require_text,
 )
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.cli.score_all import err, text_table
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
 from evalkit.fleet.score import SCHEDULER_TRUST
@@ -104,7 +105,7 @@ def register(subparsers: Any) -> None:
     """
     parser = subparsers.add_parser(
         "score",
-        help="score one session (or --all sessions, or a --fleet) against a rubric",
+        help=SUBCOMMANDS["score"],
         description="Score one session of a metrics directory against a pre-registered rubric "
         "and append the record to the journal (eval.jsonl); or score every session with --all; "
         "or every metrics directory of a fleet with --all --fleet.",

@@ -28,8 +28,6 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from evalkit.cli.common import accepted_calibrations, journal_path, print_diagnostics
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.extras import require
@@ -38,6 +36,7 @@ from evalkit.files.input import dumps
 from evalkit.files.output import write_output
 from evalkit.journal.reader import JournalWriteError
 from evalkit.ledger.files import describe_sessions_file
+from evalkit.ledger.nothing_to_score import NoSession
 
 __all__ = [
     "FORMATS",
@@ -82,6 +81,8 @@ def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) 
     tqdm.tqdm
         The bar (close it when done).
     """
+    from tqdm import tqdm  # deferred: only the commands that show a bar load it
+
     return tqdm(
         total=total,
         desc=f"{command} ({args.rubric})",
@@ -215,8 +216,8 @@ def run_table(args: argparse.Namespace) -> int:
     finally:
         phases.close()
     print_diagnostics(frame.attrs.get("diagnostics") or [], args.diagnostics, prog="evalkit score")
-    if frame.empty:
-        _warn_nothing_to_score(args.metrics_dir)
+    if frame.attrs.get("no_session"):
+        _warn_nothing_to_score(NoSession.from_dict(frame.attrs["no_session"]))
     skipped = frame.attrs.get("skipped") or []
     if skipped:
         err(f"{len(skipped)} session id(s) not scored (only whitespace): {skipped!r}")
@@ -287,9 +288,11 @@ def _journal(
     print_diagnostics(result.diagnostics, args.diagnostics, prog="evalkit score")
     write_rows(list(deterministic_rows(result.appended)), fmt, args.out)
     hint = "; --rescore scores them again" if result.unchanged else ""
+    for note in result.reading:  # what the journal's cursor could not spare (docs/INCREMENTAL.md)
+        err(note)
     err(result.summary() + hint)
-    if not (result.scored or result.unchanged or result.refused):
-        _warn_nothing_to_score(args.metrics_dir)
+    if result.no_session is not None and not (result.scored or result.unchanged or result.refused):
+        _warn_nothing_to_score(result.no_session)
     refused = result.refused if args.diagnostics else result.refused[:REFUSED_SHOWN]
     for item in refused:
         print(f"  refused {item}", file=sys.stderr)
@@ -307,11 +310,9 @@ def _journal(
     return 0
 
 
-def _warn_nothing_to_score(metrics_dir: str) -> None:
+def _warn_nothing_to_score(reason: NoSession) -> None:
     """An empty batch is not an error (exit 0), but the user hears why it is empty."""
-    from evalkit.fleet.tasks import no_session_message  # deferred: it reads the file again
-
-    err(f"warning: {no_session_message(str(metrics_dir))}")
+    err(f"warning: {reason}")
 
 
 def write_rows(rows: list[tuple[Any, ...]], fmt: str, out: Path | None) -> None:

@@ -249,15 +249,20 @@ def _journal_each(
     args: argparse.Namespace, dirs: Sequence[str], client: Any, fmt: str, where: str
 ) -> int:
     from evalkit.fleet.arrow import decode_ledger_tables
+    from evalkit.scoring.run_inputs import RunInputs
 
-    task = partial(
-        journal_directory,
-        rubric=args.rubric,
-        rescore=args.rescore,
+    # validated once, here: every directory's records are named by the same timestamp
+    run = RunInputs.of(
         timestamp=args.timestamp,
         model_id=args.model_id,
         model_source=args.model_source,
         handle=args.handle,
+    )
+    task = partial(
+        journal_directory,
+        rubric=args.rubric,
+        rescore=args.rescore,
+        run=run,
         diagnostics_kept=None if args.diagnostics else DIAGNOSTICS_SHOWN,
     )
     bar = progress_bar(args, len(dirs), "score --all --fleet", "dir")

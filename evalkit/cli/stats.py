@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.cli.stats_prevalence import register_prevalence
 from evalkit.errors import EvalkitError
 from evalkit.files.input import read_text
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
     """Add the ``stats`` subcommand and its ``kappa``, ``sample-size`` and ``thresholds``."""
     parser = subparsers.add_parser(
         "stats",
-        help="agreement (kappa with CI), sample sizes, threshold studies",
+        help=SUBCOMMANDS["stats"],
         description="Statistics for rubric authors and calibration: kappa with a confidence "
         "interval from a label file, sample sizes for kappa, threshold studies of a count.",
     )

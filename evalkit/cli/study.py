@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import studies
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.files.input import escape_surrogates
 from evalkit.fleet.score import SCHEDULER_TRUST
 from evalkit.prereg import study_params
@@ -25,7 +26,7 @@ def register(subparsers: Any) -> None:
     """Add the ``study`` command with its ``run`` and ``list`` subcommands."""
     parser = subparsers.add_parser(
         "study",
-        help="run a parameterized study notebook into HTML + results.json",
+        help=SUBCOMMANDS["study"],
         description="Run study notebooks (papermill) and render them to offline HTML.",
     )
     sub = parser.add_subparsers(dest="study_command", metavar="SUBCOMMAND")

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from evalkit.cli.common import accepted_calibrations, add_journal, add_metrics_dir, progress_bar
+from evalkit.cli.main import SUBCOMMANDS
 from evalkit.errors import EvalkitError
 from evalkit.files.escape import csv_text
 from evalkit.files.input import dumps, escape_surrogates
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
     """Add the ``verify`` subcommand."""
     parser = subparsers.add_parser(
         "verify",
-        help="re-score stored records offline and compare them byte for byte",
+        help=SUBCOMMANDS["verify"],
         description="Re-score the stored record RUN_ID (or, with --all, every record of the "
         "journal in one pass over the ledger) from the same ledger with its stored run inputs "
         "(timestamp, model, handle, harness) and compare the record the engine writes with "
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    # deferred: verify loads the engine (numpy); every command imports this module
+    # deferred: verify loads the engine (numpy), which `verify RUN_ID --help` does not need
     from evalkit.verify.rescore import verify_journal
 
     progress = progress_bar("verify --all", "record", disable=args.no_progress)

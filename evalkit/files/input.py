@@ -57,7 +57,9 @@ __all__ = [
     "clip",
     "decode_text",
     "dumps",
+    "dumps_bytes",
     "escape_surrogates",
+    "input_too_large",
     "max_file_bytes",
     "max_line_bytes",
     "open_regular",
@@ -222,7 +224,7 @@ def read_bytes(
     try:
         size = os.fstat(fd).st_size
         if size > cap:
-            raise _too_large(path, what, cap, size)
+            raise input_too_large(path, what, cap, size)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -232,7 +234,7 @@ def read_bytes(
             chunks.append(chunk)
             total += len(chunk)
             if total > cap:
-                raise _too_large(path, what, cap, None)
+                raise input_too_large(path, what, cap, None)
     except OSError as exc:
         if isinstance(exc, InputFileError):
             raise
@@ -264,13 +266,14 @@ def read_stream(stream: Any, what: str, *, max_bytes: int | None = None) -> byte
         chunks.append(chunk)
         total += len(chunk)
     if total > cap:
-        raise _too_large("<stdin>", what, cap, None)
+        raise input_too_large("<stdin>", what, cap, None)
     return b"".join(chunks)
 
 
-def _too_large(
+def input_too_large(
     path: str | os.PathLike[str], what: str, cap: int, size: int | None
 ) -> InputTooLargeError:
+    """The refusal of a file over ``cap``: it names the file, its size and the setting."""
     seen = f"{size} bytes" if size is not None else "more"
     return InputTooLargeError(
         f"{what} {_shown(path)!r}: {seen} exceeds the {cap}-byte cap of this reader (raise it "
@@ -454,6 +457,21 @@ def clip(text: str, limit: int = 200) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def dumps_bytes(obj: Any, **kwargs: Any) -> bytes:
+    """:func:`dumps` encoded as UTF-8, without searching the text for lone surrogates first.
+
+    The encoding itself finds them (it refuses them); only then is the text escaped, so the
+    common record costs one JSON encoding and one UTF-8 encoding.
+    """
+    kwargs.setdefault("ensure_ascii", False)
+    kwargs.setdefault("allow_nan", False)
+    text = json.dumps(obj, **kwargs)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates(text).encode("utf-8")
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

@@ -29,11 +29,9 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
     )
     from evalkit.fleet.tasks import (
         DIAGNOSTICS_KEPT,
-        PROBLEMS_SHOWN,
         JournaledDirectory,
         Scored,
         journal_directory,
-        no_session_message,
         score_directory,
     )
 
@@ -55,10 +53,8 @@ _LAZY: dict[str, str] = {
     "score_fleet": "evalkit.fleet.score",
     "DIAGNOSTICS_KEPT": "evalkit.fleet.tasks",
     "JournaledDirectory": "evalkit.fleet.tasks",
-    "PROBLEMS_SHOWN": "evalkit.fleet.tasks",
     "Scored": "evalkit.fleet.tasks",
     "journal_directory": "evalkit.fleet.tasks",
-    "no_session_message": "evalkit.fleet.tasks",
     "score_directory": "evalkit.fleet.tasks",
 }
 
@@ -66,7 +62,6 @@ __all__ = [
     "DIAGNOSTICS_KEPT",
     "FLEET_EXTRA",
     "LOCAL_WORKER_CONFIG",
-    "PROBLEMS_SHOWN",
     "SCHEDULER_TRUST",
     "DirectoryOutcome",
     "FleetFailure",
@@ -79,7 +74,6 @@ __all__ = [
     "fleet_client",
     "fleet_summary",
     "journal_directory",
-    "no_session_message",
     "resolve_fleet",
     "run_fleet",
     "score_directory",

@@ -18,21 +18,17 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
-    from evalkit.ledger.reader import JsonlFile
     from evalkit.rubrics import Rubric
+    from evalkit.scoring.run_inputs import RunInputs
 
 __all__ = [
     "DIAGNOSTICS_KEPT",
-    "PROBLEMS_SHOWN",
     "JournaledDirectory",
     "Scored",
     "journal_directory",
-    "no_session_message",
     "score_directory",
 ]
 
-#: Lines of ``sessions.jsonl`` named in a no-session message (the rest are counted).
-PROBLEMS_SHOWN = 3
 #: Ledger diagnostics a scored directory sends back (the rest are counted).
 DIAGNOSTICS_KEPT = 100
 
@@ -63,14 +59,15 @@ def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
     session it can score (the message names the lines of ``sessions.jsonl`` that gave none).
     """
     from evalkit.fleet.arrow import encode_ledger_table
+    from evalkit.ledger.nothing_to_score import NoSession
     from evalkit.scoring.engine import score_ledger
 
     frame = score_ledger(metrics_dir, rubric=rubric)
     skipped = tuple(frame.attrs.get("skipped") or ())
     if frame.empty:
         also = f"{len(skipped)} session id(s) skipped (only whitespace)" if skipped else ""
-        raise EvalkitError(no_session_message(metrics_dir, also))
-    notes = _blank_id_lines(metrics_dir, skipped) if skipped else ()
+        raise EvalkitError(NoSession.from_dict(frame.attrs["no_session"]).message(also))
+    notes = tuple(frame.attrs.get("skipped_lines") or ())
     diagnostics = list(frame.attrs.get("diagnostics") or ())
     sessions = int(frame["session_id"].nunique())
     return Scored(
@@ -81,95 +78,6 @@ def score_directory(metrics_dir: str, rubric: str | Rubric) -> Scored:
         notes,
         tuple(diagnostics[:DIAGNOSTICS_KEPT]),
         len(diagnostics),
-    )
-
-
-# -- naming what is wrong in sessions.jsonl --------------------------------------------------
-
-
-def _session_id_problem(value: Any) -> str | None:
-    """Why a parsed ``sessions.jsonl`` object gives no session to score (None: it may)."""
-    from evalkit.js.values import is_non_empty_trimmed
-
-    if "session_id" not in value:
-        return "session_id: missing"
-    sid = value["session_id"]
-    if not isinstance(sid, str):
-        return f"session_id: not a string (got {_json_text(sid)})"
-    if not is_non_empty_trimmed(sid):
-        return f"session_id: empty or only whitespace (got {_json_text(sid)})"
-    return None
-
-
-def _json_text(value: Any) -> str:
-    """A parsed JSON value as JSON text, cut short: how a message quotes a ledger's value."""
-    from evalkit.files.input import clip, dumps
-
-    return clip(dumps(value, allow_nan=True), 80)  # 1e999 parses to inf: say Infinity
-
-
-def _sessions_file(metrics_dir: str) -> JsonlFile:
-    """``sessions.jsonl`` of ``metrics_dir`` as read (never raises, never blocks on a FIFO)."""
-    from evalkit.ledger.reader import read_jsonl
-
-    return read_jsonl(os.path.join(metrics_dir, "sessions.jsonl"))
-
-
-def _has_session(metrics_dir: str) -> bool:
-    """Whether ``sessions.jsonl`` holds an object with a session id that can be scored."""
-    return any(
-        line.error is None
-        and isinstance(line.value, dict)
-        and _session_id_problem(line.value) is None
-        for line in _sessions_file(metrics_dir).lines
-    )
-
-
-def _sessions_problems(metrics_dir: str) -> list[str]:
-    """Every line of ``sessions.jsonl`` that gives no session, ``file:line: reason``, in order.
-
-    The reader's diagnostics (a line that does not parse, a value that is not an object),
-    then each object whose ``session_id`` is missing, not a string or only whitespace.
-    """
-    sessions = _sessions_file(metrics_dir)
-    found = [(d.line or 0, str(d)) for d in sessions.diagnostics]
-    for line in sessions.lines:
-        if line.error is None and isinstance(line.value, dict):
-            problem = _session_id_problem(line.value)
-            if problem is not None:
-                found.append((line.line_no, f"{sessions.path}:{line.line_no}: {problem}"))
-    return [text for _, text in sorted(found, key=lambda item: item[0])]
-
-
-def no_session_message(metrics_dir: str, also: str = "") -> str:
-    """Why a directory has no session to score: the file's state, then its first bad lines."""
-    from evalkit.ledger.files import describe_sessions_file
-
-    problems = _sessions_problems(metrics_dir) if os.path.isdir(metrics_dir) else []
-    text = f"no session to score: {describe_sessions_file(metrics_dir)}"
-    if also:
-        text += f"; {also}"
-    if problems:
-        text += "; " + "; ".join(problems[:PROBLEMS_SHOWN])
-    if len(problems) > PROBLEMS_SHOWN:
-        text += f"; and {len(problems) - PROBLEMS_SHOWN} more line(s)"
-    return text
-
-
-def _blank_id_lines(metrics_dir: str, skipped: tuple[str, ...]) -> tuple[str, ...]:
-    """Where the ids ``score_ledger`` skipped are: ``file:line: session_id: ...: not scored``.
-
-    Reads ``sessions.jsonl`` again, which only a ledger with such an id pays for.
-    """
-    sessions = _sessions_file(metrics_dir)
-    wanted = set(skipped)
-    return tuple(
-        f"{sessions.path}:{line.line_no}: session_id: only whitespace "
-        f"({_json_text(line.value['session_id'])}): not scored"
-        for line in sessions.lines
-        if line.error is None
-        and isinstance(line.value, dict)
-        and line.value.get("session_id") in wanted
     )
 
 
@@ -207,45 +115,49 @@ def journal_directory(
     model_source: str | None = None,
     handle: str | None = None,
     diagnostics_kept: int | None = None,
+    run: RunInputs | None = None,
 ) -> JournaledDirectory:
     """``score --all --journal`` for one directory of a fleet, into ``<metrics_dir>/eval.jsonl``.
 
     :func:`evalkit.journal.batch.journal_ledger` with these arguments, incremental unless
     ``rescore``, the journal validated against the certificates of the repository evalkit runs
     from (as the command line does); ``diagnostics_kept`` caps the ledger diagnostics sent back
-    (``None``: all). Raises :class:`~evalkit.errors.EvalkitError` when there is no session to
+    (``None``: all); ``run``: the run inputs validated once for the whole fleet (the keywords
+    otherwise). Raises :class:`~evalkit.errors.EvalkitError` when there is no session to
     score (then no journal is created: ``sessions.jsonl`` is missing, unreadable or holds no
     line with a session id; or, after scoring, every session was refused) or when
     ``eval.jsonl`` is a file of the ledger; :class:`~evalkit.journal.reader.JournalWriteError` (an
     ``OSError``) when an append fails, its message saying which records of the batch are on
-    disk. Reads ``sessions.jsonl`` once more than ``score --all --journal``
-    (to start no journal where nothing can be scored).
+    disk.
     """
     from evalkit.calibration.calibrations import repository_calibrations
     from evalkit.journal.batch import journal_ledger
     from evalkit.journal.reader import JOURNAL_NAME
     from evalkit.ledger.files import ledger_role
+    from evalkit.scoring.run_inputs import RunInputs
 
     target = os.path.join(metrics_dir, JOURNAL_NAME)
-    if os.path.isdir(metrics_dir) and not _has_session(metrics_dir):
-        raise EvalkitError(no_session_message(metrics_dir))
     role = ledger_role(metrics_dir, target)
     if role is not None:
         raise EvalkitError(
             f"{target} is the ledger's {role}: records are never appended to the ledger"
         )
     notes: list[str] = []
+    if run is None:
+        run = RunInputs.of(
+            timestamp=timestamp, model_id=model_id, model_source=model_source, handle=handle
+        )
     result = journal_ledger(
         metrics_dir,
         target,
         rubric,
         rescore=rescore,
-        timestamp=timestamp,
-        model_id=model_id,
-        model_source=model_source,
-        handle=handle,
+        run=run,
         accepted=repository_calibrations(on_refused=notes.append),
+        create_empty=False,
     )
+    if result.no_session is not None:
+        raise EvalkitError(str(result.no_session))
     return _journaled(metrics_dir, target, result, diagnostics_kept, tuple(notes))
 
 

@@ -41,9 +41,10 @@ from evalkit.files.errors import (
     InputNotFoundError,
     input_file_error,
 )
-from evalkit.files.input import InputNotRegularError
+from evalkit.files.input import InputNotRegularError, dumps_bytes
+from evalkit.journal.chain import CHAIN_KEY, last_line_reference
 from evalkit.record.contract import validate_record
-from evalkit.record.seal import seal_record
+from evalkit.record.seal import seal_record, without_seal
 
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
@@ -122,6 +123,22 @@ def journal_os_error(exc: OSError, path: Path) -> OSError:
 dumps_record = encode_line
 
 
+def _linked(record: Mapping[str, Any], previous: str | None) -> dict[str, Any]:
+    """``record`` without its seal, its provenance linked to the line before it.
+
+    A shallow copy: only the top level and ``provenance`` are new. A record that is not a
+    JSON object with a ``provenance`` object is returned as it is, for validation to refuse.
+    """
+    out = without_seal(record) if isinstance(record, Mapping) else record
+    provenance = out.get("provenance") if isinstance(out, dict) else None
+    if isinstance(provenance, Mapping):
+        out["provenance"] = {
+            **{k: v for k, v in provenance.items() if k != CHAIN_KEY},
+            CHAIN_KEY: previous,
+        }
+    return out  # type: ignore[return-value]
+
+
 class JournalAppender:
     """Appends records to one journal under one exclusive lock (a context manager).
 
@@ -141,6 +158,7 @@ class JournalAppender:
         self.path = Path(path)
         self.accepted = accepted
         self._hold: AppendHold | None = None
+        self._previous: str | None = None
 
     @property
     def appended(self) -> int:
@@ -148,7 +166,7 @@ class JournalAppender:
         return 0 if self._hold is None else self._hold.appended
 
     def __enter__(self) -> JournalAppender:
-        """Open and lock the journal; the appender itself."""
+        """Open and lock the journal, find the link of the first record; the appender itself."""
         fd = open_for_append(
             self.path,
             "journal",
@@ -159,26 +177,40 @@ class JournalAppender:
         hold = AppendHold(fd, self.path, "journal", unit="record", error_type=JournalWriteError)
         try:
             hold.__enter__()
+            try:
+                # under the lock: no other appender can add a line before this one
+                self._previous = last_line_reference(fd)
+            except BaseException:
+                hold.__exit__(None, None, None)
+                raise
         except BaseException:
             os.close(fd)
             raise
         self._hold = hold
         return self
 
-    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate and seal ``record``, write its line; return the record as written.
+    def append(self, record: Mapping[str, Any], *, owned: bool = False) -> dict[str, Any]:
+        """Chain, validate and seal ``record``, write its line; return the record as written.
 
-        ``ValidationError`` (nothing written) for an invalid record; :class:`JournalWriteError`
-        when the write fails (the journal is back at its size before this record).
+        Its ``provenance.previous_line_sha256`` is set to the link of the line before it
+        (:mod:`evalkit.journal.chain`), then the seal is computed over the record (once, and
+        it is what the next record's link names), and the line is encoded once. ``owned``: the caller built ``record`` for this call and hands it
+        over (it is not copied). ``ValidationError`` (nothing written) for an invalid record;
+        :class:`JournalWriteError` when the write fails (the journal is back at its size
+        before this record).
         """
-        validated = validate_record(seal_record(record), accepted=self.accepted)
-        self._write(validated)
-        return validated
-
-    def _write(self, validated: dict[str, Any]) -> None:
         if self._hold is None:
             raise EvalkitError("JournalAppender.append outside its with-block")
-        self._hold.write([dumps_record(validated)])
+        validated = validate_record(
+            _linked(record, self._previous), accepted=self.accepted, owned=owned
+        )
+        sealed = seal_record(validated)
+        data = dumps_bytes(sealed, separators=(",", ":"))
+        if b"\n" in data or b"\r" in data:  # json escapes these inside strings
+            raise EvalkitError("JSON serialization produced a line break")
+        self._hold.write([data.decode("utf-8")])
+        self._previous = sealed["provenance"]["record_sha256"]
+        return sealed
 
     def __exit__(self, *exc_info: object) -> None:
         """Sync the batch (all of it, or none: see the class), release the lock, close."""
@@ -210,10 +242,10 @@ def append(
     ``accepted``: the verified calibration certificates a judge dimension may claim (see
     ``validate_record``).
     """
-    validated = validate_record(seal_record(record), accepted=accepted)
+    # refused before the journal is opened (or created); the link is known under the lock
+    validate_record(seal_record(record), accepted=accepted)
     with JournalAppender(path, accepted=accepted) as out:
-        out._write(validated)
-    return validated
+        return out.append(record)
 
 
 def append_many(

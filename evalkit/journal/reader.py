@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from evalkit.files.input import (
     read_bytes,
     split_lines,
 )
+from evalkit.journal.chain import ChainReport, check_chain, link_of, reference
 from evalkit.journal.file import (
     JOURNAL_NAME,
     JournalAppender,
@@ -116,7 +117,8 @@ class JournalRead(Readable):
     """What ``read`` found: valid records (normalized), skipped lines, duplicate run ids.
 
     ``line_numbers[i]`` is the 1-based line of ``records[i]``; ``duplicates`` maps each run id
-    seen on more than one valid line to those line numbers.
+    seen on more than one valid line to those line numbers; ``chain`` says whether each
+    record follows the line before it.
     """
 
     path: Path
@@ -124,6 +126,8 @@ class JournalRead(Readable):
     line_numbers: list[int] = field(default_factory=list)
     diagnostics: list[JournalDiagnostic] = field(default_factory=list)
     duplicates: dict[str, list[int]] = field(default_factory=dict)
+    #: the journal's chain (:mod:`evalkit.journal.chain`): where it starts, where it breaks
+    chain: ChainReport = field(default_factory=ChainReport)
 
     def _headline(self) -> str:
         versions = sorted({str(rec.get("rubric_version")) for rec in self.records})
@@ -175,8 +179,11 @@ def _line_record(
     raw: bytes,
     unterminated: bool,
     accepted: CalibrationAcceptance | None = None,
-) -> dict[str, Any] | JournalDiagnostic:
-    """The normalized, validated record on one non-blank line, or why it is not one."""
+) -> tuple[dict[str, Any] | JournalDiagnostic, Any]:
+    """The normalized, validated record on one non-blank line, or why it is not one.
+
+    With the line's parsed value (``None`` when it is no JSON).
+    """
     try:
         value = parse_json(raw, max_depth=MAX_RECORD_DEPTH)
     except JsonInputError as exc:
@@ -186,33 +193,40 @@ def _line_record(
         else:
             kind = DiagnosticKind.MALFORMED
             reason = f"not a JSON line ({exc}); a torn earlier write looks like this too"
-        return JournalDiagnostic(number, kind, reason)
+        return JournalDiagnostic(number, kind, reason), None
     if not isinstance(value, dict):
         return JournalDiagnostic(
             number, DiagnosticKind.NOT_OBJECT, f"JSON {type(value).__name__}, not a record object"
-        )
+        ), value
     run_id = value.get("run_id")
     try:
-        return validate_stored(value, accepted=accepted)
+        return validate_stored(value, accepted=accepted), value
     except EvalkitError as exc:
         kind = (
             DiagnosticKind.CHANGED if isinstance(exc, SealMismatchError) else DiagnosticKind.INVALID
         )
         return JournalDiagnostic(
             number, kind, clip(str(exc), 500), run_id if isinstance(run_id, str) else None
-        )
+        ), value
 
 
-def _journal_lines(target: Path) -> Iterator[RawLine]:
-    """The lines of the journal at ``target`` (a BOM before the first line dropped)."""
+def _journal_lines(target: Path) -> Iterator[tuple[RawLine, bytes | None]]:
+    """The lines of the journal at ``target`` (a BOM before the first line dropped).
+
+    Each with its bytes exactly as in the file (BOM and CR kept: what a link hashes), None
+    for a line over the line cap.
+    """
     try:
         data = read_bytes(target, "journal")
     except OSError as exc:
         raise journal_os_error(exc, target) from exc
     for line in split_lines(data):
+        exact = line.data
+        if exact is not None and line.length > len(exact):
+            exact += b"\r"  # split_lines drops a CR before the newline
         if line.number == 1 and line.data is not None and line.data.startswith(_BOM):
             line = RawLine(1, line.data[len(_BOM) :], line.unterminated, line.length)
-        yield line
+        yield line, exact
 
 
 def read(
@@ -232,7 +246,8 @@ def read(
     target = Path(path)
     result = JournalRead(path=target)
     seen: dict[str, list[int]] = {}
-    for line in _journal_lines(target):
+    links: list[tuple[int, str | None, bool, Any]] = []
+    for line, exact in _journal_lines(target):
         raw = line.data
         if raw is None:
             result.diagnostics.append(
@@ -242,10 +257,17 @@ def read(
                     f"line of {line.length} bytes exceeds the line cap; not read",
                 )
             )
+            links.append((line.number, None, False, None))
             continue
         if not raw.strip():
             continue
-        got = _line_record(line.number, raw, line.unterminated, accepted)
+        got, value = _line_record(line.number, raw, line.unterminated, accepted)
+        linked, link = link_of(value)
+        is_record = (
+            linked or not isinstance(got, JournalDiagnostic) or (got.kind is DiagnosticKind.CHANGED)
+        )
+        ref = reference(exact, value) if exact is not None else None
+        links.append((line.number, ref, is_record, link if linked else ...))
         if isinstance(got, JournalDiagnostic):
             result.diagnostics.append(got)
             continue
@@ -253,7 +275,7 @@ def read(
         result.line_numbers.append(line.number)
         seen.setdefault(got["run_id"], []).append(line.number)
     result.duplicates.update({rid: lines for rid, lines in seen.items() if len(lines) > 1})
-    return result
+    return replace(result, chain=check_chain(links))
 
 
 def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int, bytes]:
@@ -264,7 +286,7 @@ def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int,
     wanted = set(numbers)
     return {
         line.number: line.data
-        for line in _journal_lines(Path(path))
+        for line, _ in _journal_lines(Path(path))
         if line.number in wanted and line.data is not None
     }
 

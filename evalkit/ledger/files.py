@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+from evalkit.ledger.nothing_to_score import describe_sessions
 from evalkit.ledger.reader import ARCHIVE_DIR_NAME, ARCHIVE_NAME_RE, LEGACY_RING_MAX, read_jsonl
 
 __all__ = ["describe_sessions_file", "ledger_paths", "ledger_role"]
@@ -64,18 +65,7 @@ def ledger_role(metrics_dir: str | os.PathLike[str], path: str | os.PathLike[str
 def describe_sessions_file(metrics_dir: str | os.PathLike[str]) -> str:
     """What ``sessions.jsonl`` of ``metrics_dir`` is, for an error that found no session in it.
 
-    Its path and its state: no such file, why it cannot be read, empty, or how many lines.
+    Its path and its state (:func:`evalkit.ledger.nothing_to_score.describe_sessions`), read now:
+    for an error raised where the ledger as read is not at hand.
     """
-    sessions = read_jsonl(os.path.join(os.fspath(metrics_dir), "sessions.jsonl"))
-    where = f"sessions.jsonl {sessions.path!r}"
-    if sessions.state == "absent":
-        return f"{where}: no such file"
-    if sessions.state == "unreadable":
-        return f"{where}: {sessions.error}"
-    if sessions.state == "empty":
-        return f"{where}: empty (no non-blank line)"
-    bad = len(sessions.malformed_lines)
-    return (
-        f"{where}: {len(sessions.lines)} non-blank line(s), {len(sessions.objects)} JSON "
-        f"object(s), {bad} malformed"
-    )
+    return describe_sessions(read_jsonl(os.path.join(os.fspath(metrics_dir), "sessions.jsonl")))

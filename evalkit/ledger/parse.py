@@ -40,12 +40,13 @@ on generated lines and a corpus of these edge cases, and on every conformance le
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from evalkit.files.input import split_lines
+from evalkit.files.input import input_too_large as too_large
 from evalkit.js.numbers import MAX_SAFE_INTEGER, JSONLineError, decode_json_value
 from evalkit.js.values import JS_WHITESPACE
 
@@ -58,14 +59,16 @@ except ImportError:  # exercised by a test in a child process without orjson
     fast_loads = None
 
 __all__ = [
+    "BLOCK_BYTES",
     "FAST_MAX_DEPTH",
+    "TOMBSTONE_EVENT",
     "Diagnostic",
     "Line",
     "Parsed",
     "decode_line",
     "gc_paused",
-    "overlong_lines",
     "parse_data",
+    "parse_file",
 ]
 
 # The whitespace JSON.parse itself tolerates around a value.
@@ -195,39 +198,165 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class Parsed(NamedTuple):
-    """One file's lines as read (:func:`parse_data`), and what rubric-v2 reads of them.
+class Parsed:
+    """One file's lines as read (:func:`parse_file`), and what rubric-v2 reads of them.
 
     ``records`` are the values of the raw lines that parse to a plain object (rubric-v2's
     events, in file order), ``unreadable`` the numbers of every other non-blank line (malformed,
-    padded or not an object). ``diagnostics`` are in line order.
+    padded or not an object). ``diagnostics`` are in line order. ``lines`` holds every
+    non-blank line (:class:`Line`) unless the file was read for a sink, which takes the records
+    block by block and keeps none: then ``lines`` holds only the lines that are not records
+    (``others``), and ``n_records`` / ``n_raw_values`` count what was handed on (the objects,
+    and every value ``JSON.parse`` accepts untrimmed). ``tombstones`` are the objects that are
+    rotation tombstones (:data:`TOMBSTONE_EVENT`), ``end`` the byte offset after the last
+    complete (newline-terminated) line and ``next_line`` the number the next line would get;
+    ``partial``: a last line without its newline was read too (past ``end``).
     """
 
-    lines: list[Line]
-    diagnostics: list[Diagnostic]
-    records: list[dict[str, Any]]
-    unreadable: list[int]
+    __slots__ = (
+        "diagnostics",
+        "end",
+        "lines",
+        "n_raw_values",
+        "n_records",
+        "next_line",
+        "partial",
+        "records",
+        "tombstones",
+        "unreadable",
+    )
+
+    def __init__(self) -> None:
+        self.lines: list[Line] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.records: list[dict[str, Any]] = []
+        self.unreadable: list[int] = []
+        self.tombstones: list[dict[str, Any]] = []
+        self.n_records = 0
+        self.n_raw_values = 0
+        self.end = 0
+        self.next_line = 1
+        self.partial = False
+
+
+#: The rotation tombstone's event name (what :mod:`evalkit.ledger.reader` looks for).
+TOMBSTONE_EVENT = "orchestrator.events.rotated"
+_TOMBSTONE_BYTES = TOMBSTONE_EVENT.encode("ascii")
+#: Bytes read from a file at once: lines are parsed a block at a time, never the whole file.
+BLOCK_BYTES = 8 << 20
+#: Read past the size the file had when opened (it may grow while it is read).
+_GROWTH = 64 << 10
 
 
 def parse_data(path: str, data: bytes, overlong: Mapping[int, str]) -> Parsed:
     r"""Every line of ``data`` (the bytes of the file at ``path``) as read (module docstring).
 
     Lines are split on ``\n``; the line numbers in ``overlong`` are not parsed (the reason is
-    their error). The common line, a JSON object with nothing around it, goes through the fast
-    parser straight from its bytes; any other line is decoded (invalid UTF-8 as U+FFFD, with a
-    diagnostic naming the line), trimmed as JavaScript's ``trim()`` does and parsed by
-    :func:`decode_line`.
+    their error). For bytes already in memory (tests, small inputs); files are read in blocks
+    by :func:`parse_file`.
     """
-    out = Parsed([], [], [], [])
-    append, record = out.lines.append, out.records.append
+    out = Parsed()
+    _parse_lines(path, data, 1, out, None, None, overlong)
+    return out
+
+
+def parse_file(
+    path: str,
+    fd: int,
+    *,
+    line_cap: int,
+    byte_cap: int,
+    sink: Callable[[list[dict[str, Any]]], object] | None = None,
+    offset: int = 0,
+    first_line: int = 1,
+    what: str = "ledger file",
+) -> Parsed:
+    r"""The lines of the open file ``fd`` from byte ``offset`` on, read a block at a time.
+
+    Never holds the whole file: each block of :data:`BLOCK_BYTES` is cut after its last
+    newline, its complete lines parsed (numbered from ``first_line``) and the rest carried
+    into the next block. A line longer than ``line_cap`` bytes is not held either: it is
+    refused as a malformed line naming its length, its bytes skipped up to its newline. With
+    ``sink`` the objects of each block are handed to it and not kept (module docstring of
+    :class:`Parsed`). A file that is, or grows, larger than ``byte_cap`` raises
+    :class:`~evalkit.files.input.InputTooLargeError` naming it, its size and the setting that
+    raises the cap: a ledger file is never read as less than it holds.
+    """
+    out = Parsed()
+    out.next_line, out.end = first_line, offset
+    size = os.fstat(fd).st_size
+    if size > byte_cap:
+        raise too_large(path, what, byte_cap, size)
+    total, carry = offset, b""
+    skipping: list[int] | None = None  # [line number, bytes so far] of an overlong line
+    while True:
+        # never ask for (and so allocate) more than the file holds, a cap's worth at most
+        want = min(BLOCK_BYTES, byte_cap + 1 - total, max(size - total, 0) + _GROWTH)
+        chunk = os.pread(fd, want, total)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > byte_cap:
+            raise too_large(path, what, byte_cap, None)
+        if skipping is not None:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                skipping[1] += len(chunk)
+                continue
+            _overlong(path, skipping[0], skipping[1] + nl, line_cap, out)
+            out.next_line, out.end = skipping[0] + 1, total - len(chunk) + nl + 1
+            skipping, chunk = None, chunk[nl + 1 :]
+        buf = carry + chunk if carry else chunk
+        cut = buf.rfind(b"\n")
+        if cut >= 0:
+            _parse_lines(path, buf[:cut], out.next_line, out, sink, line_cap, None)
+            out.end = total - (len(buf) - cut - 1)
+            carry = buf[cut + 1 :]
+        else:
+            carry = buf
+        if len(carry) > line_cap:
+            skipping, carry = [out.next_line, len(carry)], b""
+    if skipping is not None:
+        _overlong(path, skipping[0], skipping[1], line_cap, out)
+        out.next_line, out.partial = skipping[0] + 1, True
+    elif carry:  # the last line, without its newline: read, but not past ``end``
+        _parse_lines(path, carry, out.next_line, out, sink, line_cap, None)
+        out.partial = True
+    return out
+
+
+def _overlong(path: str, number: int, length: int, cap: int, out: Parsed) -> None:
+    _refuse(path, number, f"line of {length} bytes exceeds the {cap}-byte line cap", out)
+
+
+def _parse_lines(
+    path: str,
+    data: bytes,
+    first: int,
+    out: Parsed,
+    sink: Callable[[list[dict[str, Any]]], object] | None,
+    line_cap: int | None,
+    overlong: Mapping[int, str] | None,
+) -> None:
+    """Parse the lines of ``data`` (complete lines, the last without its newline)."""
     fast = fast_loads
+    keep = sink is None
+    append = out.lines.append
+    records: list[dict[str, Any]] = out.records if keep else []
+    record = records.append
     # orjson refuses invalid UTF-8, but the exact reading must not rest on that: its value is
-    # kept only for bytes known to be valid UTF-8 (the whole file, or an ASCII line)
+    # kept only for bytes known to be valid UTF-8 (the whole block, or an ASCII line)
     valid_utf8 = data.isascii() or _is_utf8(data)
     new_line = tuple.__new__  # Line(...) without the named tuple's Python-level __new__
-    for i, raw in enumerate(data.split(b"\n"), start=1):
+    capped = line_cap is not None and len(data) > line_cap  # else no line can be too long
+    kept_before = len(records)
+    i = first - 1
+    for i, raw in enumerate(data.split(b"\n"), start=first):
         if overlong and i in overlong:
             _refuse(path, i, overlong[i], out)
+            continue
+        if capped and len(raw) > line_cap:  # type: ignore[operator]
+            _overlong(path, i, len(raw), line_cap, out)  # type: ignore[arg-type]
             continue
         if fast is not None and raw[:1] == b"{" and raw[-1:] == b"}":
             # the common line, an event object: decode_line's fast path, inlined (a function
@@ -248,11 +377,19 @@ def parse_data(path: str, data: bytes, overlong: Mapping[int, str]) -> Parsed:
                         continue
                     break
                 else:
-                    append(new_line(Line, (i, value, None, False)))
+                    if keep:
+                        append(new_line(Line, (i, value, None, False)))
                     record(value)
                     continue
-        _parse_text(path, i, _decode(path, i, raw, out.diagnostics), out)
-    return out
+        _parse_text(path, i, _decode(path, i, raw, out.diagnostics), out, records)
+    out.next_line = i + 1
+    added = len(records) - kept_before
+    out.n_records += added
+    out.n_raw_values += added
+    if _TOMBSTONE_BYTES in data or b"\\" in data:  # a tombstone, or an escape that may spell one
+        out.tombstones += [r for r in records[kept_before:] if r.get("event") == TOMBSTONE_EVENT]
+    if not keep and records:
+        sink(records)  # type: ignore[misc]
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -280,8 +417,10 @@ def _refuse(path: str, number: int, reason: str, out: Parsed) -> None:
     out.unreadable.append(number)
 
 
-def _parse_text(path: str, number: int, text: str, out: Parsed) -> None:
-    """One decoded line that the inlined fast path of :func:`parse_data` did not take."""
+def _parse_text(
+    path: str, number: int, text: str, out: Parsed, records: list[dict[str, Any]]
+) -> None:
+    """One decoded line that the inlined fast path of :func:`_parse_lines` did not take."""
     trimmed = text.strip(JS_WHITESPACE)
     if not trimmed:
         return  # blank after the JavaScript trim: skipped silently by every reader
@@ -292,28 +431,18 @@ def _parse_text(path: str, number: int, text: str, out: Parsed) -> None:
         return
     # str.strip returns the very object when nothing was stripped: the common case
     padded = trimmed is not text and trimmed != text.strip(_JSON_WS)
-    out.lines.append(Line(number, value, None, padded))
     if value.__class__ is dict and not padded:
-        out.records.append(value)
+        if records is out.records:  # lines kept: this one too
+            out.lines.append(Line(number, value, None, padded))
+        records.append(value)
         return
+    out.lines.append(Line(number, value, None, padded))
     out.unreadable.append(number)
+    if not padded:  # any other JSON value JSON.parse accepts untrimmed: rubric-v1 reads it
+        out.n_raw_values += 1
     if value.__class__ is not dict:
         kind = "array" if isinstance(value, list) else type(value).__name__
         out.diagnostics.append(Diagnostic(path, number, f"not a JSON object ({kind})"))
     else:
         reason = "whitespace JSON.parse rejects (BOM/NBSP) around the object"
         out.diagnostics.append(Diagnostic(path, number, reason))
-
-
-def overlong_lines(data: bytes, cap: int) -> dict[int, str]:
-    """Line number -> reason for every line of ``data`` longer than ``cap`` bytes.
-
-    Such a line is not parsed: parsing can take many times its size in memory.
-    """
-    if len(data) <= cap:  # the common case: no line can be longer than the whole file
-        return {}
-    return {
-        ln.number: f"line of {ln.length} bytes exceeds the {cap}-byte line cap"
-        for ln in split_lines(data, max_line_bytes_=cap)
-        if ln.data is None
-    }

@@ -39,19 +39,34 @@ where the reference looked in its working directory.
 from __future__ import annotations
 
 import errno
+import hashlib
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from evalkit.errors import EvalkitError, SessionResolutionError
-from evalkit.files.input import max_line_bytes, read_bytes, unreadable_reason
+from evalkit.files.input import (
+    InputTooLargeError,
+    max_file_bytes,
+    max_line_bytes,
+    open_regular,
+    unreadable_reason,
+)
 from evalkit.js.numbers import is_js_number
 from evalkit.js.timestamps import format_iso, parse_iso_z
-from evalkit.ledger.parse import Diagnostic, Line, gc_paused, overlong_lines, parse_data
+from evalkit.ledger.parse import (
+    BLOCK_BYTES,
+    TOMBSTONE_EVENT,
+    Diagnostic,
+    Line,
+    Parsed,
+    gc_paused,
+    parse_file,
+)
 
 __all__ = [
     "ARCHIVE_DIR_NAME",
@@ -60,16 +75,20 @@ __all__ = [
     "ROTATION_EVENT",
     "Diagnostic",
     "EventReading",
+    "EventSink",
     "FileState",
     "Gap",
     "JsonlFile",
     "Ledger",
     "LedgerView",
     "Line",
+    "ReadCounts",
+    "ReadPoint",
     "get_number",
     "get_path",
     "get_str",
     "iter_diagnostics",
+    "prefix_sha256",
     "read_jsonl",
     "read_ledger",
     "read_metrics_dir",
@@ -77,7 +96,7 @@ __all__ = [
 ]
 
 #: Event written as the first line of a fresh active file after a rotation (the tombstone).
-ROTATION_EVENT = "orchestrator.events.rotated"
+ROTATION_EVENT = TOMBSTONE_EVENT
 #: Folder beside ``events.jsonl`` holding rotated archives.
 ARCHIVE_DIR_NAME = "_archive"
 #: Exact archive name shape; any other file in ``_archive/`` is not part of the ledger.
@@ -86,15 +105,73 @@ ARCHIVE_NAME_RE = re.compile(
 )
 #: Upper bound of the legacy ``events.jsonl.1`` .. ``.20`` ring.
 LEGACY_RING_MAX = 20
-#: The tombstone's event name as it appears in a line that spells it without an escape.
-_TOMBSTONE_BYTES = ROTATION_EVENT.encode("ascii")
 #: How a ledger file is named in a reason ("ledger file '<path>': ...").
 _WHAT = "ledger file"
+
+
+class EventSink(Protocol):
+    """What takes a batch reading's event objects, a block at a time, in file order.
+
+    A reading resumed from a :class:`ReadPoint` also needs the sink's class to have
+    ``merged(sinks)``: the sink of consecutive parts of a file, in file order.
+    """
+
+    def add(self, records: list[dict[str, Any]]) -> object:
+        """Take one block's objects (a list the reader does not keep)."""
+
 
 FileState = Literal["absent", "empty", "present", "unreadable"]
 #: How a rubric reads the events: ``active-file`` (rubric-v1: ``events.jsonl`` only, every
 #: parseable line) or ``rotation`` (rubric-v2: object lines of the whole rotated history).
 EventReading = Literal["active-file", "rotation"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCounts:
+    """What the reader counted while parsing a file (so a batch need not keep its records).
+
+    ``n_records``: object lines (rubric-v2's events); ``n_raw_values``: lines ``JSON.parse``
+    accepts untrimmed (rubric-v1's); ``tombstones``: the rotation tombstones among the
+    objects; ``first_timestamp_ms``: the earliest strict ISO-8601-``Z`` timestamp among them,
+    when ``dated``; ``end``: the byte offset after the last complete line, ``next_line`` the
+    number the next line gets (where a reading of an appended tail starts); ``partial``: a
+    last line without its newline was read too; ``sha256``: of the bytes before ``end`` (when
+    asked for); ``resumed_at``: the offset the reading resumed from (0: the whole file);
+    ``restarted``: why a :class:`ReadPoint` given was not resumed from (the file changed).
+    """
+
+    n_records: int
+    n_raw_values: int
+    tombstones: tuple[dict[str, Any], ...]
+    dated: bool = False
+    first_timestamp_ms: float | None = None
+    end: int = 0
+    next_line: int = 1
+    partial: bool = False
+    sha256: str | None = None
+    resumed_at: int = 0
+    restarted: str | None = None
+
+
+@dataclass(frozen=True)
+class ReadPoint:
+    """Where an earlier batch reading of a file stopped, and what it had read up to there.
+
+    ``file`` is that reading (:func:`read_jsonl` with a sink and ``hashed``: its
+    ``counts.sha256`` hashes the bytes before ``counts.end``), made under the caps
+    ``line_cap`` and ``byte_cap``. A reading resumed from it checks that hash against the
+    file first, so an appended file is read from ``end`` on and any other change (rewritten,
+    rotated, truncated) reads the whole file again.
+    """
+
+    file: JsonlFile
+    line_cap: int
+    byte_cap: int
+
+    @property
+    def end(self) -> int:
+        """The byte offset the earlier reading stopped at (after its last complete line)."""
+        return self.file.counts.end if self.file.counts is not None else 0
 
 
 @dataclass(frozen=True)
@@ -103,7 +180,10 @@ class JsonlFile:
 
     ``state`` is ``absent`` (no such path), ``empty`` (exists, no non-blank line), ``present``
     (at least one non-blank line) or ``unreadable`` (a folder where the file should be, no
-    permission, ...; ``error`` says which).
+    permission, ...; ``error`` says which). A file read for a sink (an event source of a batch
+    reading, :func:`read_metrics_dir` with ``sink``) keeps no records: ``lines`` then holds only
+    the lines that are not objects, ``digest`` is the sink that took the objects block by block,
+    and :attr:`event_records` / :attr:`values` / :attr:`raw_values` are not available.
     """
 
     path: str
@@ -120,6 +200,24 @@ class JsonlFile:
     #: them, and no backslash that could start a ``\\u`` escape spelling it), so
     #: :func:`_find_gaps` need not look at every event
     no_tombstone: bool = field(default=False, repr=False, compare=False)
+    #: the sink that took the objects (a batch reading); None when they are kept
+    digest: Any = field(default=None, repr=False, compare=False)
+    #: what the reader counted and found while parsing (None: computed from the records)
+    counts: ReadCounts | None = field(default=None, repr=False, compare=False)
+    #: of a reading resumed from a :class:`ReadPoint`: the sink of what was read after it
+    appended: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def kept(self) -> bool:
+        """Whether the records were kept (not handed to a sink)."""
+        return self.digest is None
+
+    def _records_kept(self, what: str) -> None:
+        if self.digest is not None:
+            raise EvalkitError(
+                f"{self.path}: {what} is not available: the file was read for a batch, which "
+                "keeps no records (read it with read_metrics_dir() to have them)"
+            )
 
     @property
     def exists(self) -> bool:
@@ -132,16 +230,19 @@ class JsonlFile:
 
         The sessions reading, before canonicalisation.
         """
+        self._records_kept("its values")
         return tuple(ln.value for ln in self.lines if ln.error is None)
 
     @cached_property
     def raw_values(self) -> tuple[Any, ...]:
         """Every line ``JSON.parse`` accepts *untrimmed*, any JSON type (rubric-v1's events)."""
+        self._records_kept("its raw values")
         return tuple(ln.value for ln in self.lines if ln.error is None and not ln.padded)
 
     @cached_property
     def objects(self) -> tuple[dict[str, Any], ...]:
         """The ``dict`` values among :attr:`values`."""
+        self._records_kept("its objects")
         return tuple(
             ln.value for ln in self.lines if ln.error is None and isinstance(ln.value, dict)
         )
@@ -149,6 +250,7 @@ class JsonlFile:
     @cached_property
     def event_records(self) -> tuple[dict[str, Any], ...]:
         """What rubric-v2 reads from this source: raw lines that parse to a plain object."""
+        self._records_kept("event_records")
         if self.read_split is not None:
             return self.read_split[0]
         # the condition of Line.is_event_record, inlined: this runs once per event line
@@ -188,7 +290,28 @@ class JsonlFile:
 
         As the reference's ``summarizeEventRecords`` finds it; it orders rotated sources.
         """
+        if self.counts is not None and self.counts.dated:
+            return self.counts.first_timestamp_ms
         return _earliest_iso_z(rec.get("timestamp") for rec in self.event_records)
+
+    @cached_property
+    def tombstones(self) -> tuple[dict[str, Any], ...]:
+        """The rotation tombstones among :attr:`event_records`, in file order."""
+        if self.counts is not None:
+            return self.counts.tombstones
+        if self.no_tombstone:
+            return ()
+        return tuple(r for r in self.event_records if r.get("event") == ROTATION_EVENT)
+
+    @property
+    def n_event_records(self) -> int:
+        """How many object lines rubric-v2 reads from this source."""
+        return self.counts.n_records if self.counts is not None else len(self.event_records)
+
+    @property
+    def n_raw_values(self) -> int:
+        """How many lines ``JSON.parse`` accepts untrimmed (rubric-v1's events)."""
+        return self.counts.n_raw_values if self.counts is not None else len(self.raw_values)
 
 
 def _earliest_iso_z(timestamps: Iterable[object]) -> float | None:
@@ -294,14 +417,29 @@ class Ledger:
         return tuple(d for d in self.diagnostics if d.file in own)
 
     def view(self, reading: EventReading) -> LedgerView:
-        """What a rubric that reads the events as ``reading`` reads of this ledger."""
+        """What a rubric that reads the events as ``reading`` reads of this ledger.
+
+        Of a batch reading (:func:`read_metrics_dir` with ``sinks``) the events are the sinks
+        of the sources read, in reading order (``event_digests``), not the objects.
+        """
         rotation = reading == "rotation"
+        sources = self.event_sources if rotation else (self.events,)
+        digests = tuple(src.digest for src in sources if src.digest is not None)
+        if rotation:
+            present = any(src.n_event_records for src in sources)
+        else:
+            present = self.events.n_raw_values > 0
+        events: tuple[Any, ...] = ()
+        if not digests:
+            events = self.events_v2 if rotation else self.events_v1
         return LedgerView(
             session_values=self.sessions.values,
-            events=self.events_v2 if rotation else self.events_v1,
+            events=events,
             gap_kinds=tuple(g.kind for g in self.gaps) if rotation else (),
             unreadable_event_lines=self.unreadable_event_lines if rotation else 0,
             diagnostics=self.diagnostics_read_by(rotation),
+            event_digests=digests,
+            events_present=present,
         )
 
 
@@ -312,7 +450,8 @@ class LedgerView:
     rubric-v1 (``active-file``): the active events file with every parseable line, any JSON
     type; rubric-v2 (``rotation``): object lines of the whole rotated history, with its gaps
     (by kind) and the number of unreadable event lines, which the rubric reports in evidence.
-    ``diagnostics`` are those of the files this reading reads.
+    ``diagnostics`` are those of the files this reading reads. A batch reading hands the
+    events to sinks instead (``event_digests``; ``events_present`` says whether there were any).
     """
 
     session_values: tuple[Any, ...]
@@ -320,6 +459,10 @@ class LedgerView:
     gap_kinds: tuple[str, ...] = ()
     unreadable_event_lines: int = 0
     diagnostics: tuple[Diagnostic, ...] = ()
+    #: a batch reading's sinks, one per source read, in reading order (``events`` is then empty)
+    event_digests: tuple[Any, ...] = ()
+    #: whether the reading holds any event (``None``: whether ``events`` is non-empty)
+    events_present: bool | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,38 +510,208 @@ def read_jsonl(
     *,
     max_bytes: int | None = None,
     max_line_bytes_: int | None = None,
+    sink: EventSink | None = None,
+    dated: bool = False,
+    hashed: bool = False,
+    resume: ReadPoint | None = None,
 ) -> JsonlFile:
-    """Read one JSONL file; never raises for bad content or an unreadable path.
+    """Read one JSONL file a block at a time; never raises for bad content or an unreadable path.
 
     Each non-blank line becomes a :class:`Line`; malformed, padded (BOM, NBSP) and non-object
     lines also produce a :class:`Diagnostic`. Blank lines (after the JavaScript trim) are
-    skipped silently, as by every reference reader.
+    skipped silently, as by every reference reader. With ``sink`` the objects go to it block
+    by block and are not kept (a batch reading; ``dated`` also finds the earliest timestamp
+    among them, which orders rotated sources).
 
     Nothing at the path (``lstat`` finds no entry) is ``absent``. Anything else that is not a
     readable regular file is ``unreadable`` with the reason, never ``absent`` and never an
     unbounded or blocking read: a directory, a FIFO, a device such as ``/dev/zero``, a
-    dangling symlink, a symlink loop, no permission, a file over the byte cap
-    (:func:`evalkit.files.input.max_file_bytes`). A line over the line cap is a malformed line.
+    dangling symlink, a symlink loop, no permission. A line over the line cap is a malformed
+    line. A file over the byte cap (:func:`evalkit.files.input.max_file_bytes`) is the one
+    thing that raises: :class:`~evalkit.files.input.InputTooLargeError` names the file, its
+    size and the setting that raises the cap, because reading it as unreadable would turn
+    every event-derived verdict into cannot-determine without a word.
+
+    ``hashed``: also hash the bytes read (``counts.sha256``, what a :class:`ReadPoint` checks).
+    ``resume`` (with ``sink``): an earlier reading of this file; when the file still starts
+    with the bytes it read, only what was appended since is parsed and the two readings are
+    joined (``counts.resumed_at``), else the whole file is read (``counts.restarted`` says why).
     """
     p = os.fspath(path)
     if not os.path.lexists(p):
         return JsonlFile(p, "absent")
     try:
-        data = read_bytes(p, _WHAT, max_bytes=max_bytes)
+        fd = open_regular(p, _WHAT)
     except OSError as exc:
-        reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
-        return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
-    overlong = overlong_lines(data, max_line_bytes(max_line_bytes_))
-    with gc_paused():
-        parsed = parse_data(p, data, overlong)
-    state: FileState = "present" if parsed.lines else "empty"
+        return _unreadable(p, exc)
+    dating = None if sink is None else _Dating(sink, dated)
+    line_cap, byte_cap = max_line_bytes(max_line_bytes_), max_file_bytes(max_bytes)
+    try:
+        with gc_paused():
+            prefix, restarted = (None, None)
+            if resume is not None and sink is not None:
+                prefix, restarted = _resumable(fd, resume, line_cap, byte_cap, dated)
+            start = 0 if prefix is None else resume.end  # type: ignore[union-attr]
+            parsed = parse_file(
+                p,
+                fd,
+                line_cap=line_cap,
+                byte_cap=byte_cap,
+                sink=dating,
+                offset=start,
+                first_line=1 if prefix is None else resume.file.counts.next_line,  # type: ignore[union-attr]
+            )
+            sha = None
+            if hashed or prefix is not None:
+                sha = _hash_range(fd, prefix or hashlib.sha256(), start, parsed.end)
+    except InputTooLargeError:
+        raise
+    except OSError as exc:  # an I/O error in the middle of the file
+        return _unreadable(p, exc)
+    finally:
+        os.close(fd)
+    read = _as_file(p, parsed, dating, sha=sha, restarted=restarted)
+    if prefix is None:
+        return read
+    return _joined(resume.file, read)  # type: ignore[union-attr]
+
+
+def _resumable(
+    fd: int, point: ReadPoint, line_cap: int, byte_cap: int, dated: bool
+) -> tuple[Any, str | None]:
+    """The hash of the file's first ``point.end`` bytes when they are those read before.
+
+    Else None and why the whole file is read again.
+    """
+    counts = point.file.counts
+    if counts is None or counts.sha256 is None or counts.partial or point.file.digest is None:
+        return None, "the earlier reading cannot be resumed"
+    if dated and not counts.dated:
+        # a lone source is not dated (dating costs a pass); now several are ordered by date
+        return None, "the event history now has several sources, to be ordered by date"
+    if (point.line_cap, point.byte_cap) != (line_cap, byte_cap):
+        return None, "the line or byte cap changed since the earlier reading"
+    size = os.fstat(fd).st_size
+    if size < counts.end:
+        return None, f"it is shorter ({size} bytes) than the {counts.end} bytes read before"
+    h = hashlib.sha256()
+    _hash_range(fd, h, 0, counts.end)
+    if h.hexdigest() != counts.sha256:
+        return None, f"its first {counts.end} bytes changed (rewritten or rotated)"
+    return h, None
+
+
+def prefix_sha256(path: str | os.PathLike[str], end: int) -> str | None:
+    """sha256 of the first ``end`` bytes of the file at ``path``; None when it holds fewer."""
+    try:
+        fd = open_regular(os.fspath(path), _WHAT)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_size < end:
+            return None
+        return _hash_range(fd, hashlib.sha256(), 0, end)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _hash_range(fd: int, h: Any, start: int, stop: int) -> str:
+    """Feed bytes ``start``..``stop`` of ``fd`` to the hash ``h``; its hex digest after them."""
+    at = start
+    while at < stop:
+        chunk = os.pread(fd, min(BLOCK_BYTES, stop - at), at)
+        if not chunk:
+            raise OSError(errno.EIO, "the file shrank while it was read")
+        h.update(chunk)
+        at += len(chunk)
+    return str(h.copy().hexdigest())
+
+
+def _joined(prefix: JsonlFile, tail: JsonlFile) -> JsonlFile:
+    """One file's reading from an earlier reading of its start and a reading of the rest."""
+    a, b = prefix.counts, tail.counts
+    assert a is not None and b is not None  # both batch readings
+    firsts = [t for t in (a.first_timestamp_ms, b.first_timestamp_ms) if t is not None]
+    counts = ReadCounts(
+        a.n_records + b.n_records,
+        a.n_raw_values + b.n_raw_values,
+        a.tombstones + b.tombstones,
+        dated=a.dated and b.dated,
+        first_timestamp_ms=min(firsts) if firsts else None,
+        end=b.end,
+        next_line=b.next_line,
+        partial=b.partial,
+        sha256=b.sha256,
+        resumed_at=a.end,
+    )
+    lines = prefix.lines + tail.lines
+    return JsonlFile(
+        tail.path,
+        "present" if lines or counts.n_records else "empty",
+        lines,
+        prefix.diagnostics + tail.diagnostics,
+        read_split=((), prefix.unreadable_lines + tail.unreadable_lines),
+        no_tombstone=not counts.tombstones,
+        digest=type(prefix.digest).merged((prefix.digest, tail.digest)),
+        counts=counts,
+        appended=tail.digest,
+    )
+
+
+def _unreadable(p: str, exc: OSError) -> JsonlFile:
+    reason = f"cannot read file: {unreadable_reason(exc, _WHAT, p)}"
+    return JsonlFile(p, "unreadable", diagnostics=(Diagnostic(p, None, reason),), error=reason)
+
+
+class _Dating:
+    """A sink's wrapper that also finds the earliest timestamp among the objects, if asked."""
+
+    __slots__ = ("dated", "first", "sink")
+
+    def __init__(self, sink: EventSink, dated: bool) -> None:
+        self.sink, self.dated = sink, dated
+        self.first: float | None = None
+
+    def __call__(self, records: list[dict[str, Any]]) -> None:
+        if self.dated:
+            first = _earliest_iso_z(rec.get("timestamp") for rec in records)
+            if first is not None and (self.first is None or first < self.first):
+                self.first = first
+        self.sink.add(records)
+
+
+def _as_file(
+    p: str,
+    parsed: Parsed,
+    dating: _Dating | None,
+    *,
+    sha: str | None = None,
+    restarted: str | None = None,
+) -> JsonlFile:
+    state: FileState = "present" if parsed.lines or parsed.n_records else "empty"
+    counts = ReadCounts(
+        parsed.n_records,
+        parsed.n_raw_values,
+        tuple(parsed.tombstones),
+        dated=dating is not None and dating.dated,
+        first_timestamp_ms=None if dating is None else dating.first,
+        end=parsed.end,
+        next_line=parsed.next_line,
+        partial=parsed.partial,
+        sha256=sha,
+        restarted=restarted,
+    )
     return JsonlFile(
         p,
         state,
         tuple(parsed.lines),
         tuple(parsed.diagnostics),
         read_split=(tuple(parsed.records), tuple(parsed.unreadable)),
-        no_tombstone=b"\\" not in data and _TOMBSTONE_BYTES not in data,
+        no_tombstone=not parsed.tombstones,
+        digest=None if dating is None else dating.sink,
+        counts=counts,
     )
 
 
@@ -407,8 +720,8 @@ def read_jsonl(
 # --------------------------------------------------------------------------------------------
 
 
-def _archive_sources(events_path: str) -> list[JsonlFile]:
-    """The archives of ``_archive/`` as read.
+def _archive_names(events_path: str) -> tuple[list[str], JsonlFile | None]:
+    """The archive paths of ``_archive/``, or the one unreadable source an unlistable folder is.
 
     An archive folder that is there but cannot be listed (a dangling symlink, a symlink loop,
     no permission) is one unreadable source.
@@ -419,7 +732,7 @@ def _archive_sources(events_path: str) -> list[JsonlFile]:
     except OSError as exc:
         plain_file = exc.errno == errno.ENOTDIR and not os.path.islink(archive_dir)
         if plain_file or not os.path.lexists(archive_dir):
-            return []  # no archive folder: nothing rotated here, not a gap
+            return [], None  # no archive folder: nothing rotated here, not a gap
         if exc.errno == errno.ELOOP:
             why = "a symlink loop"
         elif exc.errno == errno.ENOENT:
@@ -428,8 +741,8 @@ def _archive_sources(events_path: str) -> list[JsonlFile]:
             why = exc.strerror or type(exc).__name__
         reason = f"cannot list the archive folder: {why}"
         diag = Diagnostic(archive_dir, None, reason)
-        return [JsonlFile(archive_dir, "unreadable", diagnostics=(diag,), error=reason)]
-    return [read_jsonl(os.path.join(archive_dir, n)) for n in names if ARCHIVE_NAME_RE.match(n)]
+        return [], JsonlFile(archive_dir, "unreadable", diagnostics=(diag,), error=reason)
+    return [os.path.join(archive_dir, n) for n in names if ARCHIVE_NAME_RE.match(n)], None
 
 
 def _ring_slots(events_path: str) -> tuple[list[int], list[int]]:
@@ -461,11 +774,7 @@ def _find_gaps(
     on_disk = {s.path for s in sources} | {os.path.abspath(s.path) for s in sources}
     gaps: list[Gap] = []
     for src in sources:
-        if src.no_tombstone:
-            continue
-        for rec in src.event_records:
-            if rec.get("event") != ROTATION_EVENT:
-                continue
+        for rec in src.tombstones:
             target = rec.get("archived_as")
             if not isinstance(target, str) or not target:
                 continue
@@ -485,33 +794,62 @@ def _gap_diagnostic(gap: Gap) -> Diagnostic:
     return Diagnostic(gap.archived_as, None, "legacy ring slot missing below a present slot")
 
 
-def read_metrics_dir(path: str | os.PathLike[str], *, strict: bool = False) -> Ledger:
+def read_metrics_dir(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    sinks: Callable[[], EventSink] | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
+) -> Ledger:
     """Read ``sessions.jsonl``, ``events.jsonl`` and the rotated event history of ``path``.
 
     Never raises for bad data unless ``strict=True``, which raises
     :class:`~evalkit.errors.EvalkitError` naming ``file:line: reason`` of the first
-    diagnostic. A missing directory reads as absent files (with a diagnostic).
+    diagnostic; a ledger file over the byte cap raises (:func:`read_jsonl`). A missing
+    directory reads as absent files (with a diagnostic). ``sinks`` makes a batch reading: each
+    event source hands its objects, block by block, to a sink of its own (``sinks()``) and
+    keeps none of them, so the reading holds one block of events at a time. ``resume`` (with
+    ``sinks``): earlier readings of event sources by path (:class:`ReadPoint`); each source is
+    then hashed, and one that was only appended to is read from where it stopped.
     """
     with gc_paused():
-        return _read_metrics_dir(os.fspath(path), strict)
+        return _read_metrics_dir(os.fspath(path), strict, sinks, resume)
 
 
-def _read_metrics_dir(root: str, strict: bool) -> Ledger:
+def _read_metrics_dir(
+    root: str,
+    strict: bool,
+    sinks: Callable[[], EventSink] | None,
+    resume: Mapping[str, ReadPoint] | None = None,
+) -> Ledger:
     sessions_path = os.path.join(root, "sessions.jsonl")
     events_path = os.path.join(root, "events.jsonl")
     pre: list[Diagnostic] = []
     if not os.path.isdir(root):
         pre.append(Diagnostic(root, None, "metrics directory not found or not a directory"))
 
-    sessions = read_jsonl(sessions_path)
-    events = read_jsonl(events_path)
-
-    sources = _archive_sources(events_path)
+    # hashed for a resumable reading: the next batch checks that it was only appended to
+    sessions = read_jsonl(sessions_path, hashed=resume is not None)
+    archives, unlisted = _archive_names(events_path)
     ring, holes = _ring_slots(events_path)
-    sources += [read_jsonl(f"{events_path}.{i}") for i in ring]
+    paths = [*archives, *(f"{events_path}.{i}" for i in ring)]
+    active = os.path.lexists(events_path)
+    # one source (the common case) needs no dating
+    dated = len(paths) + active + (unlisted is not None) > 1
+
+    def read(p: str) -> JsonlFile:
+        if sinks is None:
+            return read_jsonl(p)
+        if resume is None:
+            return read_jsonl(p, sink=sinks(), dated=dated)
+        return read_jsonl(p, sink=sinks(), dated=dated, hashed=True, resume=resume.get(p))
+
+    events = read(events_path)
+    sources = [] if unlisted is None else [unlisted]
+    sources += [read(p) for p in paths]
     if events.exists:
         sources.append(events)
-    if len(sources) > 1:  # one source (the common case) needs no dating
+    if len(sources) > 1:
         sources.sort(key=_source_order_key)
     gaps = _find_gaps(sources, events_path, holes, root)
 
@@ -526,7 +864,12 @@ def _read_metrics_dir(root: str, strict: bool) -> Ledger:
     return ledger
 
 
-def read_ledger(metrics_dir: str | os.PathLike[str]) -> Ledger:
+def read_ledger(
+    metrics_dir: str | os.PathLike[str],
+    *,
+    sinks: Callable[[], EventSink] | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
+) -> Ledger:
     """:func:`read_metrics_dir` for the public entry points, with their errors.
 
     A directory that is not there is a :class:`~evalkit.errors.SessionResolutionError` naming
@@ -542,7 +885,7 @@ def read_ledger(metrics_dir: str | os.PathLike[str]) -> Ledger:
             f"metrics directory not found: {os.fspath(metrics_dir)!s} "
             "(expected a folder holding sessions.jsonl and events.jsonl)"
         )
-    return read_metrics_dir(metrics_dir)
+    return read_metrics_dir(metrics_dir, sinks=sinks, resume=resume)
 
 
 def read_session_values(metrics_dir: str | os.PathLike[str]) -> tuple[Any, ...]:

@@ -340,6 +340,13 @@ def _validate_provenance_and_model(rec: Mapping[str, Any]) -> None:
             "provenance.inputs_sha256",
             f"must be the 64 lowercase hex sha256 of the scored inputs, got {inputs!r}",
         )
+    link = provenance.get("previous_line_sha256")
+    if link is not None and (not isinstance(link, str) or not _SHA256.fullmatch(link)):
+        raise _fail(
+            "provenance.previous_line_sha256",
+            "must be null or the 64 lowercase hex sha256 of the journal's previous line, "
+            f"got {link!r}",
+        )
 
     model = _require_object(rec, "model")
     _require_str(model, "id", "model.id")
@@ -400,7 +407,9 @@ REQUIRED_TOP_LEVEL_KEYS: tuple[str, ...] = (
 )
 
 
-def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) -> dict[str, Any]:
+def validate_record(
+    d: Any, *, accepted: CalibrationAcceptance | None = None, owned: bool = False
+) -> dict[str, Any]:
     """Validate a record against SPEC section 2; return its validated copy.
 
     Raises ``ValidationError`` naming the field and the broken rule, e.g.
@@ -422,11 +431,14 @@ def validate_record(d: Any, *, accepted: CalibrationAcceptance | None = None) ->
     A seal (``provenance.record_sha256``), when present, must match the record as given:
     :class:`~evalkit.record.seal.SealMismatchError` says the record was changed after it was
     written. Records without a seal (the reference engine's) are valid.
+
+    ``owned``: ``d`` is a dict the caller built for this call (the journal's writer): it is
+    validated and stamped in place instead of being copied first.
     """
     if not isinstance(d, Mapping):
         raise ValidationError(f"record: must be a JSON object, got {type(d).__name__}")
     check_seal(d)
-    return _validate(d, accepted, copy=True)
+    return _validate(d, accepted, copy=not owned)
 
 
 def _validate(

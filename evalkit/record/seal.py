@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ValidationError
-from evalkit.files.input import dumps
+from evalkit.files.input import dumps, dumps_bytes
 
 __all__ = [
     "SEAL_FIELD",
@@ -85,10 +85,12 @@ def record_sha256(record: Mapping[str, Any]) -> str | None:
     It cannot when it holds a value JSON cannot hold or a key that is not a string.
     """
     try:
-        text = canonical_json(without_seal(record))
+        body = dumps_bytes(
+            without_seal(record), sort_keys=True, separators=(",", ":"), allow_nan=False
+        )
     except (TypeError, ValueError, RecursionError):
         return None
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(body).hexdigest()
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:

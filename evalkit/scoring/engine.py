@@ -22,24 +22,25 @@ import sys
 import threading
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from evalkit._version import __version__
 from evalkit.errors import EvalkitError, ValidationError
 from evalkit.js.numbers import json_number
 from evalkit.js.values import is_non_empty_trimmed
+from evalkit.ledger.nothing_to_score import NoSession, blank_id_lines, no_session, why_none_scored
 from evalkit.ledger.parse import gc_paused
-from evalkit.ledger.reader import Diagnostic, Ledger, read_ledger
+from evalkit.ledger.reader import Diagnostic, Ledger, ReadPoint, read_ledger
 from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
 from evalkit.provenance.repository import PACKAGE_DIR
-from evalkit.record.contract import make_run_id, validate_timestamp
+from evalkit.record.contract import make_run_id
 from evalkit.record.judging import RecordJudge
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
-from evalkit.scoring.eval_record import EvalRecord, Harness, Model, Provenance, check_model
-from evalkit.scoring.measure import LedgerMeasure, Measured
+from evalkit.scoring.eval_record import EvalRecord, Harness, Provenance
+from evalkit.scoring.measure import EventDigest, LedgerMeasure, Measured
+from evalkit.scoring.run_inputs import RunInputs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +54,7 @@ __all__ = [
     "ScoredRecords",
     "Scorer",
     "build_run_id",
+    "read_batch",
     "score_ledger",
     "score_records",
     "score_session",
@@ -67,13 +69,16 @@ LEDGER_COLUMNS = ("session_id", "dimension", "status", "score", "evidence")
 build_run_id = make_run_id
 
 
-def _now_iso() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+def read_batch(
+    metrics_dir: str | os.PathLike[str], *, resume: Mapping[str, ReadPoint] | None = None
+) -> Ledger:
+    """The ledger of ``metrics_dir`` read for scoring: events digested a block at a time.
 
-
-def _check_timestamp(timestamp: str | None) -> str:
-    return _now_iso() if timestamp is None else validate_timestamp(timestamp)
+    :func:`evalkit.ledger.reader.read_ledger` with an :class:`EventDigest` per event source,
+    so the reading never holds more than one block of event objects. ``resume``: earlier
+    readings of the event sources, by path (a source only appended to is read from there on).
+    """
+    return read_ledger(metrics_dir, sinks=EventDigest, resume=resume)
 
 
 class JudgeUnanswered(EvalkitError):
@@ -108,7 +113,9 @@ class Scorer:
 
     def __init__(self, ledger: Ledger | str | os.PathLike[str], rubric: str | Rubric) -> None:
         self.rubric = get_rubric(rubric)
-        self.ledger = ledger if isinstance(ledger, Ledger) else read_ledger(ledger)
+        self.ledger = ledger if isinstance(ledger, Ledger) else read_batch(ledger)
+        #: the rubric text's hash, read once for every record this reading scores
+        self.rubric_sha256 = self.rubric.sha256
         rotation = self.rubric.event_reading == "rotation"
         self.view = self.ledger.view(self.rubric.event_reading)
         note = ledger_gap_note(self.view.gap_kinds, self.view.unreadable_event_lines)
@@ -117,31 +124,25 @@ class Scorer:
             self.view.events,
             attribute_by_id=rotation,
             ledger_note=note if rotation else "",
+            event_digests=self.view.event_digests,
+            events_present=self.view.events_present,
         )
 
-    def record(
-        self,
-        measured: Measured,
-        *,
-        timestamp: str,
-        model: Model,
-        handle: str | None = None,
-        harness: Mapping[str, Any] | None = None,
-    ) -> EvalRecord:
-        """The record of a measured session (``timestamp`` and ``model`` already checked).
+    def record(self, measured: Measured, run: RunInputs) -> EvalRecord:
+        """The record of a measured session under the run's (validated) inputs.
 
         Raises :class:`~evalkit.errors.ValidationError` when the session id is only
         whitespace, as the reference's record validation does.
         """
         _check_session_id(measured.resolution.session_id)
-        over = dict(harness or {})
+        over = run.overrides
         rub = self.rubric
         return EvalRecord(
-            run_id=build_run_id(measured.resolution.session_id, timestamp),
+            run_id=build_run_id(measured.resolution.session_id, run.timestamp),
             session_id=measured.resolution.session_id,
             rubric_version=rub.version,
-            provenance=Provenance(rub.sha256, evalkit_commit(), measured.inputs_sha256),
-            model=model,
+            provenance=Provenance(self.rubric_sha256, evalkit_commit(), measured.inputs_sha256),
+            model=run.model,
             harness=Harness(
                 plugin_version=over.get("plugin_version", __version__),
                 platform=over.get("platform", sys.platform),
@@ -150,27 +151,15 @@ class Scorer:
             ),
             kpis=measured.context.kpis,
             dimensions=rub.score(measured.context),
-            timestamp=timestamp,
-            handle=handle,
+            timestamp=run.timestamp,
+            handle=run.handle,
             resolution=measured.resolution,
             ledger_diagnostics=self.view.diagnostics,
         )
 
-    def score(
-        self,
-        session_id: str | None = None,
-        *,
-        timestamp: str | None = None,
-        model_id: str | None = None,
-        model_source: str | None = None,
-        handle: str | None = None,
-        harness: Mapping[str, Any] | None = None,
-    ) -> EvalRecord:
+    def score(self, session_id: str | None, run: RunInputs) -> EvalRecord:
         """:func:`score_session` over this reading of the ledger."""
-        ts = _check_timestamp(timestamp)
-        model = check_model(model_id, model_source)
-        measured = self.measure.resolve(session_id)
-        return self.record(measured, timestamp=ts, model=model, handle=handle, harness=harness)
+        return self.record(self.measure.resolve(session_id), run)
 
 
 def score_session(
@@ -184,6 +173,7 @@ def score_session(
     handle: str | None = None,
     harness: Mapping[str, Any] | None = None,
     judge: RecordJudge | None = None,
+    run: RunInputs | None = None,
 ) -> EvalRecord:
     """Score one session of ``metrics_dir`` under ``rubric`` and return its record.
 
@@ -194,7 +184,8 @@ def score_session(
     ``plugin_version``, ``platform``, ``host_class`` or ``hostname_hash`` (defaults: the
     evalkit version, ``sys.platform``, the ``host_class`` of the session's start event,
     the first 16 hex of sha256(hostname)). ``handle`` None means anonymized. ``judge`` adds
-    its judge dimensions (module docstring).
+    its judge dimensions (module docstring). ``run``: these run inputs already validated
+    (:class:`~evalkit.scoring.run_inputs.RunInputs`), instead of the keyword arguments.
 
     Raises :class:`~evalkit.errors.SessionResolutionError` when no session resolves,
     :class:`~evalkit.errors.ValidationError` when the resolved id is only whitespace or a
@@ -202,16 +193,15 @@ def score_session(
     :class:`JudgeUnanswered` when a judge was given and its calls did not all get an answer.
     """
     rub = get_rubric(rubric)
-    ts = _check_timestamp(timestamp)
-    check_model(model_id, model_source)  # argument errors come before the ledger is read
-    record = Scorer(read_ledger(metrics_dir), rub).score(
-        session_id,
-        timestamp=ts,
-        model_id=model_id,
-        model_source=model_source,
-        handle=handle,
-        harness=harness,
-    )
+    if run is None:  # argument errors come before the ledger is read
+        run = RunInputs.of(
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            harness=harness,
+        )
+    record = Scorer(read_batch(metrics_dir), rub).score(session_id, run)
     if judge is None:
         return record
     [dims] = judge.judge_records([record.to_dict(sealed=False)])
@@ -237,10 +227,11 @@ class ScoredRecords:
     ``sessions`` are the ids considered, in ledger order (``len()`` is their number, for a
     progress bar). While iterating, a session that :func:`score_session` refuses is appended
     to ``refused`` (never raised), and one whose inputs hash equals its ``known_inputs`` entry
-    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's. ``on_session``,
-    when set, is called once per session done (scored, unchanged or refused). With a
-    ``judge``, records go to it ``judge.batch_size`` at a time; a session whose judge calls
-    went unanswered is listed in ``held_back``, not yielded.
+    to ``unchanged`` (not scored). ``diagnostics`` are the ledger reading's; ``no_session``
+    says why the ledger gives no session to score (None when a line of ``sessions.jsonl``
+    gives one). ``on_session``, when set, is called once per session done (scored, unchanged
+    or refused). With a ``judge``, records go to it ``judge.batch_size`` at a time; a session
+    whose judge calls went unanswered is listed in ``held_back``, not yielded.
     """
 
     def __init__(
@@ -249,20 +240,21 @@ class ScoredRecords:
         positions: list[int],
         missing: list[str],
         *,
-        timestamp: str,
-        model: Model,
-        handle: str | None,
-        harness: Mapping[str, Any] | None,
+        run: RunInputs,
         known_inputs: Mapping[str, str],
         judge: RecordJudge | None = None,
     ) -> None:
         self.judge = judge
         self.held_back: list[str] = []
         self.rubric_version = scorer.rubric.version
-        self.rubric_sha256 = scorer.rubric.sha256
-        self.timestamp = timestamp
+        self.rubric_sha256 = scorer.rubric_sha256
+        self.run = run
+        self.timestamp = run.timestamp
         self.diagnostics: tuple[Diagnostic, ...] = scorer.view.diagnostics
+        #: the ledger as read (its event sources say where a rerun may resume)
+        self.ledger = scorer.ledger
         records = scorer.measure.records
+        self.no_session: NoSession | None = no_session(scorer.ledger.sessions)
         self.sessions: tuple[str, ...] = tuple(records[p]["session_id"] for p in positions)
         self.refused: list[Refused] = [
             Refused(sid, f"session not found: {sid}", "SessionResolutionError") for sid in missing
@@ -270,13 +262,8 @@ class ScoredRecords:
         self.unchanged: list[str] = []
         self._scorer = scorer
         self._positions = positions
-        self._run: dict[str, Any] = {
-            "timestamp": timestamp,
-            "model": model,
-            "handle": handle,
-            "harness": harness,
-        }
         self._known = known_inputs
+        self._only: set[int] | None = None
         self._started = False
         self.on_session: Callable[[], object] | None = None
 
@@ -284,16 +271,27 @@ class ScoredRecords:
         """How many sessions the batch considers (for a progress bar)."""
         return len(self._positions)
 
-    def skip_unchanged(self, known_inputs: Mapping[str, str]) -> None:
+    def skip_unchanged(
+        self, known_inputs: Mapping[str, str], *, measure_only: Collection[int] | None = None
+    ) -> None:
         """Skip, when iterated, the sessions whose inputs did not change.
 
         A session whose inputs hash equals its entry in ``known_inputs`` (session id ->
-        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``. Call it
-        before iterating.
+        ``provenance.inputs_sha256``) is not scored but listed in ``unchanged``.
+        ``measure_only``: the positions whose inputs may have changed since ``known_inputs``
+        was that ledger's (:func:`evalkit.scoring.affected.affected_positions`); any other
+        session with a known hash is listed unchanged without being measured. Call it before
+        iterating.
         """
         if self._started:
             raise EvalkitError("skip_unchanged must come before the records are iterated")
         self._known = dict(known_inputs)
+        self._only = None if measure_only is None else set(measure_only)
+
+    @property
+    def scorer(self) -> Scorer:
+        """The reading the records are scored from."""
+        return self._scorer
 
     def __iter__(self) -> Iterator[EvalRecord]:
         """The records, built as they are asked for; a second iteration raises."""
@@ -369,20 +367,42 @@ class ScoredRecords:
         # re-enabling it between records would walk the whole ledger again and again
         with gc_paused():
             measure = self._scorer.measure
+            records, only, known = measure.records, self._only, self._known
             for position in self._positions:
+                if only is not None and position not in only:
+                    sid = records[position]["session_id"]
+                    refused = None if sid in known else _refused_id(sid)
+                    if sid in known or refused is not None:
+                        # nothing appended can reach it: as it was scored (or refused)
+                        if refused is None:
+                            self.unchanged.append(sid)
+                        else:
+                            self.refused.append(refused)
+                        if self.on_session is not None:
+                            self.on_session()
+                        continue
                 measured = measure.measure(position)
                 sid = measured.resolution.session_id
                 if self._known.get(sid) == measured.inputs_sha256:
                     self.unchanged.append(sid)
                 else:
                     try:
-                        record = self._scorer.record(measured, **self._run)
+                        record = self._scorer.record(measured, self.run)
                     except EvalkitError as exc:
                         self.refused.append(Refused(sid, str(exc), type(exc).__name__))
                     else:
                         yield record
                 if self.on_session is not None:
                     self.on_session()
+
+
+def _refused_id(session_id: str) -> Refused | None:
+    """How the record of a session with this id is refused whatever it measures, else None."""
+    try:
+        _check_session_id(session_id)
+    except ValidationError as exc:
+        return Refused(session_id, str(exc), type(exc).__name__)
+    return None
 
 
 def score_records(
@@ -397,6 +417,8 @@ def score_records(
     harness: Mapping[str, Any] | None = None,
     known_inputs: Mapping[str, str] | None = None,
     judge: RecordJudge | None = None,
+    run: RunInputs | None = None,
+    resume: Mapping[str, ReadPoint] | None = None,
 ) -> ScoredRecords:
     """Every eligible session's record, in one pass over the ledger.
 
@@ -409,7 +431,9 @@ def score_records(
     in the result's ``refused``, never raised. ``known_inputs`` maps a session id to the
     ``provenance.inputs_sha256`` of a record already scored under this rubric and these run
     inputs: a session whose inputs still hash to it is not scored again (listed in
-    ``unchanged``). ``judge`` adds its judge dimensions (module docstring).
+    ``unchanged``). ``judge`` adds its judge dimensions (module docstring). ``run``: the run
+    inputs already validated, instead of the keywords. ``resume``: earlier readings of the
+    event sources (:func:`read_batch`); the records are the same as from a whole reading.
 
     Raises, before anything is scored, what ``score_session`` raises for the whole batch: a
     missing metrics directory, an invalid timestamp or model, an unknown rubric.
@@ -419,9 +443,15 @@ def score_records(
             f"session_ids: a collection of session ids, not one string ({session_ids!r})"
         )
     rub = get_rubric(rubric)
-    ts = _check_timestamp(timestamp)
-    model = check_model(model_id, model_source)
-    scorer = Scorer(read_ledger(metrics_dir), rub)
+    if run is None:
+        run = RunInputs.of(
+            timestamp=timestamp,
+            model_id=model_id,
+            model_source=model_source,
+            handle=handle,
+            harness=harness,
+        )
+    scorer = Scorer(read_batch(metrics_dir, resume=resume), rub)
     records = scorer.measure.records
     if session_ids is None:
         positions, missing = list(range(len(records))), []
@@ -434,10 +464,7 @@ def score_records(
         scorer,
         positions,
         missing,
-        timestamp=ts,
-        model=model,
-        handle=handle,
-        harness=harness,
+        run=run,
         known_inputs=known_inputs or {},
         judge=judge,
     )
@@ -452,15 +479,17 @@ def score_ledger(
     ``score_session(metrics_dir, session_id=that_id, rubric=rubric)`` scores it (``score`` is
     ``None`` for dimensions without one). Sessions are the canonical reading's, in ledger
     order; ids that ``score_session`` refuses (only whitespace) have no rows and are listed in
-    ``df.attrs["skipped"]``; what the ledger reading skipped or doubted (``file:line: why``)
-    in ``df.attrs["diagnostics"]``.
+    ``df.attrs["skipped"]`` (where they are, ``file:line: ...``, in ``df.attrs["skipped_lines"]``);
+    what the ledger reading skipped or doubted (``file:line: why``) in
+    ``df.attrs["diagnostics"]``; why no session could be scored, when none could, in
+    ``df.attrs["no_session"]`` (:meth:`evalkit.ledger.nothing_to_score.NoSession.to_dict`, else None).
     """
     import pandas as pd  # deferred: pandas is heavy and only the table needs it
 
     # the collector paused for the whole run; the ledger is freed (by reference counting) when
     # _verdict_rows returns, before the collector would walk it
     with gc_paused():
-        rows, skipped, version, diagnostics = _verdict_rows(metrics_dir, rubric)
+        rows, skipped, version, diagnostics, notes = _verdict_rows(metrics_dir, rubric)
     columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
     # object dtype keeps a null score None (not NaN) and an integral score an int
     frame = pd.DataFrame(
@@ -472,13 +501,14 @@ def score_ledger(
     frame.attrs["skipped"] = skipped
     frame.attrs["rubric_version"] = version
     frame.attrs["diagnostics"] = diagnostics
+    frame.attrs.update(notes)
     return frame
 
 
 def _verdict_rows(
     metrics_dir: str | os.PathLike[str], rubric: str | Rubric
-) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str]]:
-    scorer = Scorer(read_ledger(metrics_dir), rubric)
+) -> tuple[list[tuple[str, str, str, Any, str]], list[str], str, list[str], dict[str, Any]]:
+    scorer = Scorer(read_batch(metrics_dir), rubric)
     rub = scorer.rubric
     rows: list[tuple[str, str, str, Any, str]] = []
     skipped: list[str] = []
@@ -491,4 +521,10 @@ def _verdict_rows(
             score = json_number(dim.score) if dim.has_score else None  # as to_dict writes it
             rows.append((sid, dim.id, str(dim.status), score, dim.evidence))
     # as text: a frame's attrs travel into parquet metadata, as JSON
-    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics]
+    sessions = scorer.ledger.sessions
+    reason = None if rows else why_none_scored(sessions)
+    notes = {
+        "skipped_lines": list(blank_id_lines(sessions, skipped)) if skipped else [],
+        "no_session": None if reason is None else reason.to_dict(),
+    }
+    return rows, skipped, rub.version, [str(d) for d in scorer.view.diagnostics], notes

@@ -17,11 +17,12 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
+import operator
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,6 @@ from evalkit.js.values import (
     is_number,
     is_plain_object,
     js_sort_key,
-    strict_equals_zero,
 )
 from evalkit.ledger.parse import gc_paused
 from evalkit.record.scoring_context import (
@@ -67,6 +67,7 @@ __all__ = [
     "QUALITY_GATE_EVENTS",
     "SESSION_STARTED",
     "WARNED",
+    "EventDigest",
     "EventIndex",
     "LedgerMeasure",
     "Measured",
@@ -134,62 +135,158 @@ def _kpis(record: Mapping[str, Any], window: Window | None) -> Kpis:
     )
 
 
-class _Collected:
-    """What one pass over the events keeps for the index, in ledger order.
+class EventDigest:
+    """What the event index needs of a reading's events, collected a block at a time.
 
-    Per quality gate or guard event: its kind code and timestamp (and for a gate its exit code
-    and whether it is a full gate); per event stamped with a raw session id: that id and the
-    event's kind code, and (semantic id, raw id) when a semantic id is beside it; the
-    ``session.started`` events.
+    A sink of a batch reading (:class:`evalkit.ledger.reader.EventSink`): :meth:`add` takes
+    one block of events in ledger order and keeps, per quality gate or guard event, its kind
+    code and timestamp (per gate whether ``exit_code === 0`` and whether it is a full gate, per
+    full gate its ``exit_code``); the raw session ids (per semantic id, both routes) and the
+    guard events per raw id; the host class of the first ``session.started`` event per
+    timestamp. The per-event work is done by ``map`` over the block and numpy, not by a Python
+    loop, except for the events that carry a raw id. Digests of consecutive parts of a reading
+    merge (:meth:`merged`) into the digest of the whole.
     """
 
-    def __init__(self, events: Sequence[Any]) -> None:
-        self.codes: list[int] = []
-        self.stamps: list[Any] = []
-        self.exits: list[Any] = []
-        self.fulls: list[bool] = []
-        self.raws: list[str] = []
-        self.raw_codes: list[int] = []
-        self.dual: list[tuple[Any, str]] = []
-        self.started: list[Mapping[str, Any]] = []
-        with gc_paused():
-            self._collect(events)
+    def __init__(self) -> None:
+        self.kinds: list[Any] = []  # per block: kind code of each counted event
+        self.times: list[Any] = []  # per block: their timestamps (ms; NaN when unparseable)
+        self.zero: list[Any] = []  # per block: per gate, exit_code === 0
+        self.full: list[Any] = []  # per block: per gate, variant == "full-gate"
+        self.full_exits: list[Any] = []  # per full gate: its exit_code (UNDEFINED when absent)
+        self.raw_ids: dict[str, set[str]] = {}
+        self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
+        self.host_classes: dict[str, str] = {}
+        self.seen = 0  # events taken
 
-    def _collect(self, events: Sequence[Any]) -> None:
-        # the one Python-level pass over every event: names bound to locals, one lookup per
-        # event name (its code), the raw-id test of is_non_empty_trimmed inlined (a first
-        # character that is not whitespace needs no trim)
-        codes, stamps, exits, fulls = (
-            self.codes.append,
-            self.stamps.append,
-            self.exits.append,
-            self.fulls.append,
+    def add(self, events: Sequence[Any]) -> None:
+        """Take one block of events (any JSON values; only objects count), in ledger order."""
+        if not events:
+            return
+        block: list[dict[str, Any]] = events  # type: ignore[assignment]
+        if set(map(type, events)) != {dict}:
+            block = [
+                e if e.__class__ is dict else dict(e) for e in events if isinstance(e, Mapping)
+            ]
+        events = block
+        n = len(block)
+        self.seen += n
+        if not n:
+            return
+        names = list(map(dict.get, block, repeat("event")))
+        code_of: Any = _CODE_OF.get
+        try:
+            code_list: list[int] = list(map(code_of, names, repeat(-1)))
+        except TypeError:  # an unhashable event name (an array or an object): no kind
+            code_list = [_CODE_OF.get(x, -1) if x.__class__ is str else -1 for x in names]
+        codes = np.array(code_list, dtype=np.int8)
+        self._add_raw_ids(block, codes)
+        for i in np.flatnonzero(codes == _STARTED).tolist():
+            stamp, host = events[i].get("timestamp"), events[i].get("host_class")
+            if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
+                self.host_classes.setdefault(stamp, host)  # the first such event wins
+        counted = np.flatnonzero((codes >= 0) & (codes != _STARTED))
+        if not len(counted):
+            return
+        picked = [events[i] for i in counted.tolist()]
+        kinds = codes[counted]
+        self.kinds.append(kinds)
+        self.times.append(
+            timestamps_array(list(map(dict.get, picked, repeat("timestamp"), repeat(UNDEFINED))))
         )
-        raws, raw_codes, dual = self.raws.append, self.raw_codes.append, self.dual.append
-        code_of, ws, started = _CODE_OF.get, _WS, _STARTED
-        for event in events:
-            if event.__class__ is not dict and not isinstance(event, Mapping):
-                continue
-            get = event.get
-            name = get("event")
-            code = code_of(name, -1) if name.__class__ is str else -1
-            raw = get("session_id")
-            if raw.__class__ is str and raw and (raw[0] not in ws or is_non_empty_trimmed(raw)):
-                raws(raw)
-                raw_codes(code)
-                semantic = get("semantic_session_id")
-                if semantic is not None:
-                    dual((semantic, raw))
-            if code < 0:
-                continue
-            if code == started:
-                self.started.append(event)
-                continue
-            codes(code)
-            stamps(get("timestamp", UNDEFINED))
-            if code == 0:
-                exits(get("exit_code", UNDEFINED))
-                fulls(get("variant") == "full-gate")
+        gates = [picked[j] for j in np.flatnonzero(kinds == 0).tolist()]
+        exits = list(map(dict.get, gates, repeat("exit_code"), repeat(UNDEFINED)))
+        # strict_equals_zero, vectorized: a number equal to 0, never false (a bool is an int)
+        equal = np.fromiter(map(operator.eq, exits, repeat(0)), bool, len(exits))
+        boolean = np.fromiter(map(isinstance, exits, repeat(bool)), bool, len(exits))
+        self.zero.append(equal & ~boolean)
+        variants = map(dict.get, gates, repeat("variant"))
+        full = np.fromiter(map(operator.eq, variants, repeat("full-gate")), bool, len(gates))
+        self.full.append(full)
+        self.full_exits.extend(compress(exits, full.tolist()))
+
+    def _add_raw_ids(self, events: list[dict[str, Any]], codes: Any) -> None:
+        """Raw session ids (route 2, stamped directly; route 1, beside a semantic id)."""
+        sids = list(map(dict.get, events, repeat("session_id")))
+        at = np.flatnonzero(np.fromiter(map(isinstance, sids, repeat(str)), bool, len(sids)))
+        raws: list[str] = [sids[i] for i in at.tolist()]  # type: ignore[misc]
+        ws = _WS
+        # is_non_empty_trimmed, inlined: a first character that is not whitespace needs no trim
+        ok = [bool(r) and (r[0] not in ws or is_non_empty_trimmed(r)) for r in raws]
+        if not all(ok):
+            at, raws = at[np.array(ok, dtype=bool)], list(compress(raws, ok))
+        raw_ids = self.raw_ids
+        for raw in set(raws):
+            raw_ids.setdefault(raw, set()).add(raw)
+        semantic = map(dict.get, [events[i] for i in at.tolist()], repeat("semantic_session_id"))
+        for sem, raw in zip(semantic, raws, strict=True):
+            if sem.__class__ is str:
+                raw_ids.setdefault(sem, set()).add(raw)
+        raw_codes = codes[at]
+        for code, name in enumerate(_GUARD_EVENTS, start=1):
+            self.by_raw_id[name].update(compress(raws, (raw_codes == code).tolist()))
+
+    @classmethod
+    def merged(cls, digests: Sequence[EventDigest]) -> EventDigest:
+        """The digest of consecutive parts of a reading, ``digests`` in ledger order."""
+        if len(digests) == 1:
+            return digests[0]
+        out = cls()
+        for d in digests:
+            out.kinds += d.kinds
+            out.times += d.times
+            out.zero += d.zero
+            out.full += d.full
+            out.full_exits += d.full_exits
+            for key, raws in d.raw_ids.items():
+                out.raw_ids.setdefault(key, set()).update(raws)
+            for name, counts in d.by_raw_id.items():
+                out.by_raw_id[name].update(counts)
+            for stamp, host in d.host_classes.items():
+                out.host_classes.setdefault(stamp, host)
+            out.seen += d.seen
+        return out
+
+    def to_state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The digest as numpy arrays and JSON-simple values (:meth:`from_state` reads them).
+
+        What a journal's cursor stores (:mod:`evalkit.journal.cursor`), so a rerun need not
+        parse the events again; an absent ``exit_code`` is written ``[]``, a present one
+        ``[value]``.
+        """
+        arrays = {
+            "kinds": _joined(self.kinds, np.int8),
+            "times": _joined(self.times, np.float64),
+            "zero": _joined(self.zero, bool),
+            "full": _joined(self.full, bool),
+        }
+        meta = {
+            "full_exits": [[] if x is UNDEFINED else [x] for x in self.full_exits],
+            "raw_ids": {key: sorted(raws) for key, raws in self.raw_ids.items()},
+            "by_raw_id": {name: dict(counts) for name, counts in self.by_raw_id.items()},
+            "host_classes": self.host_classes,
+            "seen": self.seen,
+        }
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> EventDigest:
+        """The digest :meth:`to_state` wrote."""
+        out = cls()
+        for name in ("kinds", "times", "zero", "full"):
+            if len(arrays[name]):
+                getattr(out, name).append(arrays[name])
+        out.full_exits = [x[0] if x else UNDEFINED for x in meta["full_exits"]]
+        out.raw_ids = {key: set(raws) for key, raws in meta["raw_ids"].items()}
+        for name, counts in meta["by_raw_id"].items():
+            out.by_raw_id[name] = Counter(counts)
+        out.host_classes = dict(meta["host_classes"])
+        out.seen = int(meta["seen"])
+        return out
+
+
+def _joined(parts: list[Any], dtype: Any) -> Any:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 class EventIndex:
@@ -199,40 +296,35 @@ class EventIndex:
     events without a parseable timestamp never fall into a window and are left out. Guard
     events are also counted per raw session id, raw ids are mapped to the semantic ids that
     claim them, and the first ``session.started`` event per timestamp keeps its host class.
+    Built from the events themselves or (:meth:`from_digest`) from a batch reading's digest.
     """
 
     def __init__(self, events: Sequence[Any]) -> None:
-        # One pass in Python collects what the windows need; timestamps are then parsed in
-        # bulk and each kind is sorted once by timestamp (ties in ledger order).
-        got = _Collected(events)
-        self.events_present = len(events) > 0
-        self._index_raw_ids(got)
-        self.host_classes: dict[str, str] = {}
-        for event in got.started:
-            stamp, host = event.get("timestamp"), event.get("host_class")
-            if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
-                self.host_classes.setdefault(stamp, host)  # the first such event wins
-        self._index_windows(got)
+        digest = EventDigest()
+        with gc_paused():
+            digest.add(events)
+        self._build(digest, len(events) > 0)
 
-    def _index_raw_ids(self, got: _Collected) -> None:
-        """Raw session ids per semantic id (both routes) and guard events per raw id."""
-        # route 2, the id stamped directly
-        self.raw_ids: dict[str, set[str]] = {r: {r} for r in dict.fromkeys(got.raws)}
-        for semantic, raw in got.dual:  # route 1, the dual stamp
-            if isinstance(semantic, str):
-                self.raw_ids.setdefault(semantic, set()).add(raw)
-        codes = np.array(got.raw_codes, dtype=np.int8)
-        self.by_raw_id: dict[str, Counter[str]] = {
-            name: Counter(compress(got.raws, (codes == code).tolist()))
-            for code, name in enumerate(_GUARD_EVENTS, start=1)
-        }
+    @classmethod
+    def from_digest(cls, digest: EventDigest, events_present: bool) -> EventIndex:
+        """The index of the events ``digest`` took (``events_present``: were there any)."""
+        index = cls.__new__(cls)
+        index._build(digest, events_present)
+        return index
 
-    def _index_windows(self, got: _Collected) -> None:
+    def _build(self, digest: EventDigest, events_present: bool) -> None:
+        self.events_present = events_present
+        self.raw_ids = digest.raw_ids
+        self.by_raw_id = digest.by_raw_id
+        self.host_classes = digest.host_classes
+        self._index_windows(digest)
+
+    def _index_windows(self, digest: EventDigest) -> None:
         """Quality gates and guard events by kind, sorted by (timestamp, ledger position)."""
-        times = timestamps_array(got.stamps)
-        kinds = np.array(got.codes, dtype=np.int8)
-        zero = np.fromiter(map(strict_equals_zero, got.exits), bool, len(got.exits))
-        full = np.array(got.fulls, dtype=bool)
+        times = _joined(digest.times, np.float64)
+        kinds = _joined(digest.kinds, np.int8)
+        zero = _joined(digest.zero, bool)
+        full = _joined(digest.full, bool)
         valid = np.flatnonzero(~np.isnan(times))
         # a stable sort by time keeps equal timestamps in ledger order
         order = valid[np.argsort(times[valid], kind="stable")]
@@ -244,7 +336,9 @@ class EventIndex:
         self.failing_prefix: list[int] = [0, *np.cumsum(~zero[by_time]).tolist()]
         is_full = full[by_time]
         self.full_times: list[float] = times[gate_order[is_full]].tolist()
-        self.full_exit: list[Any] = [got.exits[i] for i in by_time[is_full].tolist()]
+        full_of = np.cumsum(full) - 1  # the full-gate number of each gate
+        exits = digest.full_exits
+        self.full_exit: list[Any] = [exits[i] for i in full_of[by_time[is_full]].tolist()]
         self.guard_times: dict[str, list[float]] = {
             name: times[order[sorted_kinds == code]].tolist()
             for code, name in enumerate(_GUARD_EVENTS, start=1)
@@ -334,8 +428,10 @@ class LedgerMeasure:
 
     ``session_values`` and ``events`` are what the rubric reads (:meth:`evalkit.ledger.reader.Ledger.
     view`); ``attribute_by_id`` is rubric-v2's guard attribution by raw session id;
-    ``ledger_note`` the rubric's note on an incomplete read. Windows, peers and the event
-    index are built once, the first time a session is measured.
+    ``ledger_note`` the rubric's note on an incomplete read. A batch reading passes its
+    ``event_digests`` (one per source, in reading order) and ``events_present`` instead of the
+    events. Windows, peers and the event index are built once, the first time a session is
+    measured.
     """
 
     def __init__(
@@ -345,9 +441,13 @@ class LedgerMeasure:
         *,
         attribute_by_id: bool,
         ledger_note: str = "",
+        event_digests: Sequence[EventDigest] = (),
+        events_present: bool | None = None,
     ) -> None:
         self.canonical: CanonicalSessions = canonical_sessions(session_values)
         self._events = events
+        self._digests = tuple(event_digests)
+        self._events_present = events_present
         self._attribute_by_id = attribute_by_id
         self._ledger_note = ledger_note
 
@@ -355,6 +455,35 @@ class LedgerMeasure:
     def records(self) -> tuple[Mapping[str, Any], ...]:
         """The canonical session records, in ledger order."""
         return self.canonical.records
+
+    @property
+    def windows(self) -> list[Window | None]:
+        """Each canonical session's window (None: it has none), in ledger order."""
+        return self._windows
+
+    @property
+    def index(self) -> EventIndex:
+        """The event index every session is measured through."""
+        return self._index
+
+    @property
+    def events_present(self) -> bool:
+        """Whether the reading holds any event (without building the index)."""
+        if "_index" in self.__dict__ or not self._digests:
+            return self._index.events_present
+        return bool(self._events_present)
+
+    @property
+    def raw_ids(self) -> Mapping[str, set[str]]:
+        """Raw session ids per semantic id (:meth:`EventIndex.raw_ids_of`), index or not."""
+        if "_index" in self.__dict__ or not self._digests:
+            return self._index.raw_ids
+        return EventDigest.merged(self._digests).raw_ids
+
+    @property
+    def ledger_note(self) -> str:
+        """The rubric's note on an incomplete reading ("" when complete or not rotation)."""
+        return self._ledger_note
 
     @cached_property
     def _windows(self) -> list[Window | None]:
@@ -366,7 +495,11 @@ class LedgerMeasure:
 
     @cached_property
     def _index(self) -> EventIndex:
-        return EventIndex(self._events)
+        if not self._digests:
+            return EventIndex(self._events)
+        with gc_paused():
+            present = bool(self._events_present)
+            return EventIndex.from_digest(EventDigest.merged(self._digests), present)
 
     @cached_property
     def _position(self) -> dict[int, int]:

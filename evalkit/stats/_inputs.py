@@ -88,6 +88,8 @@ class Ratings:
 
     def drop_empty_items(self) -> Ratings:
         keep = (self.codes >= 0).any(axis=1)
+        if keep.all():  # nothing to drop: the arrays themselves, not copies
+            return self
         return Ratings(self.codes[keep], self.categories, self.rows[keep], self.n_rows_input)
 
 
@@ -255,6 +257,10 @@ def _numeric_fast_path(
         raise EvalkitError(
             f"{argname} needs at least {min_raters} raters (columns), got {ratings.shape[1]}"
         )
+    if ratings.dtype.kind in "iu":
+        coded = _small_integer_codes(ratings)
+        if coded is not None:
+            return Ratings(*coded).drop_empty_items()
     present = ~np.isnan(ratings) if ratings.dtype.kind == "f" else np.ones(ratings.shape, bool)
     if not present.any():
         raise EvalkitError(f"{argname} has no ratings (every value is missing)")
@@ -264,6 +270,29 @@ def _numeric_fast_path(
     codes = np.full(ratings.shape, -1, dtype=np.intp)
     codes[present] = np.searchsorted(labels, ratings[present])
     return Ratings(codes, tuple(labels.tolist())).drop_empty_items()
+
+
+#: Widest range of integer labels coded by counting rather than by sorting.
+_COUNTED_RANGE = 1 << 16
+
+
+def _small_integer_codes(ratings: NDArray[Any]) -> tuple[NDArray[np.intp], tuple[Any, ...]] | None:
+    """Integer ratings (none missing) within a small range: codes by counting, no sort.
+
+    The labels are the values present, sorted; each rating's code its label's position (what
+    ``np.unique`` + ``searchsorted`` give, in O(n) time and one array of codes).
+    """
+    lo, hi = int(ratings.min()), int(ratings.max())
+    if hi - lo >= _COUNTED_RANGE:
+        return None
+    codes = ratings.astype(np.intp)  # the one array of the result, coded in place
+    if lo:
+        codes -= lo
+    present = np.bincount(codes.ravel(), minlength=hi - lo + 1) > 0
+    labels = (np.flatnonzero(present) + lo).tolist()
+    if not present.all():  # a gap between labels: renumber (else the codes are the positions)
+        codes = (np.cumsum(present) - 1)[codes]
+    return codes, tuple(labels)
 
 
 def _as_nonneg_matrix(value: Any, argname: str) -> NDArray[np.float64]:

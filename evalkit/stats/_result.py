@@ -52,6 +52,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -84,12 +85,19 @@ class _Estimator:
     """Per-item sufficient statistics ``suff`` (items x p) and ``fn``: sums (..., p) -> stat (...).
 
     ``fn`` returns NaN where the statistic is undefined (0/0); callers turn that into None.
+    ``per_item`` is the matrix, or a function that builds it: then it is built the first time
+    a resampling statistic asks for :attr:`suff` (a point estimate never needs it).
     """
 
-    suff: NDArray[np.float64]
+    per_item: NDArray[np.float64] | Callable[[], NDArray[np.float64]]
     fn: Callable[[NDArray[np.float64]], NDArray[np.float64]]
     index: NDArray[np.intp] | None = None  # input row of each item used
     n_input: int | None = None  # rows of the input (clusters may be given per input row)
+
+    @cached_property
+    def suff(self) -> NDArray[np.float64]:
+        """The per-item matrix (built now if it was given as a function)."""
+        return self.per_item() if callable(self.per_item) else self.per_item
 
     def __call__(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.fn(sums)

@@ -15,7 +15,7 @@ from evalkit.provenance.git import has_commit
 from evalkit.rubrics import RUBRIC_VERSIONS, get_rubric
 from evalkit.verify.diff import DriftKind, FieldDrift
 
-__all__ = ["judge_contract", "run_input_checks", "text_version", "version_check"]
+__all__ = ["judge_contract", "rubric_hashes", "run_input_checks", "text_version", "version_check"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
@@ -26,21 +26,30 @@ _JUDGE_KEYS = frozenset(
 )
 
 
-def text_version(stored: Mapping[str, Any]) -> str | None:
+def text_version(stored: Mapping[str, Any], hashes: Mapping[str, str] | None = None) -> str | None:
     """The known rubric version whose current text the stored ``rubric_sha256`` names, if any.
 
     A record is re-scored under the rules its hash names: a known text under an unknown (or
     another) version label is a relabelled record, a drift, never a version mismatch.
+    ``hashes`` as for :func:`version_check`.
     """
     stored_sha = stored["provenance"]["rubric_sha256"]
-    return next((v for v in RUBRIC_VERSIONS if get_rubric(v).sha256 == stored_sha), None)
+    hashes = rubric_hashes() if hashes is None else hashes
+    return next((v for v in RUBRIC_VERSIONS if hashes[v] == stored_sha), None)
 
 
-def version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(mismatch message or None, current sha256 or None); see the module docstring."""
+def version_check(
+    stored: Mapping[str, Any], hashes: Mapping[str, str] | None = None
+) -> tuple[str | None, str | None]:
+    """(mismatch message or None, current sha256 or None); see the module docstring.
+
+    ``hashes``: every known version's current text sha256, hashed once for a whole journal
+    (:func:`rubric_hashes`); by default each call hashes the texts again.
+    """
+    hashes = rubric_hashes() if hashes is None else hashes
     version = stored["rubric_version"]
     stored_sha = stored["provenance"]["rubric_sha256"]
-    if version not in RUBRIC_VERSIONS and text_version(stored) is not None:
+    if version not in RUBRIC_VERSIONS and text_version(stored, hashes) is not None:
         return None, stored_sha  # a known text under an unknown label: re-scored, a drift
     if version not in RUBRIC_VERSIONS:
         known = ", ".join(RUBRIC_VERSIONS)
@@ -50,8 +59,8 @@ def version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
             None,
         )
     rubric = get_rubric(version)
-    current_sha = rubric.sha256
-    other_versions = {get_rubric(v).sha256 for v in RUBRIC_VERSIONS if v != version}
+    current_sha = hashes[version]
+    other_versions = {hashes[v] for v in RUBRIC_VERSIONS if v != version}
     if (
         current_sha != stored_sha
         and _SHA256.fullmatch(stored_sha)
@@ -64,6 +73,11 @@ def version_check(stored: Mapping[str, Any]) -> tuple[str | None, str | None]:
         )
     # equal, not a sha256 at all, or another version's hash: re-scored, and the diff says it
     return None, current_sha
+
+
+def rubric_hashes() -> dict[str, str]:
+    """Each known rubric version's current text sha256 (each text read and hashed once)."""
+    return {v: get_rubric(v).sha256 for v in RUBRIC_VERSIONS}
 
 
 def _hostname_hash_check(value: Any) -> list[FieldDrift]:

@@ -73,6 +73,7 @@ class DriftKind(StrEnum):
     PRESENCE = "presence"  # a dimension present on one side only
     JUDGE = "judge-contract"  # a judge dimension the judge writer could not have written
     DUPLICATE = "duplicate"  # another copy of the run id that differs; a key written twice
+    CHAIN = "chain"  # the journal line does not follow the line before it (deleted, moved)
     FORM = "form"  # the same value spelled with another JSON type (1.0 for 1)
 
 

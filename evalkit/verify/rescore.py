@@ -78,11 +78,12 @@ from typing import TYPE_CHECKING, Any
 from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
 from evalkit.files.input import JsonInputError, parse_json
+from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
 from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
 from evalkit.js.timestamps import timestamp_ms
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
-from evalkit.ledger.reader import Ledger, read_ledger
+from evalkit.ledger.reader import Ledger
 from evalkit.record.contract import Method, validate_stored
 from evalkit.record.seal import (
     SEAL_FIELD,
@@ -91,8 +92,9 @@ from evalkit.record.seal import (
     without_seal,
 )
 from evalkit.rubrics import RUBRIC_VERSIONS
-from evalkit.scoring.engine import Scorer
-from evalkit.verify.checks import run_input_checks, text_version, version_check
+from evalkit.scoring.engine import Scorer, read_batch
+from evalkit.scoring.run_inputs import RunInputs
+from evalkit.verify.checks import rubric_hashes, run_input_checks, text_version, version_check
 from evalkit.verify.diff import (
     DriftKind,
     FieldDrift,
@@ -213,6 +215,10 @@ class _JournalView:
     def invalid(self, run_id: str) -> list[Any]:
         return list(self._invalid.get(run_id, []))
 
+    def lines_of(self, run_id: str) -> list[int]:
+        """Every line holding ``run_id``: its valid copies and the lines that are not."""
+        return [line for line, _ in self.copies(run_id)] + [d.line for d in self.invalid(run_id)]
+
     def unknown(self, run_id: str) -> EvalkitError:
         invalid = self.invalid(run_id)
         if invalid:
@@ -306,9 +312,22 @@ class _JournalView:
                     DriftKind.DUPLICATE,
                     (f"line {line}", f"line {last_line}"),
                 )
-                for d in diff_records(value, last)
+                for d in diff_records(_unplaced(value), _unplaced(last))
             ]
         return out
+
+
+def _unplaced(record: Any) -> Any:
+    """A record without what its place in the journal gives it: its link, and so its seal.
+
+    Two valid copies of one run id are the same record when they differ only there (the
+    same run written twice lands on two places of the chain).
+    """
+    provenance = record.get("provenance") if isinstance(record, dict) else None
+    if not isinstance(provenance, dict) or CHAIN_KEY not in provenance:
+        return record
+    placed = (CHAIN_KEY, "record_sha256")
+    return {**record, "provenance": {k: v for k, v in provenance.items() if k not in placed}}
 
 
 def find_record(
@@ -346,10 +365,19 @@ class _Scorers:
         self.metrics_dir = metrics_dir
         self._ledger: Ledger | None = None
         self._by_version: dict[str, Scorer] = {}
+        self._hashes: dict[str, str] | None = None
+
+    @property
+    def rubric_hashes(self) -> dict[str, str]:
+        """Every rubric text's sha256, hashed once per run (a text that cannot be read raises)."""
+        if self._hashes is None:
+            self._hashes = rubric_hashes()
+        return self._hashes
 
     def get(self, rubric_version: str) -> Scorer:
         if self._ledger is None:
-            self._ledger = read_ledger(self.metrics_dir)
+            # events digested a block at a time: the index is all a re-score reads of them
+            self._ledger = read_batch(self.metrics_dir)
         scorer = self._by_version.get(rubric_version)
         if scorer is None:
             scorer = self._by_version[rubric_version] = Scorer(self._ledger, rubric_version)
@@ -368,16 +396,16 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> tuple[dict[str, A
     md = scorers.metrics_dir
     version = stored["rubric_version"]
     if version not in RUBRIC_VERSIONS:
-        version = text_version(stored) or version
+        version = text_version(stored, scorers.rubric_hashes) or version
     try:
-        fresh = scorers.get(version).score(
-            stored["session_id"],
+        run = RunInputs.of(
             timestamp=stored["timestamp"],
             model_id=stored["model"]["id"],
             model_source=stored["model"]["source"],
             handle=stored["handle"],
             harness={key: harness[key] for key in _PASSED_BACK_HARNESS if key in harness},
         )
+        fresh = scorers.get(version).score(stored["session_id"], run)
     except SessionResolutionError as exc:
         where = describe_sessions_file(md)
         raise type(exc)(f"cannot re-score {stored['run_id']} from {md}: {exc} ({where})") from exc
@@ -387,8 +415,39 @@ def _expected(stored: Mapping[str, Any], scorers: _Scorers) -> tuple[dict[str, A
     # a run input, checked by run_input_checks; the verifying engine's own commit is not it
     record["provenance"] = {**record["provenance"]}
     record["provenance"]["engine_commit"] = stored["provenance"]["engine_commit"]
+    if CHAIN_KEY in stored["provenance"]:
+        # the journal position it was written at: checked against the line before it
+        record["provenance"][CHAIN_KEY] = stored["provenance"][CHAIN_KEY]
     session = fresh.resolution.record if fresh.resolution is not None else {}
     return record, session.get("completed_at")
+
+
+def _chain_findings(
+    found: _Stored, chain: ChainReport | None, lines: Iterable[int] = ()
+) -> tuple[list[FieldDrift], list[str]]:
+    """The ``chain`` drifts of the lines holding the run id (a link broken), or a note."""
+    if chain is None or found.line is None:
+        return [], ["its place in a journal was not checked (a record given by value)"]
+    drifts = [
+        FieldDrift(
+            "record",
+            CHAIN_FIELD,
+            f"line {line}",
+            "the line before it",
+            broken.reason,
+            DriftKind.CHAIN,
+        )
+        for line in sorted({found.line, *lines})
+        if (broken := chain.break_at(line)) is not None
+    ]
+    if drifts:
+        return drifts, []
+    if found.line in chain.unchained:
+        return [], [
+            f"unchained: written before this journal chained its records (line {found.line}); "
+            "whether a line was deleted or moved around it cannot be checked"
+        ]
+    return [], []
 
 
 def _timestamp_drift(stored: Mapping[str, Any], completed_at: Any) -> list[FieldDrift]:
@@ -417,13 +476,24 @@ def _verify(
     scorers: _Scorers,
     journal: Path | None = None,
     accepted: CalibrationAcceptance | None = None,
+    chain: ChainReport | None = None,
+    lines: Iterable[int] = (),
 ) -> VerifyResult:
     stored = found.record
+    chain_drifts, chain_notes = _chain_findings(found, chain, lines)
+    found = _Stored(
+        found.record,
+        found.raw,
+        (*found.drifts, *chain_drifts),
+        (*found.notes, *chain_notes),
+        found.line,
+        found.changed,
+    )
     run_id = stored["run_id"]
     judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
     judge_ids = tuple(str(d.get("id")) for d in judges)
 
-    mismatch, current_sha = version_check(stored)
+    mismatch, current_sha = version_check(stored, scorers.rubric_hashes)
     broken = broken_seal(found.raw) if found.changed else None
     if mismatch is not None and broken is not None:
         # changed after it was written: that is drift, whatever version it now claims
@@ -505,17 +575,19 @@ def verify_record(
     """
     if isinstance(record_or_run_id, str):
         path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
-        found = _JournalView(path, accepted).locate(record_or_run_id)
+        view = _JournalView(path, accepted)
+        found, chain = view.locate(record_or_run_id), view.read.chain
+        lines = view.lines_of(found.record["run_id"])
     elif isinstance(record_or_run_id, Mapping):
         raw = dict(record_or_run_id)
         record, changed = _validated(raw, accepted)
-        found = _Stored(record, raw, (), (), changed=changed)
+        found, chain, lines = _Stored(record, raw, (), (), changed=changed), None, []
         path = Path(journal_path) if journal_path else Path(metrics_dir) / JOURNAL_NAME
     else:
         raise EvalkitError(
             f"record_or_run_id: expected a run id or a record, got {type(record_or_run_id).__name__}"
         )
-    return _verify(found, _Scorers(metrics_dir), path, accepted)
+    return _verify(found, _Scorers(metrics_dir), path, accepted, chain=chain, lines=lines)
 
 
 def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, JournalEntry]]:
@@ -523,7 +595,14 @@ def _entries(view: _JournalView, scorers: _Scorers) -> Iterator[tuple[int, Journ
         try:
             found = view.locate(run_id)
             session = found.record["session_id"]
-            result = _verify(found, scorers, view.path, view.accepted)
+            result = _verify(
+                found,
+                scorers,
+                view.path,
+                view.accepted,
+                chain=view.read.chain,
+                lines=view.lines_of(run_id),
+            )
             yield first, JournalEntry(found.line or first, run_id, session, result)
         except EvalkitError as exc:
             yield first, JournalEntry(first, run_id, None, error=str(exc))

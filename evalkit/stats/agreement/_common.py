@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.stats._result import AgreementResult, _Estimator
@@ -154,6 +153,8 @@ def _weights_matrix(
 def _t_test(stat: float | None, se: float | None, df: int) -> tuple[float | None, float | None]:
     if stat is None or not se:
         return None, None
+    from scipy import stats  # deferred: scipy.stats costs more than most statistics it serves
+
     z = stat / se
     return float(z), float(2 * stats.t.sf(abs(z), df))
 
@@ -161,6 +162,8 @@ def _t_test(stat: float | None, se: float | None, df: int) -> tuple[float | None
 def _normal_test(stat: float | None, se0: float | None) -> tuple[float | None, float | None]:
     if stat is None or not se0:
         return None, None
+    from scipy import stats  # deferred (see _t_test)
+
     z = stat / se0
     return float(z), float(2 * stats.norm.sf(abs(z)))
 

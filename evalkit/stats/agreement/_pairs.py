@@ -43,9 +43,11 @@ def _ratings_or_table(
     return r, False
 
 
-def _complete_pairs(r: Ratings) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Items rated by both raters: their codes and their input rows."""
+def _complete_pairs(r: Ratings) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+    """Items rated by both raters: their codes and their input rows (None: every row, as is)."""
     both = (r.codes >= 0).all(axis=1)
+    if both.all():  # no rating missing: the codes themselves, and no array of row numbers
+        return r.codes, r.index
     return r.codes[both], r.rows[both]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from evalkit.errors import EvalkitError
 from evalkit.stats._result import AgreementResult, _Estimator
@@ -68,11 +69,11 @@ def cohen_kappa(
         raise EvalkitError("cohen_kappa: no item has ratings from both raters")
     k = r.n_categories
     w, wname = _weights_matrix(weights, k)
-    suff = _pair_suff(codes, k, w)
-    est = _Estimator(suff, _table_fn(k, w), kept, r.n_rows_input)
+    # the per-item matrix only when a bootstrap asks for it: a point estimate and its analytic
+    # SE need the k x k table alone
+    est = _Estimator(lambda: _pair_suff(codes, k, w), _table_fn(k, w), kept, r.n_rows_input)
     n = codes.shape[0]
-    counts = np.zeros((k, k))
-    np.add.at(counts, (codes[:, 0], codes[:, 1]), 1.0)
+    counts = _table(codes, k)
     p = counts / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
     # from integer counts, so perfect agreement gives po == 1 exactly and kappa never exceeds 1
@@ -131,6 +132,18 @@ def cohen_kappa(
     )
 
 
+_CHUNK = 1 << 16
+
+
+def _table(codes: NDArray[np.intp], k: int) -> Array:
+    """The k x k table of the pairs (rows rater 1): counted a chunk at a time, no n-array."""
+    cells = np.zeros(k * k, dtype=np.int64)
+    for start in range(0, codes.shape[0], _CHUNK):
+        part = codes[start : start + _CHUNK]
+        cells += np.bincount(part[:, 0] * k + part[:, 1], minlength=k * k)
+    return cells.reshape(k, k).astype(np.float64)
+
+
 def _two_raters(rater_a: Any, rater_b: Any) -> list[tuple[Any, Any]]:
     """The items x 2 ratings of scikit-learn's call: two sequences, one label per item each."""
     columns = []
@@ -177,7 +190,7 @@ def kappa_max(
     res = _jackknife_result(
         suff,
         fn,
-        kept,
+        kept if kept is not None else r.rows,
         r.n_rows_input,
         n=int(codes.shape[0]),
         n_raters=2,
