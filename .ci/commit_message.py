@@ -7,6 +7,10 @@ The one check behind the ``commit-msg`` hook (``.githooks/commit-msg``, installe
 
     commit_message.py --file MSGFILE        check one message (the hook)
     commit_message.py --since-file FILE     check the commits after FILE's commit (CI)
+
+A commit that slipped through once it is shared history (rewriting merged history would cost
+more than it fixes) is named in ``.ci/commit-message-exceptions`` beside FILE, one per line:
+its full sha, then why it stands; each is printed as it is passed over.
 """
 
 from __future__ import annotations
@@ -40,7 +44,22 @@ def _git(*args: str) -> str:
     return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout
 
 
-def check_since(base: str) -> int:
+def exceptions(path: Path) -> dict[str, str]:
+    """The commits passed over (full sha -> why), from ``path`` (none when it is absent)."""
+    if not path.exists():
+        return {}
+    out = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        sha, _, why = line.partition(" ")
+        if len(sha) != 40 or not why.strip():
+            raise SystemExit(f"{path}:{n}: a full 40-character sha, a space, then why it stands")
+        out[sha] = why.strip()
+    return out
+
+
+def check_since(base: str, passed_over: dict[str, str] | None = None) -> int:
     """Check every commit after ``base`` on HEAD; 0 when all are fine, else 1."""
     present = subprocess.run(["git", "cat-file", "-e", f"{base}^{{commit}}"], capture_output=True)
     spec = f"{base}..HEAD" if present.returncode == 0 else "HEAD^!"
@@ -48,6 +67,9 @@ def check_since(base: str) -> int:
         print(f"commit messages: {base[:12]} is not in this clone; checking HEAD only")
     bad = 0
     for sha in _git("rev-list", spec).split():
+        if sha in (passed_over or {}):
+            print(f"commit {sha[:12]}: passed over ({(passed_over or {})[sha]})")
+            continue
         parents = _git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         found = problems(_git("log", "-1", "--format=%B", sha), merge=len(parents) > 1)
         for problem in found:
@@ -69,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         for problem in found:
             print(f"commit message: {problem}", file=sys.stderr)
         return 1 if found else 0
-    return check_since(Path(args.since_file).read_text(encoding="utf-8").strip())
+    since = Path(args.since_file)
+    passed_over = exceptions(since.with_name("commit-message-exceptions"))
+    return check_since(since.read_text(encoding="utf-8").strip(), passed_over)
 
 
 if __name__ == "__main__":

@@ -77,3 +77,21 @@ def test_the_hook_refuses_a_long_subject_and_ci_names_the_commit(tmp_path: Path)
         text=True,
     )
     assert checked.returncode == 1 and "no body" in checked.stderr
+    bad = _git(repo, "rev-parse", "HEAD").stdout.strip()
+    listed = repo / ".ci" / "commit-message-exceptions"
+    listed.write_text(f"{bad}\n", encoding="utf-8")  # named without a reason: refused
+    again = subprocess.run(
+        ["python3", ".ci/commit_message.py", "--since-file", ".ci/commits-checked-since"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode != 0 and "then why it stands" in again.stderr
+    listed.write_text(f"{bad} merged before the check ran\n", encoding="utf-8")
+    passed = subprocess.run(
+        ["python3", ".ci/commit_message.py", "--since-file", ".ci/commits-checked-since"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert passed.returncode == 0 and f"commit {bad[:12]}: passed over" in passed.stdout
