@@ -416,49 +416,18 @@ def score_fleet(
 ) -> pd.DataFrame:
     """Score every session of every metrics directory: ``score_ledger`` per directory, stacked.
 
-    Returns one DataFrame: the ``score_ledger`` columns (``session_id, dimension, status,
-    score, evidence``, object dtype, exactly as ``score_ledger`` gives them) plus
-    ``metrics_dir`` (the directory as :func:`resolve_fleet` names it), directories in fleet
-    order, each directory's rows in ``score_ledger``'s order. ``frame.attrs["fleet"]`` is the
-    :class:`FleetSummary` (also :func:`fleet_summary`): every directory's outcome, failures
-    with their reasons, the session ids skipped per directory; ``attrs["rubric_version"]``
-    names the rubric.
+    Returns the ``score_ledger`` columns plus ``metrics_dir`` (as :func:`resolve_fleet` names
+    it), directories in fleet order, each directory's rows in ``score_ledger``'s order;
+    ``frame.attrs["fleet"]`` is the :class:`FleetSummary` (every directory's outcome, failures
+    with their reasons, skipped ids), ``attrs["rubric_version"]`` the rubric.
 
-    ``metrics_dirs``: a list of paths, a glob (``"repos/*/.orchestrator/metrics"``), a file
-    listing one directory per line, or one directory (:func:`resolve_fleet`).
-
-    ``client``: ``None`` scores serially in this process and needs no Dask. A
-    ``dask.distributed.Client`` (or a cluster object such as a ``LocalCluster``, or a scheduler
-    address string: either is connected to with a client closed here, a cluster is never
-    closed) runs one task per directory on its workers; this needs
-    ``pip install 'evalkit[fleet]'``.
-    Any Dask deployment works, because the code only talks to a ``Client``:
-
-    * one machine: ``Client(LocalCluster(n_workers=4, threads_per_worker=1))`` (processes:
-      scoring is Python code, one thread per worker avoids the GIL), or
-      ``with evalkit.fleet.score.fleet_client(workers=4) as client: ...``;
-    * a running scheduler: ``Client("tcp://scheduler:8786")`` (workers started with
-      ``dask worker tcp://scheduler:8786``);
-    * a batch cluster: ``dask_jobqueue.SLURMCluster(...)`` (PBS, SGE, LSF alike), then
-      ``cluster.scale(jobs=10)`` and ``Client(cluster)``;
-    * Kubernetes: ``dask_kubernetes.operator.KubeCluster(name="evalkit", image=...)``;
-    * a gateway: ``dask_gateway.Gateway().new_cluster().get_client()``.
-
-    Data locality: a task reads its directory on the worker that runs it, so every worker
-    must see every metrics directory at the same path (a shared filesystem, or the same
-    mount on each node), and evalkit must be installed on the workers. When directories live
-    on different machines, run one ``score_fleet`` per machine with that machine's list (a
-    :class:`~dask.distributed.LocalCluster` there) and ``pandas.concat`` the frames.
-
-    Memory: a task holds one ledger at a time, and sends back its table as an Arrow stream
-    (dictionary-encoded, compressed), not pickled rows; its result is released on the
-    cluster as soon as it arrives.
-
-    A directory that fails (missing, unreadable, no session to score, its worker lost) has no
-    rows: the others finish, the failure and its reason are in ``fleet_summary(frame)``, and a
-    :class:`FleetFailureWarning` says how many failed. ``progress=True`` shows a tqdm bar over
-    directories on stderr; a callable is called as ``progress(outcome, done, total)`` with
-    each :class:`DirectoryOutcome` as it finishes. An unknown rubric raises before any work.
+    ``metrics_dirs``: paths, a glob, a list file or one directory (:func:`resolve_fleet`).
+    ``client``: ``None`` scores serially here and needs no Dask; a ``dask.distributed``
+    client, cluster or scheduler address runs one task per directory (``evalkit[fleet]``).
+    A directory that fails has no rows; the others finish and a :class:`FleetFailureWarning`
+    counts the failures. ``progress``: a tqdm bar (True) or ``progress(outcome, done, total)``.
+    An unknown rubric raises before any work. Deployments, data locality, memory and the
+    trust a scheduler implies: docs/FLEET.md.
     """
     from functools import partial
 

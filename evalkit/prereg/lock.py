@@ -297,11 +297,29 @@ def read_lock(path: str | os.PathLike[str] | None = None) -> dict[str, Any] | No
     return parse_lock(decode_text(read_lock_bytes(p), p, "pre-registration lock"), str(p))
 
 
+# One reading per command: a study run or a calibration checks the lock several times (its own
+# entry, the gold set's, the decision rule's). The bytes of the last file read are kept with
+# its identity (real path, device, inode, size, modification time in ns); the same file,
+# unchanged, is not read again, and any change to it is a new reading.
+_LAST_READ: dict[tuple[str, int, int, int, int], bytes] = {}
+
+
 def read_lock_bytes(path: str | os.PathLike[str]) -> bytes:
     """The lock file's bytes, of which its sha256 is taken: a regular file, capped, lines too."""
-    return read_bytes(
+    try:
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None  # read_bytes says what is wrong with it
+    if key is not None and key in _LAST_READ:
+        return _LAST_READ[key]
+    data = read_bytes(
         path, "pre-registration lock", max_bytes=own_cap(_LOCK_MAX_BYTES), line_cap=True
     )
+    if key is not None:
+        _LAST_READ.clear()
+        _LAST_READ[key] = data
+    return data
 
 
 def entry_version(entry: Mapping[str, Any]) -> int:

@@ -1,7 +1,7 @@
 """The checks ``verify`` makes that no re-score makes.
 
 The rubric version, the run inputs' form and consistency, and judge dimensions against the
-judge writer's contract (the rule is in :mod:`evalkit.verify.rescore`).
+judge writer's contract (the rule: docs/RECORDS.md, "How `verify` decides").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def text_version(stored: Mapping[str, Any], hashes: Mapping[str, str] | None = N
 def version_check(
     stored: Mapping[str, Any], hashes: Mapping[str, str] | None = None
 ) -> tuple[str | None, str | None]:
-    """(mismatch message or None, current sha256 or None); see the module docstring.
+    """(mismatch message or None, current sha256 or None): the rule in docs/RECORDS.md.
 
     ``hashes``: every known version's current text sha256, hashed once for a whole journal
     (:func:`rubric_hashes`); by default each call hashes the texts again.
@@ -105,7 +105,7 @@ def _engine_commit_check(value: Any) -> tuple[list[FieldDrift], list[str]]:
 
 
 def judge_contract(dim: Mapping[str, Any], rubric_version: str) -> list[FieldDrift]:
-    """How a stored judge dimension breaks the judge writer's contract (module docstring)."""
+    """How a stored judge dimension breaks the judge writer's contract (docs/RECORDS.md)."""
     dim_id = str(dim.get("id"))
     allowed = JUDGE_DIMENSION_IDS.get(rubric_version, ())
     out: list[FieldDrift] = []

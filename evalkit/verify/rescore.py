@@ -1,70 +1,13 @@
-r"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
+"""Offline re-verify: is the stored record, byte for byte, what the engine writes for it?
 
-**The rule.** A record's fields are of three sorts, and each is checked the only way it can be:
-
-* **Derived from the ledger** (the deterministic dimensions, their order, status, score and
-  evidence; the KPIs; ``harness.host_class``; ``session_id`` as resolved): re-scored from the
-  same metrics directory under the stored rubric version.
-* **Derived from other fields** (``run_id`` from ``session_id`` and ``timestamp``;
-  ``anonymized`` from ``handle``; ``provenance.rubric_sha256`` from the rubric text;
-  ``schema_version``, ``record_kind``, ``standard_version``): reproduced by the engine.
-* **Run inputs** (``timestamp``, ``model.id``/``model.source``, ``handle``,
-  ``harness.plugin_version``/``platform``/``hostname_hash``, ``provenance.engine_commit``):
-  what the scoring run was told or where it ran. No re-score can re-derive them, so they are
-  passed back to the engine as inputs and checked for form and consistency: the engine would
-  write them so (``model.id`` stripped, a known ``model.source``, ``anonymized`` = no handle,
-  ``run_id`` built from ``session_id`` + ``timestamp``, a ``timestamp`` at or after the
-  session's ``completed_at`` (a session is scored once it ended), ``harness.hostname_hash`` null or 16
-  lowercase hex as the engine computes it), and ``provenance.engine_commit`` is null or a git
-  commit id that this evalkit's repository holds (checked with ``git`` when evalkit runs from
-  a checkout; otherwise only its form, and a note says so). The result lists these fields as
-  ``claims``. What binds them is the **seal**: evalkit writes ``provenance.record_sha256``,
-  the sha256 of the record's canonical JSON (:mod:`evalkit.record.seal`), computed last. A run
-  input changed after the record was written no longer matches the seal (the record is then
-  refused by validation and verified here as a ``seal`` drift that says so, beside the
-  differences that show what changed); a removed seal is a missing key the engine writes (a
-  ``seal`` drift saying what its absence means). The seal is not a signature: it catches every
-  edit that does not also recompute it, and nothing more (anyone can recompute it, by design).
-* **The scored inputs' hash** (``provenance.inputs_sha256``, :func:`evalkit.scoring.measure.
-  inputs_sha256`): re-derived from the ledger like the dimensions; a difference is an
-  ``inputs`` drift (the ledger this session was scored from changed).
-
-The engine's record for those inputs is then compared with the stored line as JSON values,
-exactly (:func:`evalkit.verify.diff.diff_records`): every key, its order, every dimension and
-their order, strings code point for code point, numbers with their JSON type. The keys SPEC
-section 2 gives a default (``schema_version``, ``handle``, ``anonymized``) may be absent, as in
-the reference engine's lines. Whitespace between JSON tokens and ``\u`` escapes, which no JSON
-reader sees, are not compared; a key written twice in one object (readers disagree on which
-copy wins) is a difference. **Any difference exits 1**, each one classified (verdict, score,
-kpi, evidence values, evidence wording, order, identity, extra or missing key, duplicate,
-form), and the first line says whether a verdict changed.
-
-**Judge dimensions** are re-derived from the run log they name (:mod:`evalkit.verify.judged`:
-each cited line found by its sha256, its reply re-read, its prompt rebuilt, the K calls
-aggregated again, the calibration binding re-checked against the identity the log gives), and
-the result compared like any dimension; a record whose run log is missing is its own outcome
-(``judge-log-missing``), never an agreement. A judge dimension without a judge block (an
-older writer's, :func:`evalkit.judge.run.merge_judge`) is checked against that writer's
-contract: an id the rubric version defines for a judge, only the writer's keys, a valid status,
-string evidence, a finite or null score, ``advisory: true``, placed after every deterministic
-dimension; its calibration status is checked by record validation. A violation is a drift of
-kind ``judge-contract``.
-
-**Copies.** Every other line carrying the same run id must be the same JSON value; a copy that
-differs, or a line with the run id that is not a valid record, is a ``duplicate`` drift.
-
-**The whole journal** (:func:`verify_journal`, ``evalkit verify --all``): one read of the
-journal and one read of the ledger, every run id verified by the very code that verifies one
-(:func:`verify_record`), so each entry's outcome is the one ``verify RUN_ID`` gives.
-
-**Version mismatch** (exit 3): the stored ``rubric_version`` is unknown to evalkit and its
-``rubric_sha256`` names no rubric text evalkit has, or the stored ``rubric_sha256`` is a sha256
-that no current rubric text has (the text changed since). Re-scoring under other rules would
-compare different things, so that is never called drift. A label that does not match its text
-is a drift: a ``rubric_sha256`` that is the current hash of *another* known version (the label
-was changed), a known text under an unknown label (``rubric-v3`` carrying rubric-v2's hash: it
-is re-scored under rubric-v2, and the diff shows the label and every verdict it hid), or a
-``rubric_sha256`` that is not a sha256 at all.
+Each field is checked the only way it can be: fields derived from the ledger are re-scored
+from the same metrics directory under the stored rubric version; fields derived from other
+fields are reproduced; run inputs are passed back to the engine and checked for form and
+consistency, bound by the seal (:mod:`evalkit.record.seal`); judge dimensions are re-derived
+from their run log (:mod:`evalkit.verify.judged`). The engine's record is then compared with
+the stored line as JSON values, exactly (:mod:`evalkit.verify.diff`); any difference exits 1,
+an unknown rubric text exits 3. The whole rule, field by field, with the chain and copies, is
+in docs/RECORDS.md ("How `verify` decides").
 """
 
 from __future__ import annotations
@@ -567,7 +510,7 @@ def verify_record(
     """Re-score a stored record from ``metrics_dir`` and compare it byte for byte.
 
     ``record_or_run_id`` is a record (dict) or a run id looked up in ``journal_path`` (default
-    ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult`` (module docstring: the rule);
+    ``<metrics_dir>/eval.jsonl``). Returns a ``VerifyResult`` (the rule: docs/RECORDS.md);
     raises ``EvalkitError`` for an unknown run id, an invalid stored record, or a session the
     ledger no longer resolves.
     ``accepted``: the verified calibration certificates a judge dimension may claim
