@@ -105,8 +105,9 @@ def test_the_certificate_does_not_carry_the_gold_labels(gold) -> None:
     res = calibrate(perfect, gold, n_resamples=N_RES, root=gold.path.parents[2])
     assert res.mintable and res.graduates
     cert = json.loads(certificate_bytes(res))
-    assert set(cert) == {"kind", "schema", "evalkit_version", "gold", "decision_rule", "labels",
-                         "result"}  # fmt: skip
+    # what a certificate claims, and no more (issue 24 #13: no malleable evalkit_version)
+    assert set(cert) == {"kind", "schema", "gold", "decision_rule", "labels", "judge",
+                         "result", "statement"}  # fmt: skip
     assert "gold_labels" not in json.dumps(cert)
     assert res.to_dict() == json.loads(json.dumps(res.to_dict()))  # still JSON-simple
 

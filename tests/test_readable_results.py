@@ -187,7 +187,7 @@ def study_outputs(
     gold = load(repo / "gold" / SET / "v1")
     items = gold.items
     labels = pd.DataFrame({"item_id": list(items["item_id"]), "label": list(items["label"])})
-    calibration = calibrate(labels, gold, root=repo, n_resamples=200, no_lock=True)
+    calibration = calibrate(labels, gold, root=repo, n_resamples=200)  # the copy's own lock
     units = [
         (repo_name, f"s{i}", i < k, True)
         for repo_name, (k, n) in {"a": (3, 20), "b": (9, 30)}.items()
