@@ -371,6 +371,7 @@ print(len(journal.read(path, accepted=accepted_calibrations(root)).records))
 """
 
 
+@pytest.mark.slow
 def test_the_same_journal_line_has_the_same_validity_in_another_process(
     repo_with_cert: Path, tmp_path: Path
 ) -> None:
@@ -518,6 +519,7 @@ def _mutations(old: Any) -> list[Any]:
     return [v for v in out if not (type(v) is type(old) and v == old)]
 
 
+@pytest.mark.slow
 def test_every_mutated_certificate_is_refused_never_a_traceback(repo_with_cert: Path) -> None:
     """A seeded sample of the class: one leaf of a real certificate changed (to another value,
     type, or a structure nested 900 deep), the file named after its new sha256. Each is
@@ -621,6 +623,7 @@ print(json.dumps([len(read.records), "scipy" in sys.modules]))
 """
 
 
+@pytest.mark.slow
 def test_a_journal_of_uncalibrated_judges_never_loads_a_certificate(
     repo_with_cert: Path, tmp_path: Path
 ) -> None:

@@ -76,6 +76,7 @@ def _certificates(repo: Path) -> list[Path]:
 # --------------------------------------------------------------------------- positive path
 
 
+@pytest.mark.slow
 def test_register_then_journal_verify_and_report_show_the_judge_calibrated(
     repo: Path, metrics: Path, tmp_path: Path
 ) -> None:
@@ -127,6 +128,7 @@ def test_register_then_journal_verify_and_report_show_the_judge_calibrated(
 # --------------------------------------------------------------------------- finding 1
 
 
+@pytest.mark.slow
 def test_a_hand_written_registry_line_is_never_a_calibration(
     repo: Path, metrics: Path, tmp_path: Path
 ) -> None:
@@ -153,6 +155,7 @@ def test_a_hand_written_registry_line_is_never_a_calibration(
 # --------------------------------------------------------------------------- finding 2
 
 
+@pytest.mark.slow
 def test_a_relabelled_gold_copy_outside_the_repository_never_registers(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -184,6 +187,7 @@ def _count_in_a_fresh_process(journal: Path, env: dict[str, str]) -> int:
     return int(json.loads(out.stdout)["records"])
 
 
+@pytest.mark.slow
 def test_a_journal_line_is_equally_valid_in_every_process(
     metrics: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,6 +218,7 @@ def test_a_journal_line_is_equally_valid_in_every_process(
 # --------------------------------------------------------------------------- finding 4
 
 
+@pytest.mark.slow
 def test_calibrate_refuses_without_a_lock_unless_no_lock_and_never_registers_then(
     repo: Path, tmp_path: Path
 ) -> None:

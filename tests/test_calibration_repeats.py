@@ -123,6 +123,7 @@ def test_the_figures_are_the_consistency_statistics_and_match_statsmodels(
     assert res.to_dict()["repeats"]["categories"] == list(LABELS)
 
 
+@pytest.mark.slow
 def test_fleiss_kappa_across_repeats_matches_statsmodels(gold: Any) -> None:
     items = gold.items
     frame = SimulatedModelJudge(parse_failure_rate=0.0).label(
@@ -179,6 +180,7 @@ def _frame(gmap: dict[str, str], k: int = 3, **changes: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_each_condition_of_the_model_judge_rule_decides(gold: Any) -> None:
     gmap = _gold_map(gold)
     items = sorted(gmap)
@@ -340,6 +342,7 @@ def _other_form(body: dict[str, Any]) -> None:
         (_other_form, "labels.form must be 'repeats'"),
     ],
 )
+@pytest.mark.slow
 def test_a_tampered_model_judge_certificate_is_refused(
     repo_with_cert: Path, tamper: Any, reason: str
 ) -> None:

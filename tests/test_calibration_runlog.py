@@ -62,6 +62,7 @@ def _judge_run(protocol: str, out: Path, script: Any = None, *extra: str, code: 
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.slow
 def test_the_hidden_check_calibrates_the_run_log_with_defaults(
     protocol: str,
     tmp_path: Path,
@@ -107,6 +108,7 @@ def test_the_hidden_check_calibrates_the_run_log_with_defaults(
         assert SECRET not in text
 
 
+@pytest.mark.slow
 def test_error_and_parse_failure_outcomes_count_against_the_judge(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
 
@@ -138,6 +140,7 @@ def test_error_and_parse_failure_outcomes_count_against_the_judge(tmp_path: Path
     )
 
 
+@pytest.mark.slow
 def test_a_run_log_of_several_judges_needs_one_named(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     with ScriptedServer() as server:
@@ -179,6 +182,7 @@ def _rewrite(src: Path, dest: Path, change: Any) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_a_run_log_of_another_gold_version_is_refused_naming_both(
     v2_log: Path, tmp_path: Path
 ) -> None:
@@ -190,6 +194,7 @@ def test_a_run_log_of_another_gold_version_is_refused_naming_both(
     assert "give --gold the gold set version the judge run used" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_run_log_whose_items_differ_from_the_gold_items_is_refused(
     v2_log: Path, tmp_path: Path
 ) -> None:
@@ -217,6 +222,7 @@ def test_a_run_log_whose_items_differ_from_the_gold_items_is_refused(
     assert done.returncode == 1 and "not in the gold set instruction-adherence-v2" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_long_labels_file_with_repeats_is_a_model_judge(v2_log: Path, tmp_path: Path) -> None:
     from evalkit.judge.runlog import runlog_labels
 
@@ -237,6 +243,7 @@ def test_a_long_labels_file_with_repeats_is_a_model_judge(v2_log: Path, tmp_path
     assert single["kappa"]["statistic"] == pytest.approx(result["kappa"]["statistic"])
 
 
+@pytest.mark.slow
 def test_the_rule_flag_takes_only_a_locked_rule(v2_log: Path, tmp_path: Path) -> None:
     rule = REPO_ROOT / "gold" / "instruction-adherence" / "DECISION_RULE.json"
     done = run_cli(["calibrate", "--labels", str(v2_log), "--rule", str(rule)])
@@ -267,6 +274,7 @@ def test_an_unknown_condition_in_a_rule_is_refused_never_ignored(tmp_path: Path)
         load_decision_rule(load(REPO_ROOT / GOLD_ARG), odd)
 
 
+@pytest.mark.slow
 def test_labels_files_are_checked_row_by_row(tmp_path: Path) -> None:
     """Each refusal names the file's line, 1 = the header, as every label reader numbers lines
     (issue 24, finding 16: this reader said "row 0" where the others said "line 2")."""
@@ -289,6 +297,7 @@ def test_labels_files_are_checked_row_by_row(tmp_path: Path) -> None:
         assert f"labels.csv: line {line}: " in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_register_mints_a_model_judge_certificate_from_a_run_log(
     v2_log: Path, tmp_path: Path
 ) -> None:

@@ -204,6 +204,7 @@ def test_serial_table_equals_score_fleet_in_every_format(
     assert csv["evidence"].tolist() == expected["evidence"].tolist()
 
 
+@pytest.mark.slow
 def test_on_a_local_cluster_the_table_is_the_serial_one_and_a_failure_is_listed(
     fleet: list[str], tmp_path: Path
 ) -> None:
@@ -295,6 +296,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Scheduler]:
     assert code == 0
 
 
+@pytest.mark.slow
 def test_journal_each_on_a_scheduler_verifies_and_a_rerun_appends_nothing(
     fleet: list[str], scheduler: _Scheduler, tmp_path: Path
 ) -> None:
@@ -495,6 +497,7 @@ _FSIZE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_an_append_that_fails_exits_2_says_what_is_on_disk_and_the_others_finish(
     fleet: list[str], tmp_path: Path
 ) -> None:
@@ -568,6 +571,7 @@ def test_a_table_that_cannot_be_written_exits_2_after_the_summary(
     assert "scored" not in err
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_exits_2_and_a_malformed_address_1(fleet: list[str]) -> None:
     _needs_dask()
     with socket.socket() as s:
@@ -661,6 +665,7 @@ def _without(hidden: str, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_without_dask_the_fleet_runs_serially_and_a_cluster_names_the_extra(
     fleet: list[str], tmp_path: Path
 ) -> None:

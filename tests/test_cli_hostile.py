@@ -178,6 +178,7 @@ def _evalkit(*argv: str | bytes, env: dict[str, str] | None = None) -> subproces
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+@pytest.mark.slow
 def test_a_lone_surrogate_session_id_is_scored_printed_and_journaled(
     tmp_path: Path, encoding: str
 ) -> None:

@@ -41,6 +41,7 @@ def _json_line(out: str) -> dict:
 # ----------------------------------------------------------------------------- score
 
 
+@pytest.mark.slow
 def test_score_json_matches_the_reference_exit_code_and_record_for_every_public_case(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -331,6 +332,7 @@ def test_every_record_command_has_help(command: str, capsys: pytest.CaptureFixtu
 # ----------------------------------------------------------------------------- console script
 
 
+@pytest.mark.slow
 def test_console_script_scores_and_verifies(metrics: Path) -> None:
     script = Path(sys.executable).parent / "evalkit"
     assert script.exists(), f"console script missing at {script} (pip install -e .)"

@@ -49,6 +49,7 @@ def _band_at(s: int, n: int, alpha: float = 0.05, optimize_at: float = 100.0) ->
 
 
 @pytest.mark.parametrize(("s", "n", "t_opt", "alpha", "low", "high"), CONFSEQ_VALUES)
+@pytest.mark.slow
 def test_the_reference_implementations_values(
     s: int, n: int, t_opt: float, alpha: float, low: float, high: float
 ) -> None:
@@ -102,6 +103,7 @@ def _reference_band(s: int, n: int, alpha: float, t_opt: float) -> tuple[float, 
     return low, high
 
 
+@pytest.mark.slow
 def test_a_second_implementation_from_the_papers_formula() -> None:
     rng = np.random.default_rng(22)
     checked = 0

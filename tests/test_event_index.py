@@ -185,6 +185,7 @@ def _event(draw: st.DrawFn) -> Any:
 
 @settings(max_examples=2500, deadline=None)
 @given(st.lists(_event(), max_size=40))
+@pytest.mark.slow
 def test_generated_event_lists(events: list[Any]) -> None:
     _assert_same_index(events)
     _assert_same_index(tuple(events))

@@ -73,6 +73,7 @@ def test_score_all_on_a_missing_directory_exits_1(tmp_path: Path) -> None:
         (["-p", "metrics_dirs", "{missing}/*/m"], "parameter metrics_dirs: fleet glob"),
     ],
 )
+@pytest.mark.slow
 def test_study_run_refuses_a_bad_path_before_any_kernel_or_heavy_import(
     tmp_path: Path, argv: list[str], message: str
 ) -> None:
@@ -84,6 +85,7 @@ def test_study_run_refuses_a_bad_path_before_any_kernel_or_heavy_import(
     assert not (tmp_path / "index.html").exists()
 
 
+@pytest.mark.slow
 def test_study_run_refuses_a_labels_path_that_matches_nothing(tmp_path: Path) -> None:
     pattern = str(tmp_path / "runs" / "*.jsonl")
     rc, heavy, err = _run_fresh(["study", "run", "agreement-study", "-p", "labels_path", pattern])
@@ -97,6 +99,7 @@ def test_study_run_refuses_a_labels_path_that_matches_nothing(tmp_path: Path) ->
     ("flag", "message"),
     [("--labels", "--labels {path}: does not exist"), ("--gold", "--gold {path}: does not exist")],
 )
+@pytest.mark.slow
 def test_calibrate_refuses_a_bad_path_before_any_heavy_import(
     tmp_path: Path, flag: str, message: str
 ) -> None:
@@ -111,6 +114,7 @@ def test_calibrate_refuses_a_bad_path_before_any_heavy_import(
     assert message.replace("{path}", path) in err
 
 
+@pytest.mark.slow
 def test_calibrate_names_a_folder_given_as_labels(tmp_path: Path) -> None:
     rc, heavy, err = _run_fresh(["calibrate", "--labels", str(tmp_path)])
     assert rc == 1 and heavy == [] and "is a directory, not a regular file" in err

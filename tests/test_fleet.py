@@ -49,6 +49,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 @pytest.mark.parametrize("rubric", ["rubric-v1", "rubric-v2"])
+@pytest.mark.slow
 def test_serial_fleet_equals_score_ledger_per_directory(fleet: list[str], rubric: str) -> None:
     frame = score_fleet(fleet, rubric)
     assert assert_matches_score_ledger(frame, fleet, rubric) == set()
@@ -311,6 +312,7 @@ _WITHOUT_DASK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_without_dask_everything_imports_and_serial_scoring_runs(tmp_path: Path) -> None:
     code = _HIDE_DASK + _WITHOUT_DASK
     table = tmp_path / "table.jsonl"

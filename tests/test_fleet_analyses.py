@@ -110,6 +110,7 @@ def test_pooled_interval_resamples_repositories() -> None:
     assert wider.low <= c_lo and wider.high >= c_hi
 
 
+@pytest.mark.slow
 def test_pooled_cluster_bootstrap_covers_the_fleet_rate() -> None:
     # seeded coverage: 30 repositories with their own rates (Beta(2, 18), mean 0.10) and sizes
     # independent of them, so the fleet's rate (the ratio estimator's target) is 0.10. The
@@ -208,6 +209,7 @@ def test_dimension_units_refuse_what_has_no_fire_rate(scored: pd.DataFrame) -> N
         af.dimension_units(scored, "gate-health", denominator="all")  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_fact_units_count_as_the_threshold_study(tmp_path: Path) -> None:
     dirs = []
     for i in range(3):
@@ -267,6 +269,7 @@ def test_json_has_no_machine_paths_and_no_nan() -> None:
     assert json.loads(text)["pooled"]["n"] == rates.n
 
 
+@pytest.mark.slow
 def test_forest_plot_marks_the_driver_and_escapes_labels(tmp_path: Path) -> None:
     spec = {f"team-{i}": (15, 50) for i in range(8)}
     spec["$mono$"] = (0, 1500)

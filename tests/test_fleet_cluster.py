@@ -106,6 +106,7 @@ def _same(distributed: pd.DataFrame, serial: pd.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("rubric", ["rubric-v1", "rubric-v2"])
+@pytest.mark.slow
 def test_generated_ledgers_on_a_cluster_equal_serial(
     client: Any, fleet: list[str], rubric: str
 ) -> None:
@@ -117,6 +118,7 @@ def test_generated_ledgers_on_a_cluster_equal_serial(
 
 
 @pytest.mark.parametrize("rubric", ["rubric-v1", "rubric-v2"])
+@pytest.mark.slow
 def test_conformance_ledgers_on_a_cluster_equal_serial(client: Any, rubric: str) -> None:
     dirs = conformance_dirs()
     assert len(dirs) > 100
@@ -183,6 +185,7 @@ def test_worker_memory_is_reported(client: Any) -> None:
     assert len(peaks) == 2 and all(kib > 10_000 for kib in peaks.values())
 
 
+@pytest.mark.slow
 def test_a_lost_worker_is_a_failure_and_the_others_finish(tmp_path: Path) -> None:
     names = [str(tmp_path / n) for n in ("first", "kill", "last")]
     # the first death is final for the task that caused it (no retry); with one task per
@@ -220,6 +223,7 @@ print(json.dumps({"worker": worker, "here": dask.config.get("distributed.worker.
 """
 
 
+@pytest.mark.slow
 def test_the_local_cluster_of_fleet_client_runs_with_the_scoring_settings() -> None:
     # in a fresh interpreter, as `score --all --fleet --workers N` runs: Dask's nannies also
     # write their spawn environment into the process that starts them, so a process that

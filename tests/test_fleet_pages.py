@@ -46,6 +46,7 @@ def test_the_fleet_shares_session_ids_and_the_page_keeps_them_apart(
     assert (scored["session_id"] == scored["repository"] + "/" + scored["ledger_session_id"]).all()
 
 
+@pytest.mark.slow
 def test_pooled_status_rates_count_as_the_replay_study_and_resample_repositories(
     fleet: list[str], scored: pd.DataFrame
 ) -> None:
@@ -71,6 +72,7 @@ def test_pooled_status_rates_count_as_the_replay_study_and_resample_repositories
         assert set(mine.loc[mine["status"] == "fail", "flag"]) == set(rates.flags)
 
 
+@pytest.mark.slow
 def test_the_signals_are_fire_rates_called_directly(fleet: list[str], scored: pd.DataFrame) -> None:
     signals = rf.fire_rates(scored, 0.1)
     frame = score_fleet(fleet, "rubric-v1")
@@ -102,6 +104,7 @@ def test_the_signals_are_fire_rates_called_directly(fleet: list[str], scored: pd
         assert set(loo.index) == {"repo-0", "repo-1", "repo-2"}
 
 
+@pytest.mark.slow
 def test_threshold_sessions_count_as_the_threshold_study_per_repository(fleet: list[str]) -> None:
     df = tf.fact_table(fleet)
     cf = th.counterfactual(df, [1, 3, 6])

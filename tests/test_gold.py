@@ -374,6 +374,7 @@ def test_a_gold_file_replaced_by_a_symlink_is_refused(
         load(set_copy / "v1")
 
 
+@pytest.mark.slow
 def test_a_symlinked_version_folder_or_rule_is_refused(
     set_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

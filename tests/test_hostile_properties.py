@@ -313,6 +313,7 @@ def _make(kind: str, folder: str, name: str) -> str:
     kind=st.sampled_from(["fifo", "dev-zero", "directory", "dangling", "loop"]),
     name=st.sampled_from(sorted(READERS)),
 )
+@pytest.mark.slow
 def test_no_reader_hangs_or_reads_a_non_file(kind: str, name: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = _make(

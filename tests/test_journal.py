@@ -200,6 +200,7 @@ def _writer(path: str, worker: int, start: multiprocessing.synchronize.Event) ->
         journal.append(path, rec)
 
 
+@pytest.mark.slow
 def test_concurrent_appends_from_eight_processes(tmp_path: Path) -> None:
     path = tmp_path / "eval.jsonl"
     ctx = multiprocessing.get_context("fork")

@@ -40,6 +40,7 @@ def failure(server: ScriptedServer, protocol: str, options: str = "") -> CallFai
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_a_plain_reply_gives_text_model_and_tokens(protocol: str) -> None:
     with ScriptedServer(lambda r: Reply("the answer", model="judge-model-2026-01-01")) as s:
         got = complete(s, protocol)

@@ -56,6 +56,7 @@ def _windows(key: str, width: int = 12) -> set[str]:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("via", ["sdk-variable", "api-key-env"])
+@pytest.mark.slow
 def test_a_key_reaches_no_file_and_no_output_whatever_the_server_does(
     protocol: str, via: str, tmp_path: Path
 ) -> None:
@@ -100,6 +101,7 @@ def test_a_key_reaches_no_file_and_no_output_whatever_the_server_does(
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_logs_every_item_and_repeat_exactly_once(
     protocol: str, tmp_path: Path
 ) -> None:
@@ -158,6 +160,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_evalkit_works_without_the_judges_extra_and_names_it_when_needed(
     tmp_path: Path,
 ) -> None:
@@ -194,6 +197,7 @@ def test_importing_evalkit_and_its_judge_layer_does_not_import_the_sdks() -> Non
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_every_finished_line_and_says_how_to_resume(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     with ScriptedServer(delay=0.05) as server:
@@ -227,6 +231,7 @@ def _small_disk() -> None:  # in the child, before exec: files stop growing at 1
     resource.setrlimit(resource.RLIMIT_FSIZE, (120_000, 120_000))
 
 
+@pytest.mark.slow
 def test_a_run_log_that_cannot_grow_ends_the_run_with_exit_2_and_whole_lines(
     tmp_path: Path,
 ) -> None:

@@ -64,6 +64,7 @@ def hidden_check_args(protocol: str, url: str, out: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_the_hidden_check_command_logs_every_item_and_repeat_once(
     protocol: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,6 +104,7 @@ def test_the_hidden_check_command_logs_every_item_and_repeat_once(
         ("anthropic", "/v1", "/v1/messages"),  # the OpenAI habit is accepted too
     ],
 )
+@pytest.mark.slow
 def test_base_urls_of_both_conventions_reach_the_api(
     protocol: str, given: str, sent_path: str, tmp_path: Path
 ) -> None:
@@ -115,6 +117,7 @@ def test_base_urls_of_both_conventions_reach_the_api(
     assert Counter(d["outcome"] for d in lines(out)) == {"ok": N_GOLD}
 
 
+@pytest.mark.slow
 def test_rerun_skips_answered_calls_and_retries_only_the_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +166,7 @@ def test_rerun_skips_answered_calls_and_retries_only_the_errors(
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_replay_answers_from_the_run_log_with_the_server_down(
     protocol: str, tmp_path: Path
 ) -> None:
@@ -199,6 +203,7 @@ def test_replay_answers_from_the_run_log_with_the_server_down(
         assert line["replay"]["path"] == str(source) and line["replay"]["line"] >= 1
 
 
+@pytest.mark.slow
 def test_replay_of_an_item_the_log_does_not_hold_is_an_error_not_a_label(
     tmp_path: Path,
 ) -> None:
@@ -229,6 +234,7 @@ def test_resuming_with_other_parameters_is_refused(
     assert out.stat().st_size == size  # nothing appended
 
 
+@pytest.mark.slow
 def test_several_judges_are_label_families_of_one_log(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     with ScriptedServer() as server:
@@ -404,6 +410,7 @@ def test_replies_that_do_not_label_this_item_are_logged_cannot_parse_with_the_re
     assert len(others) == N_GOLD - len(expected) and all(e.outcome == "ok" for e in others)
 
 
+@pytest.mark.slow
 def test_a_run_log_of_several_judges_feeds_the_agreement_study(tmp_path: Path) -> None:
     from evalkit.analyses.agreement import per_target
     from evalkit.judge.runlog import agreement_table

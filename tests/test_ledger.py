@@ -413,6 +413,7 @@ _STRICTISH = st.builds(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_STRICTISH, st.just(None), st.integers()), max_size=12))
+@pytest.mark.slow
 def test_earliest_timestamp_shortcut_equals_brute_force(stamps: list[object]) -> None:
     # The reader skips strings that sort after the best so far; a brute-force minimum over
     # every parse must give the same instant, overflowing days and 24:00 included.

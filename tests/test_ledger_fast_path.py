@@ -131,12 +131,14 @@ def _lines(draw: st.DrawFn) -> str:
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_lines())
+@pytest.mark.slow
 def test_generated_lines_read_the_same(text: str) -> None:
     _same_reading(text)
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.text(max_size=30) | st.sampled_from(["2026-09-19T08:00:00.000Z"]), max_size=20))
+@pytest.mark.slow
 def test_generated_timestamps_parse_the_same_in_bulk(texts: list[str]) -> None:
     assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
 
@@ -148,6 +150,7 @@ def test_generated_timestamps_parse_the_same_in_bulk(texts: list[str]) -> None:
         max_size=30,
     )
 )
+@pytest.mark.slow
 def test_writer_shaped_timestamps_parse_the_same_in_bulk(fields: list[tuple[int, ...]]) -> None:
     """Every 24-character shape, valid or not (month 13, day 31 of a short month, hour 24)."""
     texts = [
@@ -196,6 +199,7 @@ def _read_both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(lines=st.lists(_raw_lines(), max_size=8), end=st.sampled_from([b"\n", b"\r\n"]))
+@pytest.mark.slow
 def test_generated_files_read_the_same(
     lines: list[bytes], end: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -273,6 +277,7 @@ print(record.to_dict()["provenance"]["record_sha256"])
 """
 
 
+@pytest.mark.slow
 def test_the_core_works_without_orjson(tmp_path: Path) -> None:
     import shutil
 

@@ -31,6 +31,7 @@ def test_loopback_connections_pass_the_guard() -> None:
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.slow
 def test_a_swallowed_attempt_fails_the_run_serial_and_under_xdist(
     tmp_path: Path, workers: list[str]
 ) -> None:

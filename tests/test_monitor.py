@@ -224,6 +224,7 @@ _CHANGED = (
 )
 
 
+@pytest.mark.slow
 def test_a_silent_model_change_shows_as_a_broken_drift_band(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -207,6 +207,7 @@ def _run_core_only(body: str, tmp_path: Path) -> dict:
     return json.loads(line[len("RESULT ") :])
 
 
+@pytest.mark.slow
 def test_the_hidden_set_holds_every_optional_package() -> None:
     hidden = set(_hidden_modules())
     optional = {m for modules in EXTRAS.values() for m in modules} | {"krippendorff", "pytest"}
@@ -245,6 +246,7 @@ out["loaded_hidden"] = sorted(m for m in sys.modules if m.partition(".")[0] in H
 """
 
 
+@pytest.mark.slow
 def test_the_core_works_with_only_the_core_installed(tmp_path: Path) -> None:
     out = _run_core_only(CORE_WORK, tmp_path)
     assert out["already"] == []  # nothing optional was imported before the hook
@@ -317,6 +319,7 @@ out["loaded_hidden"] = sorted(m for m in sys.modules if m.partition(".")[0] in H
 """
 
 
+@pytest.mark.slow
 def test_every_optional_edge_names_its_extra(tmp_path: Path) -> None:
     out = _run_core_only(EDGES, tmp_path)
     studies_hint = "pip install 'evalkit[studies]'"

@@ -49,6 +49,7 @@ def crowd_kit_fit(labels: dict[str, list[Any]], n_iter: int) -> Any:
 
 
 @pytest.mark.parametrize(("seed", "n"), [(1, 300), (2, 120)])
+@pytest.mark.slow
 def test_dawid_skene_equals_crowd_kit_round_for_round(seed: int, n: int) -> None:
     labels, _ = panel(seed, n)
     # the same init and 100 E/M rounds each (ours stops sooner only once the bound stops rising)
@@ -133,6 +134,7 @@ def _difficulty_panel(seed: int, hard_error: float, easy_error: float) -> tuple[
     return labels, list(gold)
 
 
+@pytest.mark.slow
 def test_shared_difficulty_lowers_the_effective_number() -> None:
     # P(err) = .3(.4) + .7(.05) = .155; P(both err) = .3(.16) + .7(.0025) = .04975;
     # r = (.04975 - .155^2) / (.155 * .845) = .19641; m_eff = 4 / (1 + 3 r) = 2.5173

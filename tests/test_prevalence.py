@@ -79,6 +79,7 @@ def test_epir_worked_examples(pos: int, tested: int, se: float, sp: float, per_1
 # --------------------------------------------------------------------------- Rogan-Gladen
 
 
+@pytest.mark.slow
 def test_two_classes_equal_rogan_gladen_on_many_random_inputs() -> None:
     rng = np.random.default_rng(20240512)
     defined = 0
@@ -183,6 +184,7 @@ def _nll(pi: np.ndarray, conf: np.ndarray, counts: np.ndarray) -> float:
     return -float(counts @ np.log(np.maximum(pi @ conf, 1e-300)))
 
 
+@pytest.mark.slow
 def test_three_classes_match_a_second_ml_implementation() -> None:
     rng = np.random.default_rng(7)
     cls = ("pass", "fail", "cannot-determine")

@@ -54,6 +54,7 @@ def _majority(calls: Any) -> dict[str, str | None]:
     return out
 
 
+@pytest.mark.slow
 def test_the_default_data_follow_their_recipe_and_the_estimates_are_the_stats_functions(
     default: tuple[prev.PrevalenceData, prev.PrevalenceEstimates],
 ) -> None:

@@ -37,6 +37,7 @@ def test_newcombe_published_values(k: int, n: int, low: float, high: float) -> N
 
 
 @pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999])
+@pytest.mark.slow
 def test_the_same_doubles_as_statsmodels(level: float) -> None:
     # a second implementation, bit for bit: the study figures that came from statsmodels stay
     for n in range(1, 90):

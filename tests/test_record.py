@@ -395,6 +395,7 @@ record_like = st.fixed_dictionaries(
 
 
 @given(st.one_of(json_values, record_like))
+@pytest.mark.slow
 def test_normalize_never_raises(value: object) -> None:
     out = normalize_record(value)
     assert isinstance(out, dict)

@@ -271,6 +271,7 @@ def with_ledger(files: dict[str, bytes | None], check: Callable[[Path], None]) -
 
 @SETTINGS
 @given(LEDGER)
+@pytest.mark.slow
 def test_reader_never_raises_and_accounts_for_every_line(files: dict[str, bytes | None]) -> None:
     def check(root: Path) -> None:
         ledger = read_metrics_dir(root)
@@ -302,6 +303,7 @@ def test_reader_never_raises_and_accounts_for_every_line(files: dict[str, bytes 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
+@pytest.mark.slow
 def test_read_jsonl_survives_arbitrary_bytes(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.jsonl"
@@ -317,6 +319,7 @@ def test_read_jsonl_survives_arbitrary_bytes(data: bytes) -> None:
         st.text(max_size=40), TIMESTAMPS, st.from_regex(r"[0-9+\-: TtZz.]{0,30}", fullmatch=True)
     )
 )
+@pytest.mark.slow
 def test_parse_timestamp_is_total(text: str) -> None:
     ms = parse_timestamp(text)
     if ms is not None:
@@ -326,6 +329,7 @@ def test_parse_timestamp_is_total(text: str) -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=60))
+@pytest.mark.slow
 def test_loads_json_line_raises_only_its_own_error(text: str) -> None:
     with contextlib.suppress(JSONLineError):
         loads_json_line(text)
@@ -333,6 +337,7 @@ def test_loads_json_line_raises_only_its_own_error(text: str) -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
+@pytest.mark.slow
 def test_js_number_text_round_trips(x: float) -> None:
     # String(x) is a shortest round-trip form: Number(String(x)) === x (up to -0)
     assert float(format_js_number(x)) == x
@@ -370,6 +375,7 @@ NEGATIVE_KPIS = {
 @given(LEDGER)
 # a negative count is not a KPI (SPEC 2: finite non-negative or null); an unhashable event name
 @example(NEGATIVE_KPIS)
+@pytest.mark.slow
 def test_scoring_never_crashes_and_statuses_are_the_four(files: dict[str, bytes | None]) -> None:
     from evalkit import score_ledger, score_session
 
@@ -406,6 +412,7 @@ UNIQUE_SESSIONS = st.lists(
 
 @SETTINGS
 @given(UNIQUE_SESSIONS, EVENTS_FILE)
+@pytest.mark.slow
 def test_missing_data_is_never_a_verdict(sessions: tuple[str, ...], events: bytes | None) -> None:
     from evalkit import score_session
 

@@ -136,6 +136,7 @@ VIDEO = {
 }
 
 
+@pytest.mark.slow
 def test_dawid_skene_default_tolerance_reaches_the_optimum_on_video() -> None:
     rows = [(i, w, lab) for w, col in VIDEO.items() for i, lab in enumerate(col)]
     with warnings.catch_warnings():

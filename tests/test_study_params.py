@@ -228,6 +228,7 @@ _json = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(value=_json)
+@pytest.mark.slow
 def test_every_json_value_is_written_as_a_literal_that_reads_back_as_itself(value: Any) -> None:
     source = injected_source({"p": value, "q": HOSTILE})
     tree = ast.parse(source)

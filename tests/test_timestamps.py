@@ -197,6 +197,7 @@ def _fast_shaped(draw: st.DrawFn) -> str:
 
 @settings(max_examples=4000, deadline=None)
 @given(_fast_shaped())
+@pytest.mark.slow
 def test_fast_shapes_read_as_the_state_machine_reads_them(text: str) -> None:
     """The ES5 ISO shapes (Z, a numeric offset, no zone), the date-time with a space and
     toUTCString's form are computed without V8's state machine: the same instant, or the same

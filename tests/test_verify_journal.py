@@ -116,6 +116,7 @@ def test_a_journal_written_by_score_all_verifies_clean(scored: Path) -> None:
     assert main(["verify", "--all", "--metrics-dir", str(scored), "--no-progress"]) == 0
 
 
+@pytest.mark.slow
 def test_every_tampered_record_is_found_and_named_among_untouched_ones(
     scored: Path, tmp_path: Path
 ) -> None:

@@ -412,6 +412,7 @@ def test_changing_any_single_field_exits_1(
     assert {p for p, c in codes.items() if c != 1} == set()
 
 
+@pytest.mark.slow
 def test_deleting_any_key_exits_1(metrics: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Deleting any key, the ones SPEC section 2 gives a default and the seal included."""
     paths = _all_paths(metrics)
