@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
@@ -20,6 +18,7 @@ def execute_by_hand(
 ) -> list[Any]:
     """Run ``notebooks/<name>.ipynb`` with papermill into ``out_dir``; every code output, in
     order (the caller clears the runner's environment first)."""
+    import nbformat  # deferred: seconds to import (jsonschema)
     import papermill as pm
 
     out = out_dir / f"{name}.ipynb"

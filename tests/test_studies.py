@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from evalkit.cli.main import main
@@ -51,6 +50,8 @@ def assert_offline(html: str) -> None:
 
 @pytest.mark.parametrize("name", studies.STUDIES)
 def test_notebooks_are_committed_clean(name: str) -> None:
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     nb = nbformat.read(str(NOTEBOOKS / f"{name}.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.nbformat == 4
@@ -293,6 +294,8 @@ def test_threshold_study_publishes_the_seed_figures(threshold_run: studies.Study
 
 @pytest.mark.notebook
 def test_the_page_states_the_pre_registration_once(threshold_run: studies.StudyRun) -> None:
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     from evalkit.studies.by_hand import CELL_TAG
 
     html = threshold_run.html.read_text(encoding="utf-8")
@@ -310,6 +313,8 @@ def test_a_rerun_diffs_cleanly(
 ) -> None:
     # the checkout is shared: a commit landing between the two runs changes an input the runner
     # records, so the rerun sees the git state the first run saw
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     first = threshold_run.results
     monkeypatch.setattr(studies, "_git_commit", lambda: first["git_commit"])
     monkeypatch.setattr(studies, "_git_dirty", lambda: first["git_dirty"])
@@ -473,6 +478,8 @@ def test_demo_writes_an_index_linking_every_study(
 
     # the demo itself is the four notebook tests above in sequence; here a toy notebook per
     # study checks the index and the exit status quickly
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     for name in studies.STUDIES:
@@ -558,6 +565,8 @@ def test_study_pages_load_offline_in_chromium(
 
 
 def test_render_hides_tagged_inputs_only() -> None:
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     nb = nbformat.v4.new_notebook()
     shown = nbformat.v4.new_code_cell("visible_marker = 1")
     hidden = nbformat.v4.new_code_cell("hidden_marker = 2")

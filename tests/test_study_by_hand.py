@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from evalkit.prereg.lock import LOCK_ENV
@@ -90,6 +89,8 @@ def test_a_lock_it_cannot_check_is_said_without_a_machine_path(
 
 @pytest.mark.parametrize("name", studies.STUDIES)
 def test_every_study_notebook_checks_itself_right_after_its_parameters(name: str) -> None:
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     nb = nbformat.read(str(studies.notebook_path(name)), as_version=4)
     tags = [c.metadata.get("tags", []) for c in nb.cells]
     first = next(i for i, t in enumerate(tags) if "parameters" in t)

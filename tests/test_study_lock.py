@@ -18,7 +18,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from evalkit.cli.main import main
@@ -65,6 +64,8 @@ def test_an_edited_default_in_the_notebook_is_refused(
     kernel_calls: list[Any],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    import nbformat  # deferred: seconds to import (jsonschema)
+
     nbdir = tmp_path / "notebooks"
     shutil.copytree(REPO / "notebooks", nbdir)
     nb = nbformat.read(str(nbdir / "threshold-study.ipynb"), as_version=4)

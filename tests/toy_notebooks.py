@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
-
 
 def toy_notebook(path: Path, params: str, body: str, title: str = "# toy") -> Path:
     """Write a notebook at ``path``: ``title`` (Markdown), ``params`` (the cell tagged
     ``parameters``) and ``body`` (a code cell tagged ``hide-input``); returns ``path``."""
+    import nbformat  # seconds to import (its schema validators): only the tests that write one
+
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
