@@ -145,6 +145,7 @@ def test_a_tied_majority_reads_as_a_tie_on_the_page_never_nan(default_study: Any
     assert "nan" not in shown.to_string().lower()
 
 
+@pytest.mark.slow
 def test_a_labels_file_of_several_hostile_judges_is_calibrated_judge_by_judge(
     gold: Any, tmp_path: Path
 ) -> None:

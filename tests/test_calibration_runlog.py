@@ -324,6 +324,7 @@ def test_register_mints_a_model_judge_certificate_from_a_run_log(
     assert not list((REPO_ROOT / "calibrations").glob("*.json"))  # never written here
 
 
+@pytest.mark.slow
 def test_a_certificate_records_the_base_url_s_host_only(v2_log: Path, tmp_path: Path) -> None:
     """Credentials, path and query of the base URL never reach a certificate's judge section."""
     from evalkit.calibration import read_labels

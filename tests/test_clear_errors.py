@@ -88,6 +88,7 @@ _FULL_DISK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_register_names_the_certificate_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:

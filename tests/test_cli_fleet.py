@@ -543,6 +543,7 @@ def test_an_append_that_fails_exits_2_says_what_is_on_disk_and_the_others_finish
     assert {r["metrics_dir"] for r in table} == {small}  # the rows of the journal that finished
 
 
+@pytest.mark.slow
 def test_a_table_that_cannot_be_written_exits_2_after_the_summary(
     fleet: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -682,6 +683,7 @@ def test_without_dask_the_fleet_runs_serially_and_a_cluster_names_the_extra(
         assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_without_pyarrow_the_fleet_names_the_extra_instead_of_failing_every_directory(
     fleet: list[str],
 ) -> None:

@@ -281,6 +281,7 @@ def _batch_equals_kept(metrics: Path) -> None:
 
 @pytest.mark.parametrize("block", [1, 97, 4096])
 @pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.slow
 def test_a_batch_reading_in_small_blocks_equals_the_kept_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, block: int
 ) -> None:

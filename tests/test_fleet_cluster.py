@@ -133,6 +133,7 @@ def test_conformance_ledgers_on_a_cluster_equal_serial(client: Any, rubric: str)
     assert len(failed) < len(dirs) // 4  # most conformance cases hold sessions to score
 
 
+@pytest.mark.slow
 def test_failing_directories_on_a_cluster(client: Any, fleet: list[str], tmp_path: Path) -> None:
     bad = bad_directories(tmp_path)
     mixed = [fleet[0], *bad, fleet[1]]

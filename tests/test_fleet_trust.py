@@ -110,6 +110,7 @@ def _needs_dask() -> None:
         pytest.skip("dask is not installed (pip install 'evalkit[fleet]')")
 
 
+@pytest.mark.slow
 def test_score_fleet_on_a_named_scheduler_says_what_it_trusts(tmp_path: Path) -> None:
     _needs_dask()
     from evalkit.simulate import simulate_metrics_dir
@@ -192,6 +193,7 @@ _INTRUDER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_local_cluster_evalkit_starts_refuses_every_client_but_its_own(tmp_path: Path) -> None:
     _needs_dask()
     script = tmp_path / "intruder.py"  # a file: spawned workers re-import the main module

@@ -117,6 +117,7 @@ def _touch_old_session(ledger: Path, step: str, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.slow
 def test_every_rerun_has_the_records_of_a_full_rescore(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     ledger = tmp_path / "m"

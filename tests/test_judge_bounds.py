@@ -41,6 +41,7 @@ def _no_caller_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.mark.slow
 def test_a_dead_server_ends_the_run_within_45_s_naming_its_url(tmp_path: Path) -> None:
     with ScriptedServer() as server:  # a port that was just served, then closed
         url = server.base_url("openai")
@@ -68,6 +69,7 @@ def test_a_dead_server_ends_the_run_within_45_s_naming_its_url(tmp_path: Path) -
     ],
     ids=["slow-loris", "endless", "80MB", "80MB-chunked"],
 )
+@pytest.mark.slow
 def test_a_hostile_server_s_calls_end_within_the_timeout_and_the_log_stays_readable(
     tmp_path: Path, action: Any, kind: str
 ) -> None:
@@ -96,6 +98,7 @@ def test_a_hostile_server_s_calls_end_within_the_timeout_and_the_log_stays_reada
 
 
 @pytest.mark.parametrize("action", [Huge(80 << 20), Huge(80 << 20, chunked=True), Endless()])
+@pytest.mark.slow
 def test_a_huge_or_endless_reply_is_never_read_into_memory(action: Any) -> None:
     with ScriptedServer(lambda request: action) as server:
         spec = parse_spec(
@@ -121,6 +124,7 @@ def test_a_huge_or_endless_reply_is_never_read_into_memory(action: Any) -> None:
     assert peak < 16 << 20, f"{peak / 2**20:.1f} MiB traced for one call"
 
 
+@pytest.mark.slow
 def test_an_over_long_reply_text_is_an_error_stored_cut_to_its_cap(tmp_path: Path) -> None:
     from evalkit.judge.scripted_server import Reply
 
@@ -142,6 +146,7 @@ ENDPOINT = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.slow
 def test_the_base_url_actually_used_is_the_one_logged(protocol: str, tmp_path: Path) -> None:
     out = tmp_path / "env.jsonl"
     variable = f"{protocol.upper()}_BASE_URL"
@@ -176,6 +181,7 @@ def server_port(url: str) -> int:
     return port
 
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_log_refuses_and_no_call_is_asked_twice(
     tmp_path: Path,
 ) -> None:
@@ -202,6 +208,7 @@ def test_a_second_run_on_the_same_log_refuses_and_no_call_is_asked_twice(
     assert len(keys) == len(set(keys))  # the second run asked nothing
 
 
+@pytest.mark.slow
 def test_a_run_with_errors_left_exits_4_and_a_rerun_that_answers_them_exits_0(
     tmp_path: Path,
 ) -> None:

@@ -52,6 +52,7 @@ def test_a_plain_reply_gives_text_model_and_tokens(protocol: str) -> None:
     assert request.body["messages"] == [{"role": "user", "content": PROMPT}]
 
 
+@pytest.mark.slow
 def test_openai_sends_the_seed_and_an_unset_temperature_is_not_sent() -> None:
     with ScriptedServer(lambda r: Reply("ok")) as s:
         complete(s, "openai", ",seed=7,temperature=none,max_tokens=64")
@@ -62,6 +63,7 @@ def test_openai_sends_the_seed_and_an_unset_temperature_is_not_sent() -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_429_with_retry_after_is_waited_out_then_answered(protocol: str) -> None:
     def script(request):
         if request.attempt == 0:
@@ -88,6 +90,7 @@ def test_500_then_success_is_retried_by_the_sdk(protocol: str) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_a_5xx_that_persists_is_a_server_error_after_the_retries(protocol: str) -> None:
     with ScriptedServer(lambda r: Fail(503, "still down")) as s:
         exc = failure(s, protocol, ",max_retries=2")
@@ -105,6 +108,7 @@ def test_a_server_that_never_answers_is_a_timeout(protocol: str) -> None:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_a_dropped_connection_is_retried_then_a_connection_error(protocol: str) -> None:
     with ScriptedServer(lambda r: Drop()) as s:
         exc = failure(s, protocol, ",max_retries=1")

@@ -97,6 +97,7 @@ def test_a_resealed_changed_judge_status_is_never_an_agreement(tmp_path: Path) -
     assert not result.ok and result.exit_code == 1
 
 
+@pytest.mark.slow
 def test_a_run_log_whose_status_disagrees_with_its_reply_is_refused(tmp_path: Path) -> None:
     from evalkit.calibration import read_labels
     from evalkit.cli.main import main

@@ -118,6 +118,7 @@ def _verify_all(ctx: dict[str, Any], metrics: Path) -> Any:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_calibrated_judge_writes_calibrated_dimensions_that_verify(
     calibrated_repo: dict[str, Any],
 ) -> None:
@@ -159,6 +160,7 @@ def test_a_calibrated_judge_writes_calibrated_dimensions_that_verify(
     assert after == before == 18
 
 
+@pytest.mark.slow
 def test_another_model_name_or_another_served_model_is_uncalibrated_and_says_why(
     calibrated_repo: dict[str, Any],
 ) -> None:
@@ -197,6 +199,7 @@ def _forge(journal: Path, change: Any) -> None:
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_a_resealed_changed_judge_status_is_a_drift(calibrated_repo: dict[str, Any]) -> None:
     ctx = calibrated_repo
     done, metrics = _score(ctx, "OTHER", "resealed")
@@ -213,6 +216,7 @@ def test_a_resealed_changed_judge_status_is_a_drift(calibrated_repo: dict[str, A
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_a_missing_run_log_is_its_own_outcome_never_agreement(
     calibrated_repo: dict[str, Any],
 ) -> None:
@@ -226,6 +230,7 @@ def test_a_missing_run_log_is_its_own_outcome_never_agreement(
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_a_hand_written_calibrated_verdict_is_refused(calibrated_repo: dict[str, Any]) -> None:
     """An uncalibrated record turned `calibrated` by hand (the certificate exists, the status
     and reference are right), resealed: refused, because its judge did not earn it."""
@@ -267,6 +272,7 @@ def test_a_hand_written_calibrated_verdict_is_refused(calibrated_repo: dict[str,
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_a_labels_file_certificate_is_named_by_no_judge(
     calibrated_repo: dict[str, Any],
 ) -> None:
@@ -311,6 +317,7 @@ def test_a_labels_file_certificate_is_named_by_no_judge(
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_a_run_log_whose_status_disagrees_with_its_reply_is_refused(
     calibrated_repo: dict[str, Any],
 ) -> None:
@@ -366,6 +373,7 @@ def _explorer_judge_fields(ctx: dict[str, Any], metrics: Path) -> list[dict[str,
 
 
 @OPENAI_ONLY
+@pytest.mark.slow
 def test_the_explorer_names_each_judge_dimension_s_judge_and_why_it_is_calibrated(
     calibrated_repo: dict[str, Any],
 ) -> None:

@@ -220,6 +220,7 @@ def test_replay_of_an_item_the_log_does_not_hold_is_an_error_not_a_label(
     assert {d["error"]["kind"] for d in second} == {"replay-missing"}
 
 
+@pytest.mark.slow
 def test_resuming_with_other_parameters_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -349,6 +350,7 @@ def test_every_call_failing_exits_4_with_the_first_error(
     assert Counter(d["error"]["kind"] for d in lines(out)) == {"not-found": N_GOLD}
 
 
+@pytest.mark.slow
 def test_a_log_line_that_is_not_a_run_log_line_is_reported_and_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -372,6 +374,7 @@ def _fence_close(prompt: str) -> str:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.slow
 def test_replies_that_do_not_label_this_item_are_logged_cannot_parse_with_the_reason(
     protocol: str, tmp_path: Path
 ) -> None:

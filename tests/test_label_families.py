@@ -55,6 +55,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_run_log_a_folder_and_a_glob_name_run_logs(logs: Path, tmp_path: Path) -> None:
     assert lf.runlog_paths(str(logs / "a.jsonl")) == [logs / "a.jsonl"]
     assert lf.runlog_paths(str(logs)) == [logs / "a.jsonl", logs / "b.jsonl"]
@@ -65,6 +66,7 @@ def test_a_run_log_a_folder_and_a_glob_name_run_logs(logs: Path, tmp_path: Path)
         lf.runlog_paths(str(tmp_path / "*.jsonl"))
 
 
+@pytest.mark.slow
 def test_judges_are_label_families_compared_across_and_with_gold(logs: Path) -> None:
     fam = lf.load(str(logs / "*.jsonl"))
     assert fam is not None and fam.judges == ("openai:a", "openai:b")

@@ -270,6 +270,7 @@ out = {"code": code, "stderr": err.getvalue(), "wrote": os.path.exists("reports"
 """
 
 
+@pytest.mark.slow
 def test_the_demo_without_the_studies_extra_says_so_once_up_front(tmp_path: Path) -> None:
     out = _run_core_only(DEMO, tmp_path)
     hint = "pip install 'evalkit[studies]'"

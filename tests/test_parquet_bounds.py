@@ -44,6 +44,7 @@ def test_a_tiny_file_of_millions_of_rows_is_refused_before_it_is_decoded(tmp_pat
     assert "nothing was decoded" in outcome.message
 
 
+@pytest.mark.slow
 def test_decoded_bytes_are_bounded_and_only_the_needed_columns_read(tmp_path: Path) -> None:
     from evalkit.errors import EvalkitError
     from evalkit.files.parquet import read_parquet

@@ -92,6 +92,7 @@ def test_formula_and_simulation_plans_agree(prev: Any, conf: Any, h: float, n_ta
 
 
 @pytest.mark.parametrize(("prev", "conf"), [(BINARY, BINARY_CONF), (THREE, THREE_CONF)])
+@pytest.mark.slow
 def test_formula_half_widths_match_simulated_ones(prev: Any, conf: Any) -> None:
     # the quantity the formulas predict: z * SD of the estimator, here at fixed sizes with
     # 4000 simulated studies each (SD known to about 1%). Near a size where the target's own
@@ -123,6 +124,7 @@ def test_delta_method_understates_with_few_gold_items_of_a_class() -> None:
     assert sim[2] > 1.05 * formula[2]
 
 
+@pytest.mark.slow
 def test_planned_gold_set_gives_the_planned_half_width() -> None:
     # run corrected_prevalence on 100 simulated studies of the planned size: the mean
     # half-width of its 95% interval for fail is the planned 0.05 (within 10%)

@@ -54,6 +54,7 @@ def _assert_records_equal_sessions(metrics: Path, rubric: str) -> int:
 
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("rubric", RUBRICS)
+@pytest.mark.slow
 def test_generated_ledgers(tmp_path: Path, seed: int, rubric: str) -> None:
     metrics = tmp_path / "metrics"
     generate_ledger(metrics, n_sessions=70, n_events=2500, seed=seed)

@@ -107,6 +107,7 @@ class TestExactness:
 
 
 class TestAgainstScipy:
+    @pytest.mark.slow
     def test_bca_matches_scipy_bootstrap(self) -> None:
         x = _two_raters(60, seed=12)
 
@@ -125,6 +126,7 @@ class TestAgainstScipy:
         assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.25 * se)
         assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.25 * se)
 
+    @pytest.mark.slow
     def test_percentile_matches_scipy(self) -> None:
         x = _two_raters(60, seed=13)
 

@@ -492,6 +492,7 @@ def _forged_codes(
     return _verify_cli(metrics, rec["run_id"], capsys)
 
 
+@pytest.mark.slow
 def test_a_forger_who_recomputes_the_seal_changes_exactly_the_documented_fields(
     metrics: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
