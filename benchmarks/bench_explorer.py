@@ -34,14 +34,15 @@ def _best(fn: Callable[[], Any], times: int) -> tuple[float, Any]:
     return min(t for t, _ in runs), runs[-1][1]
 
 
-def _bench_scoring() -> Any:
-    """bench_scoring's module (its seeded ledger generator), loaded as the tests load it."""
+#: The journal the issue sizes the explorer for: 5,000 sessions, each under two rubrics.
+N_SESSIONS = 5_000
+N_EVENTS = 500_000
+
+
+def _bind_tests() -> None:
+    """Bind the name ``tests`` to this repository's tests (for the browser driver)."""
     sys.path.insert(0, str(ROOT))
     import conftest  # noqa: F401 - binds the name "tests" to this repository's tests
-
-    from tests.conftest import bench_scoring
-
-    return bench_scoring()
 
 
 _IN_PAGE = """new Promise(resolve => {
@@ -74,7 +75,7 @@ _FRAGMENTS = [
 def _browser(page: Path, tmp: Path) -> None:
     import shutil
 
-    from tests.browser import DevTools, open_page  # importable once _bench_scoring ran
+    from tests.browser import DevTools, open_page  # importable once _bind_tests ran
 
     binary = next(
         (shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None
@@ -102,10 +103,16 @@ def main() -> None:
     from evalkit.verify.rescore import verify_journal
     from evalkit.views.explorer import ExplorerSource, build_explorer
 
-    bs = _bench_scoring()
+    _bind_tests()
+    from evalkit.simulate import hostile_ledgers
+
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp:
         metrics = Path(tmp) / "metrics"
-        seconds, _ = _timed(lambda: bs.generate_ledger(metrics))
+        seconds, _ = _timed(
+            lambda: hostile_ledgers.generate_ledger(
+                metrics, n_sessions=N_SESSIONS, n_events=N_EVENTS
+            )
+        )
         for rubric in ("rubric-v1", "rubric-v2"):
             argv = [
                 "score",
@@ -126,7 +133,7 @@ def main() -> None:
         read_s, read = _best(lambda: journal.read(path, accepted=accepted), 3)
         sessions = len({r["session_id"] for r in read.records})
         print(
-            f"generated {bs.N_SESSIONS} sessions / {bs.N_EVENTS} events in {seconds:.1f} s; "
+            f"generated {N_SESSIONS} sessions / {N_EVENTS} events in {seconds:.1f} s; "
             f"journal: {len(read.records)} records of {sessions} sessions under two rubrics; "
             f"reading it (validated, seals checked): {read_s:.2f} s (best of 3, the baseline)"
         )

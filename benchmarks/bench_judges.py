@@ -114,8 +114,7 @@ def _sdk_floor(url: str, calls: int) -> float:
 
 def bench_scoring(server: object, tmp: Path) -> None:
     """``score --all --journal --judge`` over 500 sessions: wall time against the ideal."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_scoring import generate_ledger
+    from evalkit.simulate.hostile_ledgers import generate_ledger
 
     walls, runs, floors = [], [], []
     url = server.base_url("openai")  # type: ignore[attr-defined]
