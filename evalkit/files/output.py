@@ -7,7 +7,8 @@ byte is written; :func:`write_output` checks, then writes:
 * **No link followed.** A target that is a symbolic link is refused: evalkit never writes
   through a link into a file it did not create. (Appends, :mod:`evalkit.files.append`, open
   with ``O_NOFOLLOW`` and refuse a file whose first line is not the writer's.)
-* **No special file.** An existing directory, FIFO, device or socket is refused by name.
+* **No special file.** An existing directory, FIFO, device or socket is refused by name; the
+  null device (``--out /dev/null``) alone is written to, straight, as the sink it is.
 * **Never here.** A target equal to a file of ``never``, or below a folder of it, is refused
   naming why (compared by resolved path and by inode, so neither a link in a parent nor a hard
   link gets round it). The command line passes the repository's ``gold/``, ``calibrations/``
@@ -33,7 +34,14 @@ from typing import BinaryIO
 
 from evalkit.files.errors import InputFileError
 
-__all__ = ["NoWrite", "OutputRefusedError", "OutputWriteError", "check_output", "write_output"]
+__all__ = [
+    "NoWrite",
+    "OutputRefusedError",
+    "OutputWriteError",
+    "check_output",
+    "is_null_device",
+    "write_output",
+]
 
 
 class OutputRefusedError(InputFileError):
@@ -88,6 +96,15 @@ def _hit(real: Path, ident: tuple[int, int] | None, place: NoWrite) -> bool:
     return ident is not None and not place.tree and _identity(where) == ident
 
 
+def is_null_device(st: os.stat_result) -> bool:
+    """Whether ``st`` is the null device's (``os.devnull``): the one special file written to."""
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -115,6 +132,8 @@ def check_output(path: str | os.PathLike[str], what: str, never: Iterable[NoWrit
             target,
             errno.ELOOP,
         )
+    if st is not None and is_null_device(st):
+        return target  # a sink, not a file: nothing lands anywhere (``--out /dev/null``)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputRefusedError(
             f"{shown}: is {_kind(st.st_mode)}, not a regular file; nothing was written",
@@ -150,7 +169,10 @@ def write_output(
     """
     target = check_output(path, what, never)
     try:
-        _replace(target, data)
+        if os.path.lexists(target) and is_null_device(os.stat(target)):
+            _discard(data)
+        else:
+            _replace(target, data)
     except InputFileError:
         raise
     except OSError as exc:
@@ -161,6 +183,15 @@ def write_output(
             exc,
         ) from exc
     return target
+
+
+def _discard(data: str | bytes | Callable[[BinaryIO], None]) -> None:
+    """Write ``data`` to the null device: a writer function still runs (and may still fail)."""
+    with open(os.devnull, "wb") as handle:
+        if callable(data):
+            data(handle)
+        else:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def _replace(target: Path, data: str | bytes | Callable[[BinaryIO], None]) -> None:
