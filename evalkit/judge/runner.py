@@ -316,20 +316,26 @@ class _LogWriter:
         return written
 
     def _write(self, lines: list[tuple[str, dict[str, Any], Future[None]]]) -> None:
+        # A waiter cancelled by Ctrl-C cancels its future; the line is written all the same (the
+        # call was made), but only the futures still waited on are told, and once RUNNING a
+        # future can no longer be cancelled under us.
+        waited = [written.set_running_or_notify_cancel() for _, _, written in lines]
         if self.failed is None:
             try:
                 self._appender.append([text for text, _, _ in lines])
             except BaseException as exc:  # reported by close(); no new call starts
                 self.failed = exc
         if self.failed is not None:
-            for _, _, written in lines:
-                written.set_exception(self.failed)
+            for (_, _, written), told in zip(lines, waited, strict=True):
+                if told:
+                    written.set_exception(self.failed)
             return
-        for text, line, written in lines:
+        for (text, line, written), told in zip(lines, waited, strict=True):
             self._summary.add(line)
             if self._on_line is not None:  # the line's sha256: what a record cites it by
                 self._on_line(line, hashlib.sha256(text.encode("utf-8")).hexdigest())
-            written.set_result(None)
+            if told:
+                written.set_result(None)
         self._bar.update(len(lines))
         self._bar.set_postfix(
             errors=self._summary.outcomes["error"],
