@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hostile import fifo, in_child
 from evalkit.errors import EvalkitError
 from evalkit.files import input as input_files
 from evalkit.files.input import (
+    MAX_JSON_NESTING,
     InputNotRegularError,
     InputTooLargeError,
     JsonInputError,
@@ -81,6 +83,24 @@ def test_parse_json_depth_and_line(tmp_path: Path) -> None:
         parse_json("[[[1]]]", max_depth=2)
     with pytest.raises(JsonInputError, match="nested too deeply for this reader"):
         parse_json("[" * 200_000)
+    edge = "[" * MAX_JSON_NESTING + "]" * MAX_JSON_NESTING
+    assert isinstance(parse_json(edge), list)  # the bound itself is read
+    with pytest.raises(JsonInputError, match=f"more than {MAX_JSON_NESTING} levels"):
+        parse_json("[" + edge + "]")
+    quoted = '"' + "[{" * 600 + '\\"' + '"'  # brackets inside a string are not nesting
+    assert parse_json(f"[{quoted}]") == ["[{" * 600 + '"']
+
+
+def test_the_nesting_bound_does_not_move_with_the_recursion_limit() -> None:
+    deep = "[" * 900 + "]" * 900  # below the default limit of 1,000, above the bound
+    limit = sys.getrecursionlimit()
+    for setting in (1000, 50_000):
+        sys.setrecursionlimit(setting)
+        try:
+            with pytest.raises(JsonInputError, match="more than 512 levels"):
+                parse_json(deep)
+        finally:
+            sys.setrecursionlimit(limit)
     with pytest.raises(JsonInputError) as info:
         parse_json('{\n  "a": 1,\n  oops\n}')
     assert info.value.line == 3 and "at line 3, column 3" in str(info.value)

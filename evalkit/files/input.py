@@ -406,22 +406,46 @@ def _nesting_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+# Python's decoder recurses, so how deep it can go depends on sys.getrecursionlimit() and on
+# the stack in use; one fixed bound, checked on the text first, gives every reader the same
+# answer (and the same message) on the same bytes, well within the default limit of 1,000.
+MAX_JSON_NESTING = 512
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+_TOO_DEEP = f"JSON nested too deeply for this reader (more than {MAX_JSON_NESTING} levels)"
+
+
+def _text_nests_deeper(text: str, bound: int) -> bool:
+    """True when brackets outside strings in ``text`` open more than ``bound`` levels deep."""
+    if text.count("[") + text.count("{") <= bound:  # the common case: two C-speed counts
+        return False
+    depth = 0
+    for match in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > bound:
+            return True
+    return False
+
+
 def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     r"""Parse one JSON text strictly (no ``NaN``/``Infinity``), or raise :class:`JsonInputError`.
 
-    Deep nesting (Python's decoder recurses) and invalid UTF-8 in ``bytes`` are reasons, not
+    Nesting beyond :data:`MAX_JSON_NESTING` and invalid UTF-8 in ``bytes`` are reasons, not
     crashes. Lone surrogates written as ``\udXXX`` escapes are legal JSON and are kept. With
     ``max_depth`` a value nesting arrays/objects deeper than that is refused too, so that no
     recursive code downstream (``repr``, ``deepcopy``, ``json.dumps``) can meet it.
     """
-    try:
-        if isinstance(text, bytes):
+    if isinstance(text, bytes):
+        try:
             text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonInputError(f"invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if _text_nests_deeper(text, MAX_JSON_NESTING):
+        raise JsonInputError(_TOO_DEEP)
+    try:
         value = json.loads(text, parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise JsonInputError(f"invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except RecursionError:
-        raise JsonInputError("JSON nested too deeply for this reader") from None
+    except RecursionError:  # a bound of 512 met with little stack left: the same reason
+        raise JsonInputError(_TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         where = (
             f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
