@@ -14,9 +14,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from record_factory import TIMESTAMP
 
 from evalkit.cli.main import main
+from evalkit.files.escape import csv_text
 
 HOSTILE = {
     "=": '=HYPERLINK("https://example.invalid/?x="&A1,"open")',
@@ -125,3 +128,26 @@ def test_monitor_csv_neutralizes_a_formula_cell(
     text = capsys.readouterr().out
     sessions = _cells(text, "since_session_id")  # no cell is a formula
     assert sessions & {"'" + i for i in ids}, sessions  # and the hostile ones are there, as text
+
+
+_CELLS = st.text(alphabet=st.sampled_from(list('ab,"=\r\n\t \ud800')), max_size=6) | st.integers()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_CELLS, min_size=2, max_size=2), max_size=6))
+def test_the_table_is_written_as_row_by_row_writing_writes_it(rows: list[list[object]]) -> None:
+    """csv_text writes the table at once and turns each row's CR LF into LF; the second
+    implementation writes one row at a time, so a CR LF inside a cell cannot be mistaken."""
+    from evalkit.files.escape import escape_surrogates, spreadsheet_cell
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    expected = ""
+    for row in [["h1", "h2"], *rows]:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow([spreadsheet_cell(cell) for cell in row])
+        expected += buffer.getvalue()[:-2] + "\n"
+    assert csv_text(["h1", "h2"], rows) == escape_surrogates(expected)
+    parsed = list(csv.reader(io.StringIO(csv_text(["h1", "h2"], rows), newline="")))
+    assert len(parsed) == len(rows) + 1

@@ -118,12 +118,17 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     the characters of its line terminator, and a bare ``\r`` starts a row in a spreadsheet).
     Lone surrogates are written as ``\udXXX``, so the text is always UTF-8.
     """
+    table = [[spreadsheet_cell(cell) for cell in row] for row in itertools.chain([header], rows)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")  # so that both characters are quoted
-    out = []
-    for row in itertools.chain([header], rows):
-        writer.writerow([spreadsheet_cell(cell) for cell in row])
-        out.append(buffer.getvalue()[:-2] + "\n")
+    writer.writerows(table)
+    text = buffer.getvalue()
+    if text.count("\r\n") == len(table):  # no cell holds CR LF: each one ends a row
+        return escape_surrogates(text.replace("\r\n", "\n"))
+    out = []  # a cell holds CR LF: row by row, so that only the row ends change
+    for row in table:
         buffer.seek(0)
         buffer.truncate()
+        writer.writerow(row)
+        out.append(buffer.getvalue()[:-2] + "\n")
     return escape_surrogates("".join(out))
