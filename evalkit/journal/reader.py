@@ -128,6 +128,9 @@ class JournalRead(Readable):
     duplicates: dict[str, list[int]] = field(default_factory=dict)
     #: the journal's chain (:mod:`evalkit.journal.chain`): where it starts, where it breaks
     chain: ChainReport = field(default_factory=ChainReport)
+    #: with ``read(..., keep_lines=True)``: line number -> (its bytes as parsed, BOM and CR
+    #: dropped; its parsed value, None when no JSON) for every non-blank line read
+    lines: dict[int, tuple[bytes, Any]] | None = None
 
     def _headline(self) -> str:
         versions = sorted({str(rec.get("rubric_version")) for rec in self.records})
@@ -230,7 +233,10 @@ def _journal_lines(target: Path) -> Iterator[tuple[RawLine, bytes | None]]:
 
 
 def read(
-    path: str | os.PathLike[str], *, accepted: CalibrationAcceptance | None = None
+    path: str | os.PathLike[str],
+    *,
+    accepted: CalibrationAcceptance | None = None,
+    keep_lines: bool = False,
 ) -> JournalRead:
     """Read every line of the journal at ``path``; never stops at a bad line.
 
@@ -241,10 +247,11 @@ def read(
     the path and the reason). Blank lines are ignored; a UTF-8 BOM on the first line and a CR
     before the newline are tolerated. ``accepted``: the verified calibration certificates a
     judge dimension may claim (``validate_record``; the default accepts ``uncalibrated``
-    only), so a record's validity is a function of content alone.
+    only), so a record's validity is a function of content alone. ``keep_lines``: keep each
+    line's bytes and parsed value too (``JournalRead.lines``), for a reader that compares them.
     """
     target = Path(path)
-    result = JournalRead(path=target)
+    result = JournalRead(path=target, lines={} if keep_lines else None)
     seen: dict[str, list[int]] = {}
     links: list[tuple[int, str | None, bool, Any]] = []
     for line, exact in _journal_lines(target):
@@ -262,6 +269,8 @@ def read(
         if not raw.strip():
             continue
         got, value = _line_record(line.number, raw, line.unterminated, accepted)
+        if result.lines is not None:
+            result.lines[line.number] = (raw, value)
         linked, link = link_of(value)
         is_record = (
             linked or not isinstance(got, JournalDiagnostic) or (got.kind is DiagnosticKind.CHANGED)

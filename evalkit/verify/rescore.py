@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
-from evalkit.files.input import JsonInputError, parse_json
+from evalkit.files.input import dumps_bytes
 from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
-from evalkit.journal.reader import JOURNAL_NAME, MAX_RECORD_DEPTH, DiagnosticKind, JournalRead
+from evalkit.journal.reader import JOURNAL_NAME, DiagnosticKind, JournalRead
 from evalkit.js.timestamps import timestamp_ms
 from evalkit.ledger.files import describe_sessions_file
 from evalkit.ledger.parse import gc_paused
@@ -87,6 +87,7 @@ class _Stored:
     notes: tuple[str, ...]
     line: int | None = None
     changed: bool = False  # its seal no longer matches its content
+    data: bytes | None = None  # its line's bytes (None: a record given by value)
 
 
 def _validated(
@@ -103,11 +104,24 @@ def _validated(
         return validate_stored(without_seal(raw), accepted=accepted), True
 
 
-def _parsed(raw: bytes | None) -> Any:
+def _encoded(record: Mapping[str, Any]) -> bytes | None:
+    """``record`` as the journal writes it (:meth:`evalkit.journal.file.JournalAppender.append`).
+
+    None for a value the journal could not have written (``1e400`` read as infinity, say).
+    """
     try:
-        return parse_json(raw or b"", max_depth=MAX_RECORD_DEPTH)
-    except JsonInputError:  # read() parsed this very line; only a race could get here
+        return dumps_bytes(record, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
         return None
+
+
+def _duplicate_keys(data: bytes, value: Mapping[str, Any]) -> list[str]:
+    """Keys written twice in one object of the line ``data`` that parsed to ``value``.
+
+    A line that is its value as the journal writes it holds none (re-encoding keeps one copy
+    of a key), so only a line written some other way is scanned key by key.
+    """
+    return [] if _encoded(value) == data else duplicate_keys(data)
 
 
 class _JournalView:
@@ -115,7 +129,7 @@ class _JournalView:
 
     def __init__(self, path: Path, accepted: CalibrationAcceptance | None) -> None:
         try:
-            self.read: JournalRead = journal.read(path, accepted=accepted)
+            self.read: JournalRead = journal.read(path, accepted=accepted, keep_lines=True)
         except FileNotFoundError:
             raise EvalkitError(f"{path}: no journal (nothing has been recorded there)") from None
         self.path = path
@@ -127,7 +141,7 @@ class _JournalView:
         for diag in self.read.diagnostics:
             if diag.run_id is not None:
                 self._invalid.setdefault(diag.run_id, []).append(diag)
-        self._raws: dict[int, bytes] | None = None
+        self._lines: dict[int, tuple[bytes, Any]] = self.read.lines or {}
 
     def run_ids(self) -> list[tuple[int, str]]:
         """(first line, run id) of every run id the journal holds, valid or not."""
@@ -139,10 +153,14 @@ class _JournalView:
         return sorted((line, rid) for rid, line in first.items())
 
     def raw(self, line: int) -> bytes | None:
-        if self._raws is None:
-            numbers = [*self.read.line_numbers, *(d.line for d in self.read.diagnostics)]
-            self._raws = journal.raw_lines(self.path, numbers)
-        return self._raws.get(line)
+        """The bytes of ``line`` as read (BOM and CR dropped); None for a line over the cap."""
+        kept = self._lines.get(line)
+        return kept[0] if kept is not None else None
+
+    def value(self, line: int) -> Any:
+        """What ``line`` parsed to, before normalization (None: no JSON, or over the cap)."""
+        kept = self._lines.get(line)
+        return kept[1] if kept is not None else None
 
     def copies(self, run_id: str) -> list[tuple[int, dict[str, Any]]]:
         """Valid copies of ``run_id``.
@@ -183,9 +201,9 @@ class _JournalView:
         if not changed:
             raise self.unknown(run_id)
         line = changed[-1].line
-        raw = _parsed(self.raw(line))
-        if not isinstance(raw, dict):
-            raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+        raw = self.value(line)
+        if not isinstance(raw, dict):  # the reader found a record there: cannot happen
+            raise EvalkitError(f"{self.path}: line {line} is not the record it was read as")
         try:
             return line, _validated(raw, self.accepted)[0], raw
         except EvalkitError as exc:  # invalid for another reason too: that is the one to name
@@ -201,9 +219,9 @@ class _JournalView:
         copies = self.copies(run_id)
         if copies:
             line, record = copies[-1]
-            raw = _parsed(self.raw(line))
-            if not isinstance(raw, dict):
-                raise EvalkitError(f"{self.path}: line {line} changed while it was read; run again")
+            raw = self.value(line)
+            if not isinstance(raw, dict):  # the reader found a record there: cannot happen
+                raise EvalkitError(f"{self.path}: line {line} is not the record it was read as")
         else:
             line, record, raw = self._changed_copy(run_id)
         drifts = self._copy_drifts(copies, raw, line)
@@ -216,7 +234,7 @@ class _JournalView:
                 "JSON readers disagree on which copy wins",
                 DriftKind.DUPLICATE,
             )
-            for key in duplicate_keys(self.raw(line) or b"")
+            for key in _duplicate_keys(self.raw(line) or b"", raw)
         ]
         drifts += [
             FieldDrift(
@@ -234,7 +252,9 @@ class _JournalView:
         if len(copies) > 1:
             lines = ", ".join(str(n) for n, _ in copies)
             notes.append(f"run id appears {len(copies)} times (lines {lines}); verifying the last")
-        return _Stored(record, raw, tuple(drifts), tuple(notes), line, changed=not copies)
+        return _Stored(
+            record, raw, tuple(drifts), tuple(notes), line, changed=not copies, data=self.raw(line)
+        )
 
     def _copy_drifts(
         self, copies: list[tuple[int, dict[str, Any]]], last: Any, last_line: int
@@ -242,7 +262,7 @@ class _JournalView:
         """How every other valid copy of the run id differs from the verified one."""
         out: list[FieldDrift] = []
         for line, _ in copies:
-            value = _parsed(self.raw(line)) if line != last_line else None
+            value = self.value(line) if line != last_line else None
             if not isinstance(value, dict):
                 continue
             out += [
@@ -424,13 +444,8 @@ def _verify(
 ) -> VerifyResult:
     stored = found.record
     chain_drifts, chain_notes = _chain_findings(found, chain, lines)
-    found = _Stored(
-        found.record,
-        found.raw,
-        (*found.drifts, *chain_drifts),
-        (*found.notes, *chain_notes),
-        found.line,
-        found.changed,
+    found = replace(
+        found, drifts=(*found.drifts, *chain_drifts), notes=(*found.notes, *chain_notes)
     )
     run_id = stored["run_id"]
     judges = [d for d in found.raw["dimensions"] if d.get("method") == Method.JUDGE]
@@ -477,7 +492,11 @@ def _verify(
     expected["dimensions"] += [
         d for d in rederived.dimensions if d.get("id") not in deterministic_ids
     ]
-    differences = diff_records(found.raw, seal_record(expected))
+    sealed = seal_record(expected)
+    if found.data is not None and found.data == _encoded(sealed):
+        differences = []  # the line is, byte for byte, the line the engine writes
+    else:
+        differences = diff_records(found.raw, sealed)
     if broken is not None and all(d.field != SEAL_FIELD for d in differences):
         # an edit the engine's record happens to match (a reverted verdict, say) still broke
         # the seal: the line was changed after it was written
