@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         JournalDiagnostic,
         JournalRead,
         latest_inputs,
-        raw_lines,
         read,
     )
 
@@ -54,7 +53,6 @@ _LAZY: dict[str, str] = {
     "JournalRead": "evalkit.journal.reader",
     "MAX_RECORD_DEPTH": "evalkit.journal.reader",
     "latest_inputs": "evalkit.journal.reader",
-    "raw_lines": "evalkit.journal.reader",
     "read": "evalkit.journal.reader",
 }
 
@@ -77,7 +75,6 @@ __all__ = [
     "journal_ledger",
     "journal_os_error",
     "latest_inputs",
-    "raw_lines",
     "read",
 ]
 

@@ -17,7 +17,7 @@ edited after it was written); every valid record is returned normalized; run ids
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -68,7 +68,6 @@ __all__ = [
     "append_many",
     "dumps_record",
     "latest_inputs",
-    "raw_lines",
     "read",
 ]
 
@@ -285,19 +284,6 @@ def read(
         seen.setdefault(got["run_id"], []).append(line.number)
     result.duplicates.update({rid: lines for rid, lines in seen.items() if len(lines) > 1})
     return replace(result, chain=check_chain(links))
-
-
-def raw_lines(path: str | os.PathLike[str], numbers: Iterable[int]) -> dict[int, bytes]:
-    """The bytes of the journal's lines ``numbers`` (1-based) as :func:`read` parsed them.
-
-    A BOM before line 1 and a CR before the newline are dropped: for a byte-exact comparison.
-    """
-    wanted = set(numbers)
-    return {
-        line.number: line.data
-        for line, _ in _journal_lines(Path(path))
-        if line.number in wanted and line.data is not None
-    }
 
 
 def latest_inputs(
