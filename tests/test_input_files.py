@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 from hostile import fifo, in_child
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit.errors import EvalkitError
 from evalkit.files import input as input_files
@@ -165,3 +168,35 @@ def test_a_file_growing_past_the_cap_while_read_is_cut_off(tmp_path: Path) -> No
     assert os.stat(proc_file).st_size == 0
     with pytest.raises(InputTooLargeError, match="more exceeds the 64-byte cap"):
         read_bytes(proc_file, "file", max_bytes=64)
+
+
+def _depth(value: object) -> int:  # the second implementation: a walk of the parsed value
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_NESTED = st.recursive(
+    st.text(alphabet='[]{}"\\ab:,', max_size=5) | st.integers() | st.none(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NESTED, st.integers(min_value=1, max_value=8), st.booleans())
+def test_max_depth_is_the_nesting_a_walk_of_the_value_finds(
+    value: object, limit: int, ascii_only: bool
+) -> None:
+    """parse_json reads the depth off the text (brackets outside strings); the walk of the
+    parsed value is the reference."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    if isinstance(value, dict | list) and _depth(value) > limit:
+        with pytest.raises(JsonInputError, match=f"nested more than {limit} levels"):
+            parse_json(text, max_depth=limit)
+    else:
+        assert parse_json(text, max_depth=limit) == value

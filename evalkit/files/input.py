@@ -394,18 +394,6 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
-def _nesting_exceeds(value: Any, limit: int) -> bool:
-    """True when ``value`` nests arrays/objects more than ``limit`` levels deep (iterative)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
-        if depth > limit:
-            return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
-    return False
-
-
 # Python's decoder recurses, so how deep it can go depends on sys.getrecursionlimit() and on
 # the stack in use; one fixed bound, checked on the text first, gives every reader the same
 # answer (and the same message) on the same bytes, well within the default limit of 1,000.
@@ -413,6 +401,24 @@ MAX_JSON_NESTING = 512
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 _TOO_DEEP = f"JSON nested too deeply for this reader (more than {MAX_JSON_NESTING} levels)"
+
+
+_JSON_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_JSON_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def _value_nests_deeper(text: str, limit: int) -> bool:
+    """True when the JSON text ``text`` (already parsed: valid) nests more than ``limit`` deep.
+
+    Its brackets outside strings, with every empty pair removed once per pass: each pass
+    removes one level, so the passes it takes are the depth (no Python step per container).
+    """
+    brackets = _JSON_NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _JSON_EMPTY_PAIR.sub("", brackets)
+    return bool(brackets)
 
 
 def _text_nests_deeper(text: str, bound: int) -> bool:
@@ -456,7 +462,7 @@ def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     if (
         max_depth is not None
         and isinstance(value, dict | list)
-        and _nesting_exceeds(value, max_depth)
+        and _value_nests_deeper(text, max_depth)
     ):
         raise JsonInputError(f"JSON nested more than {max_depth} levels deep")
     return value

@@ -182,6 +182,10 @@ class EntryOutcome(StrEnum):
         return 3 if self is EntryOutcome.VERSION_MISMATCH else int(self is not self.AGREEMENT)
 
 
+#: each verify outcome as an entry's (a lookup: ``verify --all`` asks for it per row and count)
+_ENTRY_OUTCOME = {outcome: EntryOutcome(outcome.value) for outcome in VerifyOutcome}
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     """One run id of the journal (or one unreadable line) as ``verify --all`` found it.
@@ -201,7 +205,7 @@ class JournalEntry:
     def outcome(self) -> EntryOutcome:
         """The verify outcome, else ``error`` (a run id) or ``unreadable`` (none)."""
         if self.result is not None:
-            return EntryOutcome(self.result.outcome.value)
+            return _ENTRY_OUTCOME[self.result.outcome]
         return EntryOutcome.ERROR if self.run_id is not None else EntryOutcome.UNREADABLE
 
     @property
