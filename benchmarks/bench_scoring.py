@@ -188,19 +188,11 @@ def _ledger(n_sessions: int) -> Path:
 
 
 def _latest(journal: Path) -> dict[str, dict[str, Any]]:
-    """Session id -> its latest record, without what names the run or chains the line."""
-    out: dict[str, dict[str, Any]] = {}
+    """Session id -> its latest record (:func:`evalkit.journal.latest_records`), parsed fast."""
+    from evalkit.journal import latest_records
+
     with open(journal, encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            prov = {
-                k: v
-                for k, v in rec["provenance"].items()
-                if k not in ("record_sha256", "previous_line_sha256")
-            }
-            body = {k: v for k, v in rec.items() if k not in ("run_id", "timestamp")}
-            out[rec["session_id"]] = {**body, "provenance": prov}
-    return out
+        return latest_records(json.loads(line) for line in fh)
 
 
 def _journal_all(metrics: Path, journal: Path, *extra: str) -> Run:

@@ -43,17 +43,7 @@ def _stamps() -> Iterator[str]:
 
 
 def _latest(path: Path) -> dict[str, dict[str, Any]]:
-    """Session id -> its latest record, without what names the run or chains the line."""
-    out: dict[str, dict[str, Any]] = {}
-    for rec in journal.read(path).records:
-        prov = {
-            k: v
-            for k, v in rec["provenance"].items()
-            if k not in ("record_sha256", "previous_line_sha256")
-        }
-        body = {k: v for k, v in rec.items() if k not in ("run_id", "timestamp")}
-        out[rec["session_id"]] = {**body, "provenance": prov}
-    return out
+    return journal.latest_records(journal.read(path).records)
 
 
 def _step(ledger: Path, step: str, rng: random.Random) -> None:

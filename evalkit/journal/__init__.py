@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the names below load lazily (_LAZY); these imports give the
         JournalDiagnostic,
         JournalRead,
         latest_inputs,
+        latest_records,
         read,
     )
 
@@ -53,6 +54,7 @@ _LAZY: dict[str, str] = {
     "JournalRead": "evalkit.journal.reader",
     "MAX_RECORD_DEPTH": "evalkit.journal.reader",
     "latest_inputs": "evalkit.journal.reader",
+    "latest_records": "evalkit.journal.reader",
     "read": "evalkit.journal.reader",
 }
 
@@ -75,6 +77,7 @@ __all__ = [
     "journal_ledger",
     "journal_os_error",
     "latest_inputs",
+    "latest_records",
     "read",
 ]
 

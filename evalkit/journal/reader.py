@@ -17,7 +17,7 @@ edited after it was written); every valid record is returned normalized; run ids
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -68,6 +68,7 @@ __all__ = [
     "append_many",
     "dumps_record",
     "latest_inputs",
+    "latest_records",
     "read",
 ]
 
@@ -284,6 +285,26 @@ def read(
         seen.setdefault(got["run_id"], []).append(line.number)
     result.duplicates.update({rid: lines for rid, lines in seen.items() if len(lines) > 1})
     return replace(result, chain=check_chain(links))
+
+
+#: what names a run or places its record in a journal: two runs over the same inputs differ
+#: only there (:func:`latest_records`)
+_PLACING = ("run_id", "timestamp")
+_PLACING_PROVENANCE = ("record_sha256", "previous_line_sha256")
+
+
+def latest_records(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Session id -> its latest record, without what names the run or places it in a journal.
+
+    ``records`` in journal order. What an incremental run must leave as a full rescore would:
+    the records' content, whatever run wrote each and wherever it landed.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        provenance = {k: v for k, v in rec["provenance"].items() if k not in _PLACING_PROVENANCE}
+        body = {k: v for k, v in rec.items() if k not in _PLACING}
+        out[rec["session_id"]] = {**body, "provenance": provenance}
+    return out
 
 
 def latest_inputs(
