@@ -344,12 +344,32 @@ def peer_overlaps(
                 found[i].append(j)
                 found[j].append(i)
         heapq.heappush(active, (end_i, i))
-    peers: list[tuple[str, ...]] = []
-    for i, rec in enumerate(records):
-        own = get(rec, "session_id")
-        ids = (records[j] for j in sorted(found[i]))
-        peers.append(tuple(dict.fromkeys(_peer_id(r) for r in ids if get(r, "session_id") != own)))
-    return peers
+    return [_peer_ids(records, i, sorted(found[i])) for i in range(len(records))]
+
+
+def peers_at(
+    records: Sequence[Mapping[str, Any]], position: int, window: Window | None, arrays: Any
+) -> tuple[str, ...]:
+    """``peer_overlaps(records, windows)[position]``, for one record, by an array query.
+
+    ``arrays``: ``(positions, starts, ends)`` of every record with a window, positions in
+    ledger order (:attr:`evalkit.scoring.measure.LedgerMeasure.window_arrays`). For a few
+    records of a large ledger (an incremental run) this costs no sweep over all of them.
+    """
+    if window is None:
+        return ()
+    at, starts, ends = arrays
+    hits = at[(starts < window.end) & (window.start < ends)].tolist()
+    return _peer_ids(records, position, (j for j in hits if j != position))
+
+
+def _peer_ids(
+    records: Sequence[Mapping[str, Any]], position: int, others: Iterable[int]
+) -> tuple[str, ...]:
+    """The ids of ``others`` (positions in ledger order), each once, but the record's own."""
+    own = get(records[position], "session_id")
+    ids = (records[j] for j in others)
+    return tuple(dict.fromkeys(_peer_id(r) for r in ids if get(r, "session_id") != own))
 
 
 def find_peer_overlap(

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit import Resolution, resolve_session
 from evalkit.errors import EvalkitError, SessionResolutionError, ValidationError
@@ -329,3 +331,36 @@ def test_raw_ids_through_dual_stamp_and_direct_stamp() -> None:
     assert raw_session_ids(events, rec("s1")) == ("r1", "r2", "s1")
     assert raw_session_ids(events, rec("s3")) == ()
     assert raw_session_ids(events, rec("  ")) == ()
+
+
+_TIMES = st.integers(min_value=0, max_value=12)  # few values: ties and touching ends abound
+_RECORDS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d", 7, None]),  # rewrites share an id; some are no id
+        st.one_of(st.none(), st.tuples(_TIMES, _TIMES).map(sorted)),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_RECORDS)
+def test_peers_at_one_position_are_the_sweeps_peers(drawn: list[tuple[object, object]]) -> None:
+    """peers_at (the array query an incremental run makes per session) against
+    peer_overlaps (the sweep over every window), position by position."""
+    import numpy as np
+
+    from evalkit.record.scoring_context import Window
+    from evalkit.resolve import peer_overlaps, peers_at
+
+    records = [{"session_id": sid} for sid, _ in drawn]
+    windows = [None if w is None else Window(float(w[0]), float(w[1])) for _, w in drawn]
+    at = [i for i, w in enumerate(windows) if w is not None]
+    arrays = (
+        np.array(at, dtype=np.int64),
+        np.array([windows[i].start for i in at], dtype=np.float64),  # type: ignore[union-attr]
+        np.array([windows[i].end for i in at], dtype=np.float64),  # type: ignore[union-attr]
+    )
+    swept = peer_overlaps(records, windows)
+    for position, window in enumerate(windows):
+        assert peers_at(records, position, window, arrays) == swept[position]

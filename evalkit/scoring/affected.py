@@ -137,21 +137,13 @@ def _new_sessions(
     return list(range(old.n_sessions, len(records)))
 
 
-def _windows(measure: LedgerMeasure) -> tuple[Any, Any, Any]:
-    """Positions with a window, and their starts and ends, as arrays."""
-    at = [i for i, w in enumerate(measure.windows) if w is not None]
-    starts = np.array([measure.windows[i].start for i in at], dtype=np.float64)  # type: ignore[union-attr]
-    ends = np.array([measure.windows[i].end for i in at], dtype=np.float64)  # type: ignore[union-attr]
-    return np.array(at, dtype=np.int64), starts, ends
-
-
 def _in_windows(measure: LedgerMeasure, tail: EventDigest) -> set[int]:
     """Sessions whose window holds an appended quality gate or guard event."""
     times = np.concatenate(tail.times) if tail.times else np.zeros(0)
     times = np.sort(times[~np.isnan(times)])
     if not len(times):
         return set()
-    at, starts, ends = _windows(measure)
+    at, starts, ends = measure.window_arrays
     inside = np.searchsorted(times, ends, "right") - np.searchsorted(times, starts, "left")
     return set(at[inside > 0].tolist())
 
@@ -176,7 +168,7 @@ def _new_peers(measure: LedgerMeasure, new: list[int]) -> set[int]:
     """Old sessions whose window a new session's window strictly overlaps (a new peer)."""
     if not new:
         return set()
-    at, starts, ends = _windows(measure)
+    at, starts, ends = measure.window_arrays
     found: set[int] = set()
     for i in new:
         w = measure.windows[i]

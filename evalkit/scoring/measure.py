@@ -57,6 +57,7 @@ from evalkit.resolve import (
     canonical_sessions,
     compute_window,
     peer_overlaps,
+    peers_at,
     resolve_record,
 )
 
@@ -450,6 +451,7 @@ class LedgerMeasure:
         self._events_present = events_present
         self._attribute_by_id = attribute_by_id
         self._ledger_note = ledger_note
+        self._peer_asks = 0  # sessions whose peers were found by array query
 
     @property
     def records(self) -> tuple[Mapping[str, Any], ...]:
@@ -490,8 +492,31 @@ class LedgerMeasure:
         return [compute_window(r) for r in self.records]
 
     @cached_property
+    def window_arrays(self) -> tuple[Any, Any, Any]:
+        """The positions with a window (ledger order), and their starts and ends, as arrays."""
+        at = [i for i, w in enumerate(self._windows) if w is not None]
+        windows = [self._windows[i] for i in at]
+        starts = np.array([w.start for w in windows], dtype=np.float64)  # type: ignore[union-attr]
+        ends = np.array([w.end for w in windows], dtype=np.float64)  # type: ignore[union-attr]
+        return np.array(at, dtype=np.int64), starts, ends
+
+    @cached_property
     def _peers(self) -> list[tuple[str, ...]]:
         return peer_overlaps(self.records, self._windows)
+
+    def _peers_at(self, position: int) -> tuple[str, ...]:
+        """The peers of one session: by array query while few are asked, then all by a sweep.
+
+        An incremental run measures a few sessions of a large ledger; a full run soon passes
+        the threshold and pays the one sweep. Either way the peers are those of
+        :func:`evalkit.resolve.peer_overlaps`.
+        """
+        if "_peers" not in self.__dict__:
+            self._peer_asks += 1
+            if self._peer_asks <= max(1, len(self.records) // 16):
+                window = self._windows[position]
+                return peers_at(self.records, position, window, self.window_arrays)
+        return self._peers[position]
 
     @cached_property
     def _index(self) -> EventIndex:
@@ -541,7 +566,7 @@ class LedgerMeasure:
             resolved_via=via,
             record=rec,
             window=window,
-            peer=PeerOverlap(self._peers[position]),
+            peer=PeerOverlap(self._peers_at(position)),
             ignored_supersedes=self.canonical.ignored_supersedes,
         )
         gates, full, window_guards = index.in_window(window)
