@@ -9,8 +9,9 @@ commands. The machine may be shared: CPU time is what other processes cannot inf
 ratios are printed. Per size:
 
 * the floor: read each file's bytes and ``orjson.loads`` every line (collector paused);
-* ``score_ledger`` (best of ``$EVALKIT_BENCH_REPEATS``, default 3), ``score --all --journal``
-  into a fresh journal, ``verify --all``;
+* ``score_ledger``, ``score --all --journal`` into a fresh journal, and ``verify --all``, each
+  ``$EVALKIT_BENCH_REPEATS`` times (default 3), every run paired with a floor run just before
+  it: the figure is the median of the pairs' ratios, which a drifting machine cannot bias;
 * incremental reruns on a copy of the ledger: nothing new; 10 sessions appended; 1% of the
   events appended inside the windows of 1% of the sessions (late events); the same events
   spread over every window (no target: most sessions then change); each as a fraction of the
@@ -27,6 +28,7 @@ import contextlib
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -195,51 +197,94 @@ def _latest(journal: Path) -> dict[str, dict[str, Any]]:
         return latest_records(json.loads(line) for line in fh)
 
 
+def _journal_argv(metrics: Path, journal: Path, *extra: str) -> list[str]:
+    return _evalkit("score", "--all", "--journal", str(journal), "--metrics-dir", str(metrics),
+                    "--no-progress", "--timestamp", next(TIMESTAMPS), "--out", os.devnull,
+                    *extra)  # fmt: skip
+
+
 def _journal_all(metrics: Path, journal: Path, *extra: str) -> Run:
-    return _spawn(
-        _evalkit("score", "--all", "--journal", str(journal), "--metrics-dir", str(metrics),
-                 "--no-progress", "--timestamp", next(TIMESTAMPS), "--out", os.devnull, *extra)
-    )  # fmt: skip
-
-
-def _ratio(a: Run, b: Run) -> str:
-    return f"{a.seconds / b.seconds:.2f}x wall, {a.cpu / b.cpu:.2f}x CPU"
+    return _spawn(_journal_argv(metrics, journal, *extra))
 
 
 def _target(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+@dataclass(frozen=True)
+class Paired:
+    """A command run ``repeats`` times, each run right after a run of the floor.
+
+    On a shared machine the speed drifts by tens of percent within minutes; a ratio of two
+    runs made back to back is what the drift cannot bias, so the figure is the median of the
+    pairs' ratios (wall and CPU), and ``last`` the command's last run.
+    """
+
+    wall_ratios: tuple[float, ...]
+    cpu_ratios: tuple[float, ...]
+    peak_mib: float
+    last: Run
+
+    @property
+    def wall_ratio(self) -> float:
+        """The median of the pairs' wall-time ratios."""
+        return statistics.median(self.wall_ratios)
+
+    @property
+    def cpu_ratio(self) -> float:
+        """The median of the pairs' CPU-time ratios."""
+        return statistics.median(self.cpu_ratios)
+
+    def line(self, name: str, target: float, floor_peak: float) -> str:
+        ok = self.wall_ratio <= target and self.peak_mib <= floor_peak
+        pairs = ", ".join(f"{r:.2f}" for r in self.wall_ratios)
+        return (
+            f"{name}: {self.last.wall:.2f} s (last run), peak {self.peak_mib:.0f} MiB: median "
+            f"{self.wall_ratio:.2f}x wall, {self.cpu_ratio:.2f}x CPU the floor run just before "
+            f"it (pairs: {pairs}), peak {self.peak_mib / floor_peak:.2f}x (target <= "
+            f"{target}x, peak <= 1x: {_target(ok)})"
+        )
+
+
+def _paired(floor: list[str], command: Any, repeats: int) -> Paired:
+    """``command()`` (the argv to run, made afresh each time) ``repeats`` times after the floor."""
+    walls, cpus, peaks = [], [], []
+    run = None
+    for _ in range(repeats):
+        base = _spawn(floor)
+        run = _spawn(command())
+        walls.append(run.seconds / base.seconds)
+        cpus.append(run.cpu / base.cpu)
+        peaks.append(run.peak_mib)
+    assert run is not None
+    return Paired(tuple(walls), tuple(cpus), min(peaks), run)
+
+
 def _scale(n_sessions: int, repeats: int) -> None:
     ledger = _ledger(n_sessions)
     print(f"-- {n_sessions} sessions, {n_sessions * EVENTS_PER_SESSION} events --", flush=True)
-    floor = _best(_self("floor", str(ledger)), repeats)
+    floor_argv = _self("floor", str(ledger))
+    floor = _best(floor_argv, repeats)
     print(f"floor (read + orjson.loads every line): {floor.seconds:.2f} s, CPU {floor.cpu:.2f} s, "
           f"peak {floor.peak_mib:.0f} MiB (best of {repeats})", flush=True)  # fmt: skip
-    batch = _best(_self("score_ledger", str(ledger)), repeats)
-    ok = batch.seconds <= 2.5 * floor.seconds and batch.peak_mib <= floor.peak_mib
-    print(f"score_ledger: {batch.seconds:.2f} s, peak {batch.peak_mib:.0f} MiB (best of "
-          f"{repeats}): {_ratio(batch, floor)} the floor, peak {batch.peak_mib / floor.peak_mib:.2f}x "
-          f"(target <= 2.5x, peak <= 1x: {_target(ok)})", flush=True)  # fmt: skip
+    batch = _paired(floor_argv, lambda: _self("score_ledger", str(ledger)), repeats)
+    print(batch.line("score_ledger", 2.5, floor.peak_mib), flush=True)
 
     work = OUT / f"work-{n_sessions}"
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(ledger, work)
     journal = work / "eval.jsonl"
-    full = _journal_all(work, journal)
-    ok = full.wall <= 3.5 * floor.seconds and full.peak_mib <= floor.peak_mib
-    print(f"score --all --journal: {full.wall:.2f} s, peak {full.peak_mib:.0f} MiB: "
-          f"{full.wall / floor.seconds:.2f}x wall, {full.cpu / floor.cpu:.2f}x CPU the floor, "
-          f"peak {full.peak_mib / floor.peak_mib:.2f}x (target <= 3.5x, peak <= 1x: "
-          f"{_target(ok)})", flush=True)  # fmt: skip
-    verify = _spawn(_evalkit("verify", "--all", "--metrics-dir", str(work), "--no-progress",
-                             "--format", "csv"))  # fmt: skip
-    ok = verify.wall <= 4 * floor.seconds and verify.peak_mib <= floor.peak_mib
-    print(f"verify --all: {verify.wall:.2f} s, peak {verify.peak_mib:.0f} MiB: "
-          f"{verify.wall / floor.seconds:.2f}x wall, {verify.cpu / floor.cpu:.2f}x CPU the floor, "
-          f"peak {verify.peak_mib / floor.peak_mib:.2f}x (target <= 4x, peak <= 1x: "
-          f"{_target(ok)})", flush=True)  # fmt: skip
-    _incremental(work, journal, full, n_sessions)
+
+    def fresh_journal_run() -> list[str]:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(ledger, work)
+        return _journal_argv(work, journal)
+
+    full = _paired(floor_argv, fresh_journal_run, repeats)
+    print(full.line("score --all --journal", 3.5, floor.peak_mib), flush=True)
+    verify_argv = _evalkit("verify", "--all", "--metrics-dir", str(work), "--no-progress",
+                           "--format", "csv")  # fmt: skip
+    verify = _paired(floor_argv, lambda: verify_argv, repeats)
+    print(verify.line("verify --all", 4, floor.peak_mib), flush=True)
+    _incremental(work, journal, full.last, n_sessions)
 
 
 def _incremental(work: Path, journal: Path, full: Run, n_sessions: int) -> None:
