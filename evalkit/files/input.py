@@ -403,26 +403,12 @@ _JSON_BRACKET = re.compile(r"[\[\]{}]")
 _TOO_DEEP = f"JSON nested too deeply for this reader (more than {MAX_JSON_NESTING} levels)"
 
 
-_JSON_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_JSON_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
-
-
-def _value_nests_deeper(text: str, limit: int) -> bool:
-    """True when the JSON text ``text`` (already parsed: valid) nests more than ``limit`` deep.
-
-    Its brackets outside strings, with every empty pair removed once per pass: each pass
-    removes one level, so the passes it takes are the depth (no Python step per container).
-    """
-    brackets = _JSON_NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
-    for _ in range(limit):
-        if not brackets:
-            return False
-        brackets = _JSON_EMPTY_PAIR.sub("", brackets)
-    return bool(brackets)
-
-
 def _text_nests_deeper(text: str, bound: int) -> bool:
-    """True when brackets outside strings in ``text`` open more than ``bound`` levels deep."""
+    """True when brackets outside strings in ``text`` open more than ``bound`` levels deep.
+
+    Any text, JSON or not (an unclosed ``[[[`` counts too); a stored record has fewer
+    brackets than its bound, so the two counts decide it.
+    """
     if text.count("[") + text.count("{") <= bound:  # the common case: two C-speed counts
         return False
     depth = 0
@@ -462,7 +448,7 @@ def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     if (
         max_depth is not None
         and isinstance(value, dict | list)
-        and _value_nests_deeper(text, max_depth)
+        and _text_nests_deeper(text, max_depth)
     ):
         raise JsonInputError(f"JSON nested more than {max_depth} levels deep")
     return value
