@@ -118,11 +118,7 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     the characters of its line terminator, and a bare ``\r`` starts a row in a spreadsheet).
     Lone surrogates are written as ``\udXXX``, so the text is always UTF-8.
     """
-    starts = FORMULA_STARTS  # spreadsheet_cell, inlined: a table has cells by the million
-    table = [
-        [("'" + c) if isinstance(c, str) and c.startswith(starts) else c for c in row]
-        for row in itertools.chain([header], rows)
-    ]
+    table = [[spreadsheet_cell(cell) for cell in row] for row in itertools.chain([header], rows)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")  # so that both characters are quoted
     writer.writerows(table)
