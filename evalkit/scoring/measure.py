@@ -494,11 +494,12 @@ class LedgerMeasure:
     @cached_property
     def window_arrays(self) -> tuple[Any, Any, Any]:
         """The positions with a window (ledger order), and their starts and ends, as arrays."""
-        at = [i for i, w in enumerate(self._windows) if w is not None]
-        windows = [self._windows[i] for i in at]
-        starts = np.array([w.start for w in windows], dtype=np.float64)  # type: ignore[union-attr]
-        ends = np.array([w.end for w in windows], dtype=np.float64)  # type: ignore[union-attr]
-        return np.array(at, dtype=np.int64), starts, ends
+        held = [(i, w) for i, w in enumerate(self._windows) if w is not None]
+        return (
+            np.array([i for i, _ in held], dtype=np.int64),
+            np.array([w.start for _, w in held], dtype=np.float64),
+            np.array([w.end for _, w in held], dtype=np.float64),
+        )
 
     @cached_property
     def _peers(self) -> list[tuple[str, ...]]:

@@ -125,7 +125,7 @@ def _duplicate_keys(data: bytes, value: Mapping[str, Any]) -> list[str]:
 
 
 class _JournalView:
-    """One read of a journal, indexed by run id, its raw lines read once when first needed."""
+    """One read of a journal, indexed by run id, each line's bytes and value kept from it."""
 
     def __init__(self, path: Path, accepted: CalibrationAcceptance | None) -> None:
         try:
