@@ -532,6 +532,22 @@ def test_missing_judge_labels_file_is_an_evalkit_error(tmp_path: Path) -> None:
             read_judge_labels(tmp_path / name)
 
 
+def test_a_lone_surrogate_in_a_labels_line_is_an_error_naming_line_and_field(
+    tmp_path: Path,
+) -> None:
+    """Hypothesis found it: pandas' string columns raised UnicodeEncodeError on ``\\ud800``."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        '{"item_id": "a", "label": "pass"}\n\n{"item_id": "b", "label": "pass", '
+        '"run_id": "s\\ud800-1"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        EvalkitError, match=r"labels\.jsonl:3: field 'run_id' holds a lone surrogate"
+    ):
+        read_judge_labels(labels)
+
+
 def test_calibrate_cli_prints_undefined_kappa_instead_of_crashing(
     gold, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

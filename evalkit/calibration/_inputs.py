@@ -17,8 +17,15 @@ import pandas as pd
 
 from evalkit import compute_facts
 from evalkit.errors import EvalkitError
-from evalkit.files.input import JsonInputError, own_cap, parse_json, read_bytes, read_text
-from evalkit.gold.sets import LABELS, GoldSet, read_jsonl_objects, sha256_hex
+from evalkit.files.input import (
+    JsonInputError,
+    escape_surrogates,
+    own_cap,
+    parse_json,
+    read_bytes,
+    read_text,
+)
+from evalkit.gold.sets import LABELS, GoldSet, read_jsonl_numbered, sha256_hex
 from evalkit.judge import apply_rules
 from evalkit.provenance.repository import repo_root
 
@@ -131,8 +138,9 @@ def load_decision_rule(
 def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Judge labels from a ``.csv`` or JSON-lines file with columns ``item_id`` and ``label``.
 
-    A missing file, a directory, a FIFO or a device, invalid UTF-8, a line nested too deeply or
-    a malformed CSV is an ``EvalkitError`` naming the file (and the line where there is one).
+    A missing file, a directory, a FIFO or a device, invalid UTF-8, a line nested too deeply,
+    a malformed CSV or a lone surrogate in a JSON line's field is an ``EvalkitError`` naming the
+    file (and the line where there is one).
     """
     p = Path(path)
     if p.suffix.lower() == ".csv":
@@ -146,11 +154,30 @@ def read_judge_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
                 f"judge labels file {str(p)!r}: not a readable CSV ({exc})"
             ) from None
     else:
-        df = pd.DataFrame(read_jsonl_objects(p, "judge labels file"))
+        rows = read_jsonl_numbered(p, "judge labels file")
+        for number, row in rows:
+            _refuse_lone_surrogates(row, f"{p}:{number}")
+        df = pd.DataFrame([row for _, row in rows])
     for col in ("item_id", "label"):
         if col not in df.columns:
             raise EvalkitError(f"{p}: column {col!r} missing")
     return df
+
+
+def _refuse_lone_surrogates(row: dict[str, Any], where: str) -> None:
+    """Refuse a field name or text value holding a lone surrogate (legal JSON, not text).
+
+    A table column holds text; such a value could never match a gold item, and pandas' string
+    columns cannot hold it at all.
+    """
+    for key, value in row.items():
+        for text in (key, value):
+            if isinstance(text, str) and escape_surrogates(text) != text:
+                raise EvalkitError(
+                    # repr writes a lone surrogate as its escape: printable, never raised on
+                    f"{where}: field {key!r} holds a lone surrogate ({text[:80]!r}): "
+                    "not text a labels table can hold"
+                )
 
 
 def rule_judge_info() -> dict[str, Any]:

@@ -235,7 +235,14 @@ def read_jsonl_objects(path: Path, what: str = "gold set file") -> list[dict[str
     never waited on), bounded; invalid UTF-8, deep nesting, a line over the line cap or a line
     that is not a JSON object is an ``EvalkitError`` naming ``path:line``.
     """
-    rows: list[dict[str, Any]] = []
+    return [row for _, row in read_jsonl_numbered(path, what)]
+
+
+def read_jsonl_numbered(
+    path: Path, what: str = "gold set file"
+) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of :func:`read_jsonl_objects`, each with its line number."""
+    rows: list[tuple[int, dict[str, Any]]] = []
     for line in split_lines(read_bytes(path, what)):
         if line.data is None:
             raise EvalkitError(f"{path}:{line.number}: line of {line.length} bytes is too long")
@@ -247,7 +254,7 @@ def read_jsonl_objects(path: Path, what: str = "gold set file") -> list[dict[str
             raise EvalkitError(f"{path}:{line.number}: not valid JSON ({exc})") from None
         if not isinstance(row, dict):
             raise EvalkitError(f"{path}:{line.number}: a line must be a JSON object")
-        rows.append(row)
+        rows.append((line.number, row))
     return rows
 
 
