@@ -302,10 +302,11 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
     def text(value: Any) -> str:
         return "" if value is None or value != value else str(value).strip()  # None/NaN: empty
 
-    rows = zip(*(calls[c] for c in LONG_COLUMNS), strict=True)
+    # column by column as Python values: iterating a pandas column value by value is slow
+    columns = [[text(value) for value in calls[c].tolist()] for c in LONG_COLUMNS]
     values = (
-        (i, dict(zip(LONG_COLUMNS, map(text, row), strict=True)))
-        for i, row in enumerate(rows, start=1)
+        (i, dict(zip(LONG_COLUMNS, row, strict=True)))
+        for i, row in enumerate(zip(*columns, strict=True), start=1)
     )
     result = _long(values, source, source, judge)
     if not result.n:

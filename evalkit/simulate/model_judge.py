@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -126,7 +126,11 @@ class SimulatedModelJudge:
         if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
             raise EvalkitError(f"repeats must be an int >= 1, got {repeats!r}")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        rows: list[dict[str, Any]] = []
+        item_col: list[str] = []
+        repeat_col: list[int] = []
+        label_col: list[str | None] = []
+        outcome_col: list[str] = []
+        per_class = {status: self._wrong_draw(status) for status in STATUSES}
         for item_id, true_status in zip(ids, truth, strict=True):
             if true_status not in STATUSES:
                 raise EvalkitError(
@@ -134,29 +138,33 @@ class SimulatedModelJudge:
                 )
             difficulty = float(gen.normal(0.0, self.difficulty_sd)) if self.difficulty_sd else 0.0
             p_correct = self.correct_probability(true_status, difficulty)
-            wrong = [s for s in STATUSES if s != true_status]
-            weights = np.array([self.confusion[true_status][s] for s in wrong])
-            weights = weights / weights.sum() if weights.sum() > 0 else np.full(2, 0.5)
+            wrong, first_below = per_class[true_status]
             for k in range(repeats):
                 if gen.random() < self.parse_failure_rate:
-                    rows.append(_row(item_id, self.name, k, None, "cannot-parse"))
-                    continue
-                if gen.random() < p_correct:
-                    given = true_status
-                else:
-                    given = wrong[int(gen.choice(2, p=weights))]
-                rows.append(_row(item_id, self.name, k, given, "ok"))
-        return pd.DataFrame(rows, columns=_COLUMNS)
+                    given, outcome = None, "cannot-parse"
+                elif gen.random() < p_correct:
+                    given, outcome = true_status, "ok"
+                else:  # Generator.choice(2, p=weights): one uniform draw against the cdf
+                    given, outcome = wrong[0 if gen.random() < first_below else 1], "ok"
+                item_col.append(item_id)
+                repeat_col.append(k)
+                label_col.append(given)
+                outcome_col.append(outcome)
+        columns = (item_col, [self.name] * len(item_col), repeat_col, label_col, outcome_col)
+        return pd.DataFrame(dict(zip(_COLUMNS, columns, strict=True)), columns=_COLUMNS)
 
+    def _wrong_draw(self, truth: str) -> tuple[list[str], float]:
+        """The wrong labels of class ``truth`` and the cdf's first step between them.
 
-def _row(item_id: str, judge: str, repeat: int, label: str | None, outcome: str) -> dict[str, Any]:
-    return {
-        "item_id": item_id,
-        "judge": judge,
-        "repeat": repeat,
-        "label": label,
-        "outcome": outcome,
-    }
+        The draw is the one ``Generator.choice(2, p=weights)`` makes (the cdf normalised by
+        its last value, one uniform), so a seed gives the labels it always gave.
+        """
+        wrong = [s for s in STATUSES if s != truth]
+        weights = np.array([self.confusion[truth][s] for s in wrong])
+        weights = weights / weights.sum() if weights.sum() > 0 else np.full(2, 0.5)
+        cdf = weights.cumsum()
+        cdf /= cdf[-1]
+        return wrong, float(cdf[0])
 
 
 def _item_ids(truth: Sequence[str], item_ids: Sequence[str] | None) -> list[str]:
