@@ -39,7 +39,7 @@ demo: install
 # Parallel test workers (pytest-xdist). The suite mostly waits (subprocesses, a browser,
 # kernels, clusters), so more workers than cores still pays; TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 4
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # pytest exits 5 when it collected no test: that is a failure here, never a green run.
 test: install

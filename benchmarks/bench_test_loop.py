@@ -49,7 +49,7 @@ def main() -> None:
     print(f"scope: {'whole suite, CI=true' if full else 'make test-fast subset'}; "
           f"{cores} cores, load {load:.1f} at start")  # fmt: skip
     serial = _run(["-p", "no:xdist", *scope], env)
-    parallel = _run(["-n", workers, "--dist", "loadfile", *scope], env)
+    parallel = _run(["-n", workers, "--dist", "loadfile", "--no-loadscope-reorder", *scope], env)
     for name, (wall, cpu, rc) in (("serial", serial), (f"-n {workers}", parallel)):
         busy = cpu / (wall * cores)
         print(f"  {name:>8}: {wall:7.1f} s wall, CPU busy {busy:.0%} of {cores} cores, exit {rc}")
