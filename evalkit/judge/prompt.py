@@ -147,14 +147,15 @@ def record_slice(record: Any) -> dict[str, Any]:
     }
 
 
-def _encode_str(text: str, nonce: str) -> str:
+def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
     r"""JSON string literal of ``text`` without a raw ``<``, backtick or occurrence of ``nonce``.
 
     The escaped characters are written as ``\uXXXX``; the literal decodes to ``text`` itself.
     For the nonce, its first LETTER is escaped in every occurrence (a digit's escape ends in the
-    digit itself, so escaping a digit would rebuild the nonce).
+    digit itself, so escaping a digit would rebuild the nonce). ``nonce_re``: the nonce,
+    escaped, compiled case-insensitive (once per prompt, not once per string).
     """
-    if "<" not in text and "`" not in text and not re.search(re.escape(nonce), text, re.I):
+    if "<" not in text and "`" not in text and not nonce_re.search(text):
         return json.dumps(text, ensure_ascii=False)  # nothing to escape: the common case
     letter = next(i for i, ch in enumerate(nonce) if ch.isalpha())
     # every occurrence, overlapping ones too, case-insensitive; positions in ``text`` itself
@@ -171,11 +172,11 @@ def _encode_str(text: str, nonce: str) -> str:
     return '"' + "".join(parts) + '"'
 
 
-def _inert_json(value: Any, nonce: str, level: int = 0) -> str:
+def _inert_json(value: Any, nonce: str, nonce_re: re.Pattern[str], level: int = 0) -> str:
     """Indented JSON text of ``value`` with every string passed through :func:`_encode_str`."""
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(value, str):
-        return _encode_str(value, nonce)
+        return _encode_str(value, nonce, nonce_re)
     if value is None or isinstance(value, bool | int):
         return json.dumps(value)
     if isinstance(value, float):
@@ -184,16 +185,17 @@ def _inert_json(value: Any, nonce: str, level: int = 0) -> str:
         if not value:
             return "{}"
         items = [
-            f"{inner}{_encode_str(str(key), nonce)}: {_inert_json(item, nonce, level + 1)}"
+            f"{inner}{_encode_str(str(key), nonce, nonce_re)}: "
+            f"{_inert_json(item, nonce, nonce_re, level + 1)}"
             for key, item in value.items()
         ]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, list | tuple):
         if not value:
             return "[]"
-        items = [f"{inner}{_inert_json(item, nonce, level + 1)}" for item in value]
+        items = [f"{inner}{_inert_json(item, nonce, nonce_re, level + 1)}" for item in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-    return _encode_str(str(value), nonce)
+    return _encode_str(str(value), nonce, nonce_re)
 
 
 def _finite_json(value: Any) -> Any:
@@ -264,7 +266,7 @@ def build_prompt(
     nonce = _checked_nonce(nonce)
     # the header names the item by a hex handle: run and session ids stay inside the fence
     item = json.dumps(item_handle(run_id))
-    data = _inert_json(record_slice(record), nonce)
+    data = _inert_json(record_slice(record), nonce, re.compile(re.escape(nonce), re.I))
     if nonce.lower() in (item + data).lower():  # only where it sits outside any string
         raise EvalkitError("the nonce occurs in the record data outside a string; use another")
 
