@@ -8,8 +8,9 @@ one write per line, one fsync at the end, each record all-or-nothing), increment
 a summary (scored / skipped / refused) go to stderr; the table to ``--out`` or stdout.
 
 With ``--judge SPEC`` each record gets its judge dimensions before it is appended
-(:mod:`evalkit.judge.record_judge`): the judge's calls run ``--concurrency`` at a time, a batch
-of records at once; a record whose calls did not all get an answer is held back.
+(:mod:`evalkit.judge.record_judge`): the judge's calls run ``--concurrency`` at a time, batch
+after batch without a pause (:mod:`evalkit.judge.call_stream`); a record whose calls did not
+all get an answer is held back.
 
 Exit codes: 0 done (refused sessions are listed, not an error; an existing but empty
 ``sessions.jsonl`` is an empty ledger: 0, with a warning); 1 user error (no such metrics

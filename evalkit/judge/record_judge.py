@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.append import LineAppender
+from evalkit.judge.call_stream import CallStream
 from evalkit.judge.items import ItemSource, JudgeItem, record_item
 from evalkit.judge.parse import JUDGE_DIMENSION_IDS
+from evalkit.judge.prompt import DEFAULT_INPUT_BUDGET
 from evalkit.judge.redact import Redactor
 from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import lock_runlog, read_runlog
@@ -46,7 +49,6 @@ from evalkit.judge.runner import (
     JudgeHandle,
     RunSummary,
     check_resumable,
-    run_calls,
 )
 from evalkit.record.judging import AGGREGATION, JUDGE_KEY, identity_sha256, judge_identity
 
@@ -70,6 +72,9 @@ class JudgeCalibration:
     reference: str | None = None
     reason: str = ""
 
+
+#: What :meth:`ModelRecordJudge.submit_records` returns: call it for the records' dimensions.
+Judging = Callable[[], list[list[dict[str, Any]] | None]]
 
 #: ``lookup(dimension_id, identity) -> JudgeCalibration`` (the repository's certificates).
 CalibrationLookup = Callable[[str, Mapping[str, Any]], JudgeCalibration]
@@ -214,8 +219,10 @@ class ModelRecordJudge:
         self.summary = RunSummary()
         self.held_back = 0
         self._lines: dict[tuple[str, int], list[tuple[dict[str, Any], str]]] = {}
+        self._in_flight: set[tuple[str, int]] = set()  # asked, no line written yet
         self._lock: Any = None
         self._loop: EventLoop | None = None
+        self._stream: CallStream | None = None
         self._calibrations: dict[str | None, JudgeCalibration] = {}
 
     # ------------------------------------------------------------------ lifetime
@@ -232,14 +239,30 @@ class ModelRecordJudge:
                     self._lines.setdefault(key, []).append((dict(entry.data), entry.sha256))
             self._appender = LineAppender(self.run_log, "run log")
             self._loop = EventLoop()
+            self._stream = CallStream(
+                self._loop,
+                self._appender,
+                self.summary,
+                concurrency=self.concurrency,
+                redact=self.redact,
+                budget=self.budget or DEFAULT_INPUT_BUDGET,
+                progress=self.progress,
+                max_consecutive_errors=self.max_consecutive_errors,
+                on_line=self._seen,
+            )
         except BaseException:
             self._lock.__exit__(None, None, None)
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Close the judge's connections, the loop and the log; release the lock."""
+        """End the calls, close the judge's connections, the loop and the log; release the lock.
+
+        Leaving on an exception, no queued call starts and none in flight is waited for.
+        """
         try:
+            if self._stream is not None:
+                self._stream.close(wait=exc[0] is None)
             if self._loop is not None:
                 self._loop.run(self.judge.aclose())
                 self._loop.close()
@@ -275,28 +298,40 @@ class ModelRecordJudge:
         self, records: Sequence[Mapping[str, Any]]
     ) -> list[list[dict[str, Any]] | None]:
         """Each record's judge dimensions, or None for one held back (module docstring)."""
-        if self._loop is None:
+        return self.submit_records(records)()
+
+    def submit_records(self, records: Sequence[Mapping[str, Any]]) -> Judging:
+        """Start the calls of ``records``; calling the result waits for :meth:`judge_records`'s.
+
+        Batches submitted before the last is collected queue behind it: the calls never
+        drain between batches. Collect them in the order they were submitted.
+        """
+        if self._stream is None:
             raise EvalkitError("ModelRecordJudge is used inside a `with` block")
         items = [record_item(record) for record in records]
         unique = {item.item_id: item for item in items}
-        self._call(tuple(unique.values()))
-        out: list[list[dict[str, Any]] | None] = []
-        for record, item in zip(records, items, strict=True):
-            dims = self._dimensions(record, item)
-            if dims is None:
-                self.held_back += 1
-            out.append(dims)
-        return out
+        calls_done = self._call(tuple(unique.values()))
+
+        def collect() -> list[list[dict[str, Any]] | None]:
+            calls_done.result()
+            out: list[list[dict[str, Any]] | None] = []
+            for record, item in zip(records, items, strict=True):
+                dims = self._dimensions(record, item)
+                if dims is None:
+                    self.held_back += 1
+                out.append(dims)
+            return out
+
+        return collect
 
     # ------------------------------------------------------------------ inside
 
     def _params(self) -> dict[str, Any]:
         return {key: self.judge.params_log.get(key) for key in _PARAM_KEYS}
 
-    def _call(self, items: tuple[JudgeItem, ...]) -> None:
-        """Ask every (item, repeat) the log has not answered yet, repeat by repeat."""
-        from evalkit.judge.prompt import DEFAULT_INPUT_BUDGET
-
+    def _call(self, items: tuple[JudgeItem, ...]) -> Future[None]:
+        """Ask every (item, repeat) neither answered by the log nor in flight, repeat by repeat."""
+        assert self._stream is not None
         check_resumable(self._log, [self.judge], items)
         if self.summary.stopped:  # the judge stopped answering: ask nothing more of it
             calls: list[Call] = []
@@ -305,28 +340,19 @@ class ModelRecordJudge:
                 Call(item, repeat, self.judge)
                 for repeat in range(self.repeats)
                 for item in items
-                if self._final(item.item_id, repeat) is None
+                if (item.item_id, repeat) not in self._in_flight
+                and self._final(item.item_id, repeat) is None
             ]
+        self._in_flight.update((call.item.item_id, call.repeat) for call in calls)
         self.summary.total += len(items) * self.repeats
         self.summary.skipped += len(items) * self.repeats - len(calls)
-        if not calls:
-            return
-        run_calls(
-            calls,
-            source=ItemSource("journal", str(self.journal), items),
-            appender=self._appender,
-            summary=self.summary,
-            concurrency=self.concurrency,
-            redact=self.redact,
-            budget=self.budget or DEFAULT_INPUT_BUDGET,
-            progress=self.progress,
-            max_consecutive_errors=self.max_consecutive_errors,
-            loop=self._loop,
-            on_line=self._seen,
-        )
+        source = ItemSource("journal", str(self.journal), items).describe()
+        return self._stream.submit(calls, source)
 
     def _seen(self, line: dict[str, Any], sha: str) -> None:
-        self._lines.setdefault((line["item_id"], line["repeat"]), []).append((line, sha))
+        key = (line["item_id"], line["repeat"])
+        self._lines.setdefault(key, []).append((line, sha))
+        self._in_flight.discard(key)
 
     def _final(self, item_id: str, repeat: int) -> tuple[dict[str, Any], str] | None:
         """The call's first answer, else None (unanswered: no line, or errors only)."""

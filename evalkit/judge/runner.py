@@ -64,6 +64,7 @@ __all__ = [
     "EventLoop",
     "JudgeHandle",
     "RunSummary",
+    "check_limits",
     "check_resumable",
     "plan_calls",
     "run_calls",
@@ -438,13 +439,29 @@ class EventLoop:
 
     def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run ``coroutine`` on the loop; its result (or its exception)."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return self.submit(coroutine).result()
+
+    def submit(self, coroutine: Coroutine[Any, Any, _T]) -> Future[_T]:
+        """Start ``coroutine`` on the loop; the future of its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+    def call(self, function: Callable[..., Any], *args: Any) -> None:
+        """Call ``function(*args)`` on the loop's thread, soon (from any thread)."""
+        self._loop.call_soon_threadsafe(function, *args)
 
     def close(self) -> None:
         """Stop the loop and its thread."""
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
+
+
+def check_limits(concurrency: int, max_consecutive_errors: int) -> None:
+    """Refuse a concurrency or a consecutive-failure limit below 1."""
+    if concurrency < 1:
+        raise EvalkitError(f"concurrency must be >= 1, got {concurrency}")
+    if max_consecutive_errors < 1:
+        raise EvalkitError(f"max_consecutive_errors must be >= 1, got {max_consecutive_errors}")
 
 
 def run_calls(
@@ -471,10 +488,7 @@ def run_calls(
     """
     from tqdm import tqdm
 
-    if concurrency < 1:
-        raise EvalkitError(f"concurrency must be >= 1, got {concurrency}")
-    if max_consecutive_errors < 1:
-        raise EvalkitError(f"max_consecutive_errors must be >= 1, got {max_consecutive_errors}")
+    check_limits(concurrency, max_consecutive_errors)
     started = time.perf_counter()
     bar = tqdm(
         total=len(calls), unit="call", file=sys.stderr, disable=not progress, dynamic_ncols=True

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 __all__ = [
@@ -75,7 +75,9 @@ class RecordJudge(Protocol):
     returns, per record, its judge dimensions (empty when the judge adds none), or ``None`` for
     a record whose calls did not all get an answer: that record is held back (not written), so
     a rerun asks again. ``batch_size`` is how many records it wants at once (it runs their
-    calls concurrently). ``already_judged`` says whether a stored record carries this judge's
+    calls concurrently). ``submit_records`` starts a batch and returns what to call for its
+    result, so the next batch can start before this one's records are written (collected in
+    the order submitted). ``already_judged`` says whether a stored record carries this judge's
     dimensions, so an incremental batch skips it only then.
     """
 
@@ -85,6 +87,12 @@ class RecordJudge(Protocol):
         self, records: Sequence[Mapping[str, Any]]
     ) -> list[list[dict[str, Any]] | None]:
         """The judge dimensions of each record, or None for a record held back."""
+        ...
+
+    def submit_records(
+        self, records: Sequence[Mapping[str, Any]]
+    ) -> Callable[[], list[list[dict[str, Any]] | None]]:
+        """Start judging ``records``; calling the result gives :meth:`judge_records`'s."""
         ...
 
     def already_judged(self, record: Mapping[str, Any]) -> bool:

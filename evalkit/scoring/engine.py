@@ -9,8 +9,9 @@ scorers decide, so a session's record is the same whichever entry point built it
 Scoring is clock-free: the ``timestamp`` parameter (default: now) only names the run.
 
 A ``judge`` (:class:`evalkit.record.judging.RecordJudge`, off by default) adds its judge
-dimensions after the deterministic ones; a batch hands it ``judge.batch_size`` records at a
-time, and a record whose judge calls went unanswered is held back (listed, not yielded).
+dimensions after the deterministic ones; a batch hands it ``judge.batch_size`` records at
+most, the next batch submitted before one is handed on, and a record whose judge calls went
+unanswered is held back (listed, not yielded).
 """
 
 from __future__ import annotations
@@ -340,27 +341,32 @@ class ScoredRecords:
     def _consume(
         self, judge: RecordJudge, ready: queue.Queue[Any], done: object, size: int
     ) -> Iterator[EvalRecord]:
+        """Batch after batch, each submitted before the one before it is handed on.
+
+        So the judge's calls for the next batch run while this batch's records are written.
+        """
+        pending: tuple[list[EvalRecord], Callable[[], list[Any]]] | None = None
         finished = False
         while not finished:
-            batch = [ready.get()]
-            while len(batch) < size and batch[-1] is not done:
-                try:  # whatever is scored already, and at least a quarter batch
-                    batch.append(ready.get(block=len(batch) < size // 4))
-                except queue.Empty:
-                    break
-            finished = batch[-1] is done
-            records = [r for r in batch if r is not done]
-            for item in records:
-                if isinstance(item, BaseException):
-                    raise item
-            if not records:
-                continue
-            found = judge.judge_records([r.to_dict(sealed=False) for r in records])
-            for record, dims in zip(records, found, strict=True):
-                if dims is None:
-                    self.held_back.append(record.session_id)
-                else:
-                    yield dataclasses.replace(record, judge_dimensions=tuple(dims))
+            records, finished = _next_batch(ready, done, size)
+            submitted = None
+            if records:
+                dicts = [r.to_dict(sealed=False) for r in records]
+                submitted = (records, judge.submit_records(dicts))
+            if pending is not None:
+                yield from self._with_judgement(*pending)
+            pending = submitted
+        if pending is not None:
+            yield from self._with_judgement(*pending)
+
+    def _with_judgement(
+        self, records: list[EvalRecord], collect: Callable[[], list[Any]]
+    ) -> Iterator[EvalRecord]:
+        for record, dims in zip(records, collect(), strict=True):
+            if dims is None:
+                self.held_back.append(record.session_id)
+            else:
+                yield dataclasses.replace(record, judge_dimensions=tuple(dims))
 
     def _generate(self) -> Generator[EvalRecord, None, None]:
         # the collector stays paused while the batch runs (restored when it ends or is closed):
@@ -394,6 +400,25 @@ class ScoredRecords:
                         yield record
                 if self.on_session is not None:
                     self.on_session()
+
+
+def _next_batch(ready: queue.Queue[Any], done: object, size: int) -> tuple[list[Any], bool]:
+    """The next batch and whether the scoring ended; a scoring error is raised here.
+
+    Whatever is scored already, one at least and ``size`` at most: the judge's calls start
+    with the first record, and batches grow while earlier ones are in flight.
+    """
+    batch = [ready.get()]
+    while len(batch) < size and batch[-1] is not done:
+        try:
+            batch.append(ready.get_nowait())
+        except queue.Empty:
+            break
+    records = [r for r in batch if r is not done]
+    for item in records:
+        if isinstance(item, BaseException):
+            raise item
+    return records, batch[-1] is done
 
 
 def _refused_id(session_id: str) -> Refused | None:
