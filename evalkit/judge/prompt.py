@@ -42,6 +42,7 @@ import math
 import re
 import secrets
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from evalkit.errors import EvalkitError
@@ -147,6 +148,11 @@ def record_slice(record: Any) -> dict[str, Any]:
     }
 
 
+#: ``json.dumps(text, ensure_ascii=False)`` of a str, without building an encoder per call
+#: (what ``JSONEncoder.encode`` returns for a str: the same function)
+_json_string = encode_basestring
+
+
 def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
     r"""JSON string literal of ``text`` without a raw ``<``, backtick or occurrence of ``nonce``.
 
@@ -156,7 +162,7 @@ def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
     escaped, compiled case-insensitive (once per prompt, not once per string).
     """
     if "<" not in text and "`" not in text and not nonce_re.search(text):
-        return json.dumps(text, ensure_ascii=False)  # nothing to escape: the common case
+        return _json_string(text)  # nothing to escape: the common case
     letter = next(i for i, ch in enumerate(nonce) if ch.isalpha())
     # every occurrence, overlapping ones too, case-insensitive; positions in ``text`` itself
     occurrences = re.finditer(f"(?=(?:{re.escape(nonce)}))", text, re.IGNORECASE)
@@ -165,10 +171,10 @@ def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
     parts: list[str] = []
     previous = 0
     for index in sorted(escape_at):
-        parts.append(json.dumps(text[previous:index], ensure_ascii=False)[1:-1])
+        parts.append(_json_string(text[previous:index])[1:-1])
         parts.append(f"\\u{ord(text[index]):04x}")
         previous = index + 1
-    parts.append(json.dumps(text[previous:], ensure_ascii=False)[1:-1])
+    parts.append(_json_string(text[previous:])[1:-1])
     return '"' + "".join(parts) + '"'
 
 
