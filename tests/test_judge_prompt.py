@@ -183,3 +183,23 @@ def test_judge_dimensions_on_the_record_are_not_shown_to_the_judge() -> None:
     )  # fmt: skip
     _, inside, _ = fence_parts(build_prompt(record, None, NONCE))
     assert "an earlier judge said so" not in inside
+
+
+def test_the_nonce_search_reads_case_as_the_regex_does() -> None:
+    """ASCII text is searched without a regex; the answer is ``re.IGNORECASE``'s, also where
+    Unicode case folding joins a non-ASCII letter to the nonce's (long s, Kelvin sign)."""
+    import random
+
+    from evalkit.judge.prompt import _nonce_finder
+
+    rng = random.Random(7)
+    letters = "abcdefksiKSI019_-" + "\u017f\u212a\u0130\u0131\u00e9"
+    for _ in range(3000):
+        nonce = "".join(rng.choice("abcdefksiKSI019_-") for _ in range(rng.randrange(1, 5)))
+        text = "".join(rng.choice(letters) for _ in range(rng.randrange(0, 12)))
+        if rng.random() < 0.3:  # plant the nonce, its case shuffled
+            at = rng.randrange(len(text) + 1)
+            planted = "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in nonce)
+            text = text[:at] + planted + text[at:]
+        expected = re.search(re.escape(nonce), text, re.IGNORECASE) is not None
+        assert _nonce_finder(nonce)(text) is expected, (nonce, text)

@@ -41,7 +41,7 @@ import json
 import math
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -153,15 +153,35 @@ def record_slice(record: Any) -> dict[str, Any]:
 _json_string = encode_basestring
 
 
-def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
+def _nonce_finder(nonce: str) -> Callable[[str], bool]:
+    """Whether a text holds ``nonce``, case-insensitive as ``re.IGNORECASE`` reads it.
+
+    ASCII text (most of a record) by a plain search of the lowered text, which gives the
+    same answer for an ASCII nonce; other text by the regex (Unicode case folding: ``\u017f``
+    matches ``s``), compiled on first need.
+    """
+    lowered = nonce.lower()
+    compiled: list[re.Pattern[str]] = []
+
+    def holds(text: str) -> bool:
+        if text.isascii():
+            return lowered in text.lower()
+        if not compiled:
+            compiled.append(re.compile(re.escape(nonce), re.IGNORECASE))
+        return compiled[0].search(text) is not None
+
+    return holds
+
+
+def _encode_str(text: str, nonce: str, holds_nonce: Callable[[str], bool]) -> str:
     r"""JSON string literal of ``text`` without a raw ``<``, backtick or occurrence of ``nonce``.
 
     The escaped characters are written as ``\uXXXX``; the literal decodes to ``text`` itself.
     For the nonce, its first LETTER is escaped in every occurrence (a digit's escape ends in the
-    digit itself, so escaping a digit would rebuild the nonce). ``nonce_re``: the nonce,
-    escaped, compiled case-insensitive (once per prompt, not once per string).
+    digit itself, so escaping a digit would rebuild the nonce). ``holds_nonce``: the prompt's
+    :func:`_nonce_finder`.
     """
-    if "<" not in text and "`" not in text and not nonce_re.search(text):
+    if "<" not in text and "`" not in text and not holds_nonce(text):
         return _json_string(text)  # nothing to escape: the common case
     letter = next(i for i, ch in enumerate(nonce) if ch.isalpha())
     # every occurrence, overlapping ones too, case-insensitive; positions in ``text`` itself
@@ -178,11 +198,11 @@ def _encode_str(text: str, nonce: str, nonce_re: re.Pattern[str]) -> str:
     return '"' + "".join(parts) + '"'
 
 
-def _inert_json(value: Any, nonce: str, nonce_re: re.Pattern[str], level: int = 0) -> str:
+def _inert_json(value: Any, nonce: str, holds_nonce: Callable[[str], bool], level: int = 0) -> str:
     """Indented JSON text of ``value`` with every string passed through :func:`_encode_str`."""
     pad, inner = "  " * level, "  " * (level + 1)
     if isinstance(value, str):
-        return _encode_str(value, nonce, nonce_re)
+        return _encode_str(value, nonce, holds_nonce)
     if value is None or isinstance(value, bool | int):
         return json.dumps(value)
     if isinstance(value, float):
@@ -191,17 +211,17 @@ def _inert_json(value: Any, nonce: str, nonce_re: re.Pattern[str], level: int = 
         if not value:
             return "{}"
         items = [
-            f"{inner}{_encode_str(str(key), nonce, nonce_re)}: "
-            f"{_inert_json(item, nonce, nonce_re, level + 1)}"
+            f"{inner}{_encode_str(str(key), nonce, holds_nonce)}: "
+            f"{_inert_json(item, nonce, holds_nonce, level + 1)}"
             for key, item in value.items()
         ]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, list | tuple):
         if not value:
             return "[]"
-        items = [f"{inner}{_inert_json(item, nonce, nonce_re, level + 1)}" for item in value]
+        items = [f"{inner}{_inert_json(item, nonce, holds_nonce, level + 1)}" for item in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-    return _encode_str(str(value), nonce, nonce_re)
+    return _encode_str(str(value), nonce, holds_nonce)
 
 
 def _finite_json(value: Any) -> Any:
@@ -272,7 +292,7 @@ def build_prompt(
     nonce = _checked_nonce(nonce)
     # the header names the item by a hex handle: run and session ids stay inside the fence
     item = json.dumps(item_handle(run_id))
-    data = _inert_json(record_slice(record), nonce, re.compile(re.escape(nonce), re.I))
+    data = _inert_json(record_slice(record), nonce, _nonce_finder(nonce))
     if nonce.lower() in (item + data).lower():  # only where it sits outside any string
         raise EvalkitError("the nonce occurs in the record data outside a string; use another")
 
