@@ -22,7 +22,7 @@ import pytest
 
 from evalkit import journal
 from evalkit.journal.batch import JournalingResult, journal_ledger
-from evalkit.journal.cursor import cursor_path, load_cursor
+from evalkit.journal.cursor import cursor_path, file_sha256, load_cursor
 from evalkit.ledger.reader import ReadPoint, read_jsonl
 from evalkit.scoring.measure import EventDigest
 from evalkit.simulate import hostile_ledgers
@@ -159,6 +159,22 @@ def test_an_append_is_read_from_where_the_last_batch_stopped(tmp_path: Path) -> 
     late = run.again()
     assert late.resumed == ((str(run.events), size),)
     assert sorted(r["session_id"] for r in late.appended) == sorted(added)
+
+
+def test_the_cursor_holds_the_journal_s_own_hash_after_each_append(tmp_path: Path) -> None:
+    """The hash of the journal left by a batch that resumed is continued from the prefix the
+    cursor checked, not read again: it must still be the file's sha256, or the next batch
+    would read the journal whole (records the same, the speed lost)."""
+    run = _journaled(tmp_path, 30)
+    for n in (2, 0, 3):
+        if n:
+            hostile_ledgers.append_sessions(run.ledger, n)
+        result = run.again()
+        assert result.reading == (), result.reading  # the cursor was used, not refused
+        cursor, _ = load_cursor(run.journal)
+        assert cursor is not None and cursor.journal is not None
+        assert cursor.journal.end == run.journal.stat().st_size
+        assert cursor.journal.sha256 == file_sha256(run.journal)
 
 
 def test_a_changed_prefix_is_read_whole_and_says_why(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from evalkit.journal.cursor import (
     NO_CURSOR,
     Cursor,
     JournalPoint,
+    continue_sha256,
     file_sha256,
     load_cursor,
     save_cursor,
@@ -177,11 +178,12 @@ def _journal_ledger(
         "handle": run.handle,
     }
     latest: dict[str, str] | None = None
+    hashed: Any = None  # the journal's sha256 object at the cursor's end, when it was checked
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # under the lock: what the journal holds cannot change before we append
             if judge is None:
-                known, keep, note, state = _known_inputs(journal_path, accepted, found, key)
+                known, keep, note, state, hashed = _known_inputs(journal_path, accepted, found, key)
             else:  # judged records: the journal read whole, never the cursor's map
                 known, keep, note, state = _judged_inputs(journal_path, accepted, key, judge)
             notes += [note] if note else []
@@ -209,9 +211,12 @@ def _journal_ledger(
             )
             size = os.path.getsize(journal_path)
             now = scoring_state(batch.ledger, batch.scorer.measure)
-            point = JournalPoint(
-                size, file_sha256(journal_path), key, latest, None if now is None else now.to_dict()
+            sha = (
+                file_sha256(journal_path)
+                if hashed is None or found is None or found.journal is None
+                else continue_sha256(journal_path, hashed, found.journal.end)
             )
+            point = JournalPoint(size, sha, key, latest, None if now is None else now.to_dict())
     if appended or not _nothing_new(batch.ledger, found, point):
         save_cursor(journal_path, batch.ledger, point)
     return _result(Path(journal_path), batch, appended, notes)
@@ -237,24 +242,25 @@ def _known_inputs(
     accepted: CalibrationAcceptance | None,
     found: Cursor | None,
     key: Mapping[str, Any],
-) -> tuple[dict[str, str], bool, str | None, Mapping[str, Any] | None]:
+) -> tuple[dict[str, str], bool, str | None, Mapping[str, Any] | None, Any]:
     """Each session's latest inputs hash under ``key``: from the cursor, else the journal read.
 
     With whether the map may be kept in a cursor (not when a record has a judge dimension,
     whose validity can change with the accepted calibrations while the bytes do not), a note
-    when a cursor was there but did not fit, and the cursor's scoring state when it fits.
+    when a cursor was there but did not fit, and, when it fits, the cursor's scoring state and
+    the journal's sha256 object (:meth:`JournalPoint.check`).
     """
     note = None
     if found is not None and found.journal is not None:
-        why = found.journal.check(journal_path, key)
+        why, hashed = found.journal.check(journal_path, key)
         if why is None:
-            return dict(found.journal.latest), True, None, found.journal.state
+            return dict(found.journal.latest), True, None, found.journal.state, hashed
         note = f"cursor: {why}; the journal is read whole"
     held = journal.read(journal_path, accepted=accepted)
     keep = all(
         dim.get("method") == "deterministic" for rec in held.records for dim in rec["dimensions"]
     )
-    return journal.latest_inputs(held, **key), keep, note, None
+    return journal.latest_inputs(held, **key), keep, note, None, None
 
 
 def _judged_inputs(

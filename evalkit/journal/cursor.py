@@ -36,6 +36,7 @@ __all__ = [
     "NO_CURSOR",
     "Cursor",
     "JournalPoint",
+    "continue_sha256",
     "cursor_path",
     "file_sha256",
     "load_cursor",
@@ -60,17 +61,24 @@ class JournalPoint:
     #: what the batch read and measured (:class:`evalkit.scoring.affected.ScoringState`)
     state: Mapping[str, Any] | None = None
 
-    def check(self, journal_path: str | os.PathLike[str], key: Mapping[str, Any]) -> str | None:
-        """None when the journal is the one hashed and ``key`` the same; else why not."""
+    def check(
+        self, journal_path: str | os.PathLike[str], key: Mapping[str, Any]
+    ) -> tuple[str | None, Any]:
+        """Why the journal or ``key`` is not the cursor's (None: it is) and its sha256 object.
+
+        The object (None unless the journal is the one hashed) goes on hashing what is appended after ``end`` (:func:`continue_sha256`),
+        so the batch that appends need not read the journal's first ``end`` bytes again.
+        """
         if dict(key) != dict(self.key):
-            return "the rubric, model or handle differs from the cursor's"
+            return "the rubric, model or handle differs from the cursor's", None
         try:
             size = os.path.getsize(journal_path)
         except OSError as exc:
-            return f"cannot read the journal ({exc.strerror})"
-        if size != self.end or file_sha256(journal_path) != self.sha256:
-            return "the journal changed since the cursor was written"
-        return None
+            return f"cannot read the journal ({exc.strerror})", None
+        hashed = _sha256_of(journal_path) if size == self.end else None
+        if hashed is None or hashed.hexdigest() != self.sha256:
+            return "the journal changed since the cursor was written", None
+        return None, hashed
 
 
 @dataclass(frozen=True)
@@ -88,11 +96,24 @@ def cursor_path(journal_path: str | os.PathLike[str]) -> Path:
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """sha256 (hex) of the file's bytes, read a block at a time."""
-    h = hashlib.sha256()
+    return _sha256_of(path).hexdigest()
+
+
+def continue_sha256(path: str | os.PathLike[str], hashed: Any, start: int) -> str:
+    """sha256 (hex) of the file, ``hashed`` being the sha256 object of its first ``start`` bytes.
+
+    The caller knows those bytes unchanged since (the journal, under its lock).
+    """
+    return _sha256_of(path, hashed.copy(), start).hexdigest()
+
+
+def _sha256_of(path: str | os.PathLike[str], h: Any = None, start: int = 0) -> Any:
+    h = hashlib.sha256() if h is None else h
     with open(path, "rb") as f:
+        f.seek(start)
         while chunk := f.read(_BLOCK):
             h.update(chunk)
-    return h.hexdigest()
+    return h
 
 
 def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, str | None]:
