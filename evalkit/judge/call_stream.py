@@ -93,7 +93,7 @@ class CallStream:
         self._breaker = _Breaker(max_consecutive_errors)
         self._queue: asyncio.Queue[_Queued | None] = asyncio.Queue()  # bound to the loop on use
         self._workers: Future[Any] | None = None
-        self._started: float | None = None
+        self._started = 0.0  # when the first call was handed in
         self._wall_before = summary.wall_s
         self._stopping = False
 
@@ -157,5 +157,5 @@ class CallStream:
                 # the batch's future raises it
                 with contextlib.suppress(Exception):
                     await asyncio.wrap_future(self._writer.put(line))
-            if batch.end_one(self._writer.failed) and self._started is not None:
+            if batch.end_one(self._writer.failed):
                 self._summary.wall_s = self._wall_before + time.perf_counter() - self._started

@@ -50,7 +50,13 @@ from evalkit.judge.runner import (
     RunSummary,
     check_resumable,
 )
-from evalkit.record.judging import AGGREGATION, JUDGE_KEY, identity_sha256, judge_identity
+from evalkit.record.judging import (
+    AGGREGATION,
+    JUDGE_KEY,
+    Judging,
+    identity_sha256,
+    judge_identity,
+)
 
 __all__ = [
     "CalibrationLookup",
@@ -72,9 +78,6 @@ class JudgeCalibration:
     reference: str | None = None
     reason: str = ""
 
-
-#: What :meth:`ModelRecordJudge.submit_records` returns: call it for the records' dimensions.
-Judging = Callable[[], list[list[dict[str, Any]] | None]]
 
 #: ``lookup(dimension_id, identity) -> JudgeCalibration`` (the repository's certificates).
 CalibrationLookup = Callable[[str, Mapping[str, Any]], JudgeCalibration]

@@ -24,6 +24,7 @@ __all__ = [
     "AGGREGATION",
     "IDENTITY_KEYS",
     "JUDGE_KEY",
+    "Judging",
     "RecordJudge",
     "identity_sha256",
     "judge_identity",
@@ -68,6 +69,11 @@ def identity_sha256(identity: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
+#: What :meth:`RecordJudge.submit_records` returns: call it for the batch's judge dimensions
+#: (per record, None for one held back), once its calls have ended.
+Judging = Callable[[], list[list[dict[str, Any]] | None]]
+
+
 class RecordJudge(Protocol):
     """A judge that adds judge dimensions to records while they are written.
 
@@ -89,9 +95,7 @@ class RecordJudge(Protocol):
         """The judge dimensions of each record, or None for a record held back."""
         ...
 
-    def submit_records(
-        self, records: Sequence[Mapping[str, Any]]
-    ) -> Callable[[], list[list[dict[str, Any]] | None]]:
+    def submit_records(self, records: Sequence[Mapping[str, Any]]) -> Judging:
         """Start judging ``records``; calling the result gives :meth:`judge_records`'s."""
         ...
 

@@ -36,7 +36,7 @@ from evalkit.provenance.git import evalkit_commit
 from evalkit.provenance.host import hostname_hash
 from evalkit.provenance.repository import PACKAGE_DIR
 from evalkit.record.contract import make_run_id
-from evalkit.record.judging import RecordJudge
+from evalkit.record.judging import Judging, RecordJudge
 from evalkit.rubrics import Rubric, get_rubric
 from evalkit.rubrics.dimensions.shared import ledger_gap_note
 from evalkit.scoring.eval_record import EvalRecord, Harness, Provenance
@@ -345,7 +345,7 @@ class ScoredRecords:
 
         So the judge's calls for the next batch run while this batch's records are written.
         """
-        pending: tuple[list[EvalRecord], Callable[[], list[Any]]] | None = None
+        pending: tuple[list[EvalRecord], Judging] | None = None
         finished = False
         while not finished:
             records, finished = _next_batch(ready, done, size)
@@ -359,9 +359,7 @@ class ScoredRecords:
         if pending is not None:
             yield from self._with_judgement(*pending)
 
-    def _with_judgement(
-        self, records: list[EvalRecord], collect: Callable[[], list[Any]]
-    ) -> Iterator[EvalRecord]:
+    def _with_judgement(self, records: list[EvalRecord], collect: Judging) -> Iterator[EvalRecord]:
         for record, dims in zip(records, collect(), strict=True):
             if dims is None:
                 self.held_back.append(record.session_id)
