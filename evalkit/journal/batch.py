@@ -29,8 +29,8 @@ from evalkit import journal
 from evalkit.journal.cursor import (
     NO_CURSOR,
     Cursor,
+    HashedPrefix,
     JournalPoint,
-    continue_sha256,
     file_sha256,
     load_cursor,
     save_cursor,
@@ -178,12 +178,12 @@ def _journal_ledger(
         "handle": run.handle,
     }
     latest: dict[str, str] | None = None
-    hashed: Any = None  # the journal's sha256 object at the cursor's end, when it was checked
+    prefix: HashedPrefix | None = None  # the journal as the cursor left it, when it was checked
     with journal.JournalAppender(journal_path, accepted=accepted) as out:
         if not rescore:
             # under the lock: what the journal holds cannot change before we append
             if judge is None:
-                known, keep, note, state, hashed = _known_inputs(journal_path, accepted, found, key)
+                known, keep, note, state, prefix = _known_inputs(journal_path, accepted, found, key)
             else:  # judged records: the journal read whole, never the cursor's map
                 known, keep, note, state = _judged_inputs(journal_path, accepted, key, judge)
             notes += [note] if note else []
@@ -211,11 +211,7 @@ def _journal_ledger(
             )
             size = os.path.getsize(journal_path)
             now = scoring_state(batch.ledger, batch.scorer.measure)
-            sha = (
-                file_sha256(journal_path)
-                if hashed is None or found is None or found.journal is None
-                else continue_sha256(journal_path, hashed, found.journal.end)
-            )
+            sha = file_sha256(journal_path, prefix)
             point = JournalPoint(size, sha, key, latest, None if now is None else now.to_dict())
     if appended or not _nothing_new(batch.ledger, found, point):
         save_cursor(journal_path, batch.ledger, point)
@@ -242,19 +238,19 @@ def _known_inputs(
     accepted: CalibrationAcceptance | None,
     found: Cursor | None,
     key: Mapping[str, Any],
-) -> tuple[dict[str, str], bool, str | None, Mapping[str, Any] | None, Any]:
+) -> tuple[dict[str, str], bool, str | None, Mapping[str, Any] | None, HashedPrefix | None]:
     """Each session's latest inputs hash under ``key``: from the cursor, else the journal read.
 
     With whether the map may be kept in a cursor (not when a record has a judge dimension,
     whose validity can change with the accepted calibrations while the bytes do not), a note
     when a cursor was there but did not fit, and, when it fits, the cursor's scoring state and
-    the journal's sha256 object (:meth:`JournalPoint.check`).
+    the journal hashed (:meth:`JournalPoint.check`).
     """
     note = None
     if found is not None and found.journal is not None:
-        why, hashed = found.journal.check(journal_path, key)
+        why, prefix = found.journal.check(journal_path, key)
         if why is None:
-            return dict(found.journal.latest), True, None, found.journal.state, hashed
+            return dict(found.journal.latest), True, None, found.journal.state, prefix
         note = f"cursor: {why}; the journal is read whole"
     held = journal.read(journal_path, accepted=accepted)
     keep = all(

@@ -35,8 +35,8 @@ __all__ = [
     "CURSOR_FORM",
     "NO_CURSOR",
     "Cursor",
+    "HashedPrefix",
     "JournalPoint",
-    "continue_sha256",
     "cursor_path",
     "file_sha256",
     "load_cursor",
@@ -48,6 +48,14 @@ CURSOR_FORM = "evalkit-cursor/1"
 _BLOCK = 8 << 20
 #: Why :func:`load_cursor` found none on a first batch (a full read, nothing to say).
 NO_CURSOR = "no cursor yet"
+
+
+@dataclass(frozen=True)
+class HashedPrefix:
+    """A file's first ``length`` bytes, hashed: their sha256 object, to go on from."""
+
+    sha256: Any
+    length: int
 
 
 @dataclass(frozen=True)
@@ -63,11 +71,11 @@ class JournalPoint:
 
     def check(
         self, journal_path: str | os.PathLike[str], key: Mapping[str, Any]
-    ) -> tuple[str | None, Any]:
-        """Why the journal or ``key`` is not the cursor's (None: it is) and its sha256 object.
+    ) -> tuple[str | None, HashedPrefix | None]:
+        """Why the journal or ``key`` is not the cursor's (None: it is), and the journal hashed.
 
-        The object (None unless the journal is the one hashed) goes on hashing what is appended after ``end`` (:func:`continue_sha256`),
-        so the batch that appends need not read the journal's first ``end`` bytes again.
+        The hashed journal (None unless it is the cursor's) lets :func:`file_sha256` hash only
+        what a batch appends after it, not the journal's first ``end`` bytes again.
         """
         if dict(key) != dict(self.key):
             return "the rubric, model or handle differs from the cursor's", None
@@ -78,7 +86,7 @@ class JournalPoint:
         hashed = _sha256_of(journal_path) if size == self.end else None
         if hashed is None or hashed.hexdigest() != self.sha256:
             return "the journal changed since the cursor was written", None
-        return None, hashed
+        return None, HashedPrefix(hashed, size)
 
 
 @dataclass(frozen=True)
@@ -94,17 +102,15 @@ def cursor_path(journal_path: str | os.PathLike[str]) -> Path:
     return Path(f"{os.fspath(journal_path)}.cursor")
 
 
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 (hex) of the file's bytes, read a block at a time."""
-    return _sha256_of(path).hexdigest()
+def file_sha256(path: str | os.PathLike[str], prefix: HashedPrefix | None = None) -> str:
+    """sha256 (hex) of the file's bytes, read a block at a time.
 
-
-def continue_sha256(path: str | os.PathLike[str], hashed: Any, start: int) -> str:
-    """sha256 (hex) of the file, ``hashed`` being the sha256 object of its first ``start`` bytes.
-
-    The caller knows those bytes unchanged since (the journal, under its lock).
+    With ``prefix``, only the bytes after it are read: the caller knows the file still starts
+    with them (the journal, under its lock since it was checked).
     """
-    return _sha256_of(path, hashed.copy(), start).hexdigest()
+    if prefix is None:
+        return _sha256_of(path).hexdigest()
+    return _sha256_of(path, prefix.sha256.copy(), prefix.length).hexdigest()
 
 
 def _sha256_of(path: str | os.PathLike[str], h: Any = None, start: int = 0) -> Any:
