@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalkit.judge.model_judge import build_judges
 from evalkit.judge.record_judge import ModelRecordJudge
 from evalkit.judge.scripted_server import ScriptedServer, rules_reply
@@ -63,7 +65,9 @@ def _judged(tmp_path: Path, *, batch_size: int, concurrency: int) -> tuple[int, 
     return script.most, records, judge
 
 
-def test_the_next_batch_is_in_flight_while_one_is_written(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_next_batch_is_in_flight_while_one_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     most, records, judge = _judged(tmp_path, batch_size=2, concurrency=4)
     assert len(records) == 24 and judge.held_back == 0
@@ -73,7 +77,9 @@ def test_the_next_batch_is_in_flight_while_one_is_written(tmp_path: Path, monkey
     assert judge.summary.calls == 24 and judge.summary.outcomes["ok"] == 24
 
 
-def test_never_more_calls_in_flight_than_the_concurrency(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_never_more_calls_in_flight_than_the_concurrency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     most, records, judge = _judged(tmp_path, batch_size=16, concurrency=3)
     assert len(records) == 24 and judge.summary.calls == 24
