@@ -103,20 +103,22 @@ asyncio.run(main())
 PROMPT_CHARS = 6_800
 
 
-def _sdk_floor(url: str, calls: int) -> float:
-    """Seconds the bare ``openai`` SDK takes for ``calls`` calls at ``CONCURRENCY``."""
+def _sdk_floor(url: str, calls: int) -> tuple[float, float]:
+    """(process wall seconds, call seconds) of the bare ``openai`` SDK making ``calls`` calls."""
     args = [sys.executable, "-c", _SDK_FLOOR, url, str(calls), str(CONCURRENCY), str(PROMPT_CHARS)]
+    started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"the bare SDK run failed: {done.stderr[-2000:]}")
-    return float(done.stdout.strip())
+    return wall, float(done.stdout.strip())
 
 
 def bench_scoring(server: object, tmp: Path) -> None:
     """``score --all --journal --judge`` over 500 sessions: wall time against the ideal."""
     from evalkit.simulate.hostile_ledgers import generate_ledger
 
-    walls, runs, floors = [], [], []
+    walls, runs, floors, floor_walls = [], [], [], []
     url = server.base_url("openai")  # type: ignore[attr-defined]
     for index in range(REPEATS):
         metrics = tmp / f"ledger{index}"
@@ -126,9 +128,13 @@ def bench_scoring(server: object, tmp: Path) -> None:
         wall, run, calls = _one_scoring(url, metrics)
         walls.append(wall)
         runs.append(run)
-        floors.append(_sdk_floor(url, calls))  # interleaved: the same load as the run
+        floor_wall, floor = _sdk_floor(url, calls)  # interleaved: the same load as the run
+        floor_walls.append(floor_wall)
+        floors.append(floor)
     ideal = calls * DELAY_S / CONCURRENCY
-    wall, run, floor = (statistics.median(x) for x in (walls, runs, floors))
+    wall, run, floor, floor_wall = (
+        statistics.median(x) for x in (walls, runs, floors, floor_walls)
+    )
     print(
         f"score --all --journal --judge: {len(sessions)} sessions ({calls} records judged), "
         f"concurrency {CONCURRENCY}, server answers after {DELAY_S * 1000:.0f} ms"
@@ -147,6 +153,11 @@ def bench_scoring(server: object, tmp: Path) -> None:
         f"the judge's calls are {run / floor:.2f}x the SDK's time ("
         + ", ".join(f"{f:.2f} s" for f in floors)
         + ")"
+    )
+    print(
+        f"  the bare SDK as a whole process (python start-up and `import openai` included): "
+        f"median {floor_wall:.2f} s = {floor_wall / ideal:.2f}x ideal; evalkit's whole process "
+        f"is {wall / floor_wall:.2f}x it"
     )
 
 

@@ -1,5 +1,3 @@
-import sys
+from evalkit.cli.main import run
 
-from evalkit.cli.main import main
-
-sys.exit(main())
+run()
