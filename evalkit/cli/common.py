@@ -95,7 +95,9 @@ def accepted_calibrations() -> RepositoryCalibrations:
 
 def progress_bar(desc: str, unit: str, *, disable: bool) -> Any:
     """A ``progress(iterable, total)`` callback that wraps the loop in a tqdm bar on stderr."""
-    from tqdm import tqdm
+    if disable:
+        return lambda items, total: items
+    from tqdm import tqdm  # deferred: only a command that shows a bar loads it
 
     def progress(items: Any, total: int) -> Any:
         return tqdm(items, total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable)

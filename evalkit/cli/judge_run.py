@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.judge.runner import DEFAULT_MAX_CONSECUTIVE_ERRORS
+from evalkit.judge.specs import DEFAULT_MAX_CONSECUTIVE_ERRORS
 
 __all__ = [
     "EXIT_UNANSWERED",

@@ -63,6 +63,19 @@ def err(message: str) -> None:
     print(f"evalkit score: {message}", file=sys.stderr)
 
 
+class _NoBar:
+    """The bar ``--no-progress`` asks for: the calls of a tqdm bar, showing nothing."""
+
+    def update(self, n: int = 1) -> None:
+        """Advance the bar that is not shown."""
+
+    def set_postfix_str(self, text: str) -> None:
+        """Say what the bar that is not shown is doing."""
+
+    def close(self) -> None:
+        """Close the bar that is not shown."""
+
+
 def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) -> Any:
     """A tqdm bar on stderr, ``<command> (<rubric>)``, hidden by ``--no-progress``.
 
@@ -82,7 +95,9 @@ def progress_bar(args: argparse.Namespace, total: int, command: str, unit: str) 
     tqdm.tqdm
         The bar (close it when done).
     """
-    from tqdm import tqdm  # deferred: only the commands that show a bar load it
+    if args.no_progress:
+        return _NoBar()
+    from tqdm import tqdm  # deferred: only a command that shows a bar loads it
 
     return tqdm(
         total=total,

@@ -24,7 +24,6 @@ from evalkit.files.append import LineAppender
 from evalkit.judge.prompt import DEFAULT_INPUT_BUDGET
 from evalkit.judge.redact import Redactor
 from evalkit.judge.runner import (
-    DEFAULT_MAX_CONSECUTIVE_ERRORS,
     Call,
     EventLoop,
     RunSummary,
@@ -33,6 +32,7 @@ from evalkit.judge.runner import (
     _one,
     check_limits,
 )
+from evalkit.judge.specs import DEFAULT_MAX_CONSECUTIVE_ERRORS
 
 __all__ = ["CallStream"]
 

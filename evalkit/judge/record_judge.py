@@ -43,13 +43,13 @@ from evalkit.judge.redact import Redactor
 from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import lock_runlog, read_runlog
 from evalkit.judge.runner import (
-    DEFAULT_MAX_CONSECUTIVE_ERRORS,
     Call,
     EventLoop,
     JudgeHandle,
     RunSummary,
     check_resumable,
 )
+from evalkit.judge.specs import DEFAULT_MAX_CONSECUTIVE_ERRORS
 from evalkit.record.judging import (
     AGGREGATION,
     JUDGE_KEY,

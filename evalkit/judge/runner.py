@@ -57,6 +57,7 @@ from evalkit.judge.prompt import (
 from evalkit.judge.redact import Redactor
 from evalkit.judge.reply import CANNOT_PARSE, read_reply
 from evalkit.judge.runlog import SCHEMA, RunLog
+from evalkit.judge.specs import DEFAULT_MAX_CONSECUTIVE_ERRORS
 
 __all__ = [
     "DEFAULT_MAX_CONSECUTIVE_ERRORS",
@@ -71,8 +72,6 @@ __all__ = [
 ]
 
 _IDENTITY = ("temperature", "max_tokens", "seed")
-#: Connection failures or timeouts in a row after which no new call starts.
-DEFAULT_MAX_CONSECUTIVE_ERRORS = 20
 _DEAD_SERVER_KINDS = frozenset({"connection", "timeout"})
 
 

@@ -63,6 +63,8 @@ RULES = "rules"
 #: The model id a rule judge's run-log lines report.
 RULES_MODEL = "evalkit.judge.apply_rules"
 DEFAULT_MAX_TOKENS = 1024
+#: Connection failures or timeouts in a row after which a run starts no new call.
+DEFAULT_MAX_CONSECUTIVE_ERRORS = 20
 #: The SDK's own environment variables, in the order the SDK reads them.
 KEY_ENV: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
