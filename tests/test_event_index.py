@@ -10,6 +10,7 @@ values (non-objects, names and ids that are arrays, numbers, whitespace).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from evalkit.scoring.measure import (
     QUALITY_GATE_EVENTS,
     SESSION_STARTED,
     WARNED,
+    EventDigest,
     EventIndex,
 )
 from evalkit.simulate.hostile_ledgers import generate_ledger
@@ -91,8 +93,8 @@ def _typed(value: Any) -> tuple[str, str]:
     return (type(value).__name__, repr(value))
 
 
-def _built(events: Sequence[Any]) -> dict[str, Any]:
-    index = EventIndex(events)
+def _built(events: Sequence[Any], index: EventIndex | None = None) -> dict[str, Any]:
+    index = EventIndex(events) if index is None else index
     return {
         "events_present": index.events_present,
         "raw_ids": index.raw_ids,
@@ -106,8 +108,8 @@ def _built(events: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def _assert_same_index(events: Sequence[Any]) -> None:
-    built, expected = _built(events), _reference(events)
+def _assert_same_index(events: Sequence[Any], index: EventIndex | None = None) -> None:
+    built, expected = _built(events, index), _reference(events)
     for key, value in expected.items():
         assert built[key] == value, key
     # floats stay floats and counts ints: the evidence prints them
@@ -189,6 +191,50 @@ def _event(draw: st.DrawFn) -> Any:
 def test_generated_event_lists(events: list[Any]) -> None:
     _assert_same_index(events)
     _assert_same_index(tuple(events))
+
+
+def _resumed_index(events: list[Any], cut: int) -> EventIndex:
+    """The index a rerun builds: the first ``cut`` events' digest as a cursor stores it (its
+    time order included), read back, then the rest taken as the appended tail."""
+    first = EventDigest()
+    first.add(events[:cut])
+    first.time_order()  # sorted before it is stored, as a batch's index sorts it
+    arrays, meta = first.to_state()
+    resumed = EventDigest.from_state(dict(arrays), json.loads(json.dumps(meta)))
+    resumed.add(events[cut:])
+    return EventIndex.from_digest(resumed, bool(events))
+
+
+#: counted events on few instants (ties across the cut are the case to get right)
+_TIMED = st.fixed_dictionaries(
+    {
+        "event": st.sampled_from([*sorted(QUALITY_GATE_EVENTS), *GUARDS]),
+        "timestamp": st.sampled_from(
+            [
+                "2026-09-19T08:00:00.000Z",
+                "2026-09-19T09:00:00+01:00",  # the same instant
+                "2026-09-19T07:59:59.999Z",
+                "2026-09-19T08:00:00.001Z",
+                "not a timestamp",
+            ]
+        ),
+    },
+    optional={
+        "exit_code": st.sampled_from([0, 1, 0.0, None, True, 2**70, -(2**63), float("inf"), "0"]),
+        "variant": st.just("full-gate"),
+    },
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TIMED | _event(), max_size=40), st.data())
+def test_a_resumed_digest_merges_the_tail_into_the_stored_order(
+    events: list[Any], data: st.DataObject
+) -> None:
+    """Issue 25: the tail's events merged into a cursor's sorted order give the index of a
+    whole reading: equal timestamps across the cut keep ledger order."""
+    cut = data.draw(st.integers(0, len(events)))
+    _assert_same_index(events, _resumed_index(events, cut))
 
 
 _GATE = "orchestrator.quality_gate.passed"

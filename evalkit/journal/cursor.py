@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: Names the cursor's layout; another layout (or evalkit version) is not resumed from.
-CURSOR_FORM = "evalkit-cursor/1"
+CURSOR_FORM = "evalkit-cursor/2"
 _BLOCK = 8 << 20
 #: Why :func:`load_cursor` found none on a first batch (a full read, nothing to say).
 NO_CURSOR = "no cursor yet"
@@ -223,7 +223,7 @@ def save_cursor(
         },
     }
     buf = io.BytesIO()
-    text = dumps(meta, allow_nan=True).encode("utf-8")
+    text = _meta_json(meta)
     np.savez(buf, meta=np.frombuffer(text, dtype=np.uint8), **arrays)
     target = cursor_path(journal_path)
     tmp = target.with_name(target.name + ".tmp")
@@ -235,6 +235,25 @@ def save_cursor(
             tmp.unlink()
         with contextlib.suppress(OSError):
             target.unlink()  # a stale cursor would be checked, but none is cheaper to trust
+
+
+def _meta_json(meta: Mapping[str, Any]) -> bytes:
+    """The cursor's metadata as JSON: through orjson when installed, else ``json``.
+
+    orjson writes a large ledger's cursor about ten times faster. It writes NaN and Infinity
+    as ``null``, but the metadata holds no such float (the exit codes, any JSON values, are kept
+    as arrays and ``json``-written text: ``EventDigest.to_state``); what orjson
+    refuses (a lone surrogate, an integer beyond 64 bits) goes through ``json``, which writes
+    what :func:`_loads` reads back.
+    """
+    try:
+        import orjson  # deferred: the [fast] extra
+    except ImportError:  # pragma: no cover - the extra is installed with the tests
+        return dumps(meta, allow_nan=True).encode("utf-8")
+    try:
+        return orjson.dumps(meta)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return dumps(meta, allow_nan=True).encode("utf-8")
 
 
 def _resumable(sources: Sequence[JsonlFile]) -> list[JsonlFile]:

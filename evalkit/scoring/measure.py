@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import math
 import operator
 from collections import Counter
@@ -159,6 +160,10 @@ class EventDigest:
         self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
         self.host_classes: dict[str, str] = {}
         self.seen = 0  # events taken
+        # the positions of the counted events that have a timestamp, sorted by (timestamp,
+        # position), for the first ``_ordered`` of them (:meth:`time_order`); None: not yet
+        self._order: Any = None
+        self._ordered = 0
 
     def add(self, events: Sequence[Any]) -> None:
         """Take one block of events (any JSON values; only objects count), in ledger order."""
@@ -227,12 +232,46 @@ class EventDigest:
         for code, name in enumerate(_GUARD_EVENTS, start=1):
             self.by_raw_id[name].update(compress(raws, (raw_codes == code).tolist()))
 
+    def time_order(self) -> tuple[Any, Any]:
+        """The counted events' timestamps (ledger order) and their positions by timestamp.
+
+        The positions of the events with a timestamp, sorted by (timestamp, position): a
+        stable sort keeps equal timestamps in ledger order. Computed once; events taken
+        since (a rerun's tail after a cursor's digest) are merged in, not sorted again with
+        the rest: every earlier event precedes them in the ledger, so among equal timestamps
+        they go after the earlier ones.
+        """
+        times = self._consolidated()
+        if self._order is None:
+            valid = np.flatnonzero(~np.isnan(times))
+            self._order = valid[np.argsort(times[valid], kind="stable")]
+        elif self._ordered < len(times):
+            tail = np.arange(self._ordered, len(times))
+            tail = tail[~np.isnan(times[tail])]
+            tail = tail[np.argsort(times[tail], kind="stable")]
+            at = np.searchsorted(times[self._order], times[tail], side="right")
+            self._order = np.insert(self._order, at, tail)
+        self._ordered = len(times)
+        return times, self._order
+
+    def _consolidated(self) -> Any:
+        """The per-block arrays joined into one block each (the same digest); the timestamps."""
+        for name, dtype in (("kinds", np.int8), ("times", np.float64), ("zero", bool)):
+            parts = getattr(self, name)
+            if len(parts) != 1:
+                setattr(self, name, [_joined(parts, dtype)])
+        if len(self.full) != 1:
+            self.full = [_joined(self.full, bool)]
+        return self.times[0]
+
     @classmethod
     def merged(cls, digests: Sequence[EventDigest]) -> EventDigest:
         """The digest of consecutive parts of a reading, ``digests`` in ledger order."""
         if len(digests) == 1:
             return digests[0]
         out = cls()
+        if digests and digests[0]._order is not None:  # the first part's order goes on
+            out._order, out._ordered = digests[0]._order, digests[0]._ordered
         for d in digests:
             out.kinds += d.kinds
             out.times += d.times
@@ -255,14 +294,21 @@ class EventDigest:
         parse the events again; an absent ``exit_code`` is written ``[]``, a present one
         ``[value]``.
         """
+        times, order = self.time_order()
         arrays = {
-            "kinds": _joined(self.kinds, np.int8),
-            "times": _joined(self.times, np.float64),
-            "zero": _joined(self.zero, bool),
-            "full": _joined(self.full, bool),
+            "kinds": self.kinds[0],
+            "times": times,
+            "zero": self.zero[0],
+            "full": self.full[0],
+            "order": order,
+            **_exit_arrays(self.full_exits),
         }
         meta = {
-            "full_exits": [[] if x is UNDEFINED else [x] for x in self.full_exits],
+            # the exit codes that are not an int64 (any JSON value), by position, as JSON text
+            "full_exits": dumps(
+                {str(i): x for i, x in enumerate(self.full_exits) if _exit_kind(x) == _OTHER},
+                allow_nan=True,
+            ),
             "raw_ids": {key: sorted(raws) for key, raws in self.raw_ids.items()},
             "by_raw_id": {name: dict(counts) for name, counts in self.by_raw_id.items()},
             "host_classes": self.host_classes,
@@ -277,13 +323,45 @@ class EventDigest:
         for name in ("kinds", "times", "zero", "full"):
             if len(arrays[name]):
                 getattr(out, name).append(arrays[name])
-        out.full_exits = [x[0] if x else UNDEFINED for x in meta["full_exits"]]
+        order = arrays.get("order")  # absent from an older cursor: sorted again when needed
+        n = len(arrays["times"])
+        if order is not None and order.dtype == np.int64 and (not len(order) or order.max() < n):
+            out._order, out._ordered = order, n
+        exits: list[Any] = arrays["exit_ints"].tolist()
+        for i in np.flatnonzero(arrays["exit_kinds"] == _ABSENT).tolist():
+            exits[i] = UNDEFINED
+        for i, value in json.loads(meta["full_exits"]).items():
+            exits[int(i)] = value
+        out.full_exits = exits
         out.raw_ids = {key: set(raws) for key, raws in meta["raw_ids"].items()}
         for name, counts in meta["by_raw_id"].items():
             out.by_raw_id[name] = Counter(counts)
         out.host_classes = dict(meta["host_classes"])
         out.seen = int(meta["seen"])
         return out
+
+
+#: How a full gate's exit code is stored in a cursor: absent, an int64, anything else (JSON).
+_ABSENT, _INT, _OTHER = 0, 1, 2
+
+
+def _exit_kind(value: Any) -> int:
+    if value is UNDEFINED:
+        return _ABSENT
+    if value.__class__ is int and -(2**63) <= value < 2**63:
+        return _INT
+    return _OTHER
+
+
+def _exit_arrays(exits: list[Any]) -> dict[str, Any]:
+    """The exit codes as arrays: each one's kind (:func:`_exit_kind`) and its int64 value."""
+    kinds = [_exit_kind(x) for x in exits]
+    return {
+        "exit_kinds": np.array(kinds, dtype=np.int8),
+        "exit_ints": np.array(
+            [x if k == _INT else 0 for x, k in zip(exits, kinds, strict=True)], dtype=np.int64
+        ),
+    }
 
 
 def _joined(parts: list[Any], dtype: Any) -> Any:
@@ -322,13 +400,8 @@ class EventIndex:
 
     def _index_windows(self, digest: EventDigest) -> None:
         """Quality gates and guard events by kind, sorted by (timestamp, ledger position)."""
-        times = _joined(digest.times, np.float64)
-        kinds = _joined(digest.kinds, np.int8)
-        zero = _joined(digest.zero, bool)
-        full = _joined(digest.full, bool)
-        valid = np.flatnonzero(~np.isnan(times))
-        # a stable sort by time keeps equal timestamps in ledger order
-        order = valid[np.argsort(times[valid], kind="stable")]
+        times, order = digest.time_order()
+        kinds, zero, full = digest.kinds[0], digest.zero[0], digest.full[0]
         sorted_kinds = kinds[order]
         gate_of = np.cumsum(kinds == 0) - 1  # the gate number of each gate in ledger order
         gate_order = order[sorted_kinds == 0]
