@@ -206,6 +206,19 @@ def test_a_journal_changed_behind_the_cursor_is_read_whole(tmp_path: Path) -> No
     assert [r["session_id"] for r in result.appended] == [dropped]
 
 
+def test_a_moved_ledger_is_read_whole_and_says_why(tmp_path: Path) -> None:
+    """The cursor names its files by path: a ledger moved (or reached by another path) is
+    read whole, and the batch says so instead of falling back in silence."""
+    run = _journaled(tmp_path, 20)
+    moved = run.ledger.rename(tmp_path / "moved")
+    result = journal_ledger(moved, run.journal, timestamp=next(run.stamps))
+    assert result.resumed == ()
+    assert any("names none of this ledger's event files" in note for note in result.reading)
+    assert result.scored == 0 and len(result.unchanged) == run.first.scored
+    again = journal_ledger(moved, run.journal, timestamp=next(run.stamps))
+    assert again.reading == () and again.resumed  # the new paths are the cursor's now
+
+
 def test_a_cursor_that_cannot_be_read_is_a_full_read(tmp_path: Path) -> None:
     run = _journaled(tmp_path, 20)
     cursor_path(run.journal).write_bytes(b"not a cursor")

@@ -167,7 +167,7 @@ def _journal_ledger(
     batch = score_records(
         metrics_dir, rub, run=run, resume=found.points if found else {}, judge=judge
     )
-    notes += _source_notes(batch.ledger)
+    notes += _source_notes(batch.ledger, found)
     if batch.no_session is not None and not create_empty:
         return _result(Path(journal_path), batch, (), notes)
     model = run.model.to_dict()
@@ -277,8 +277,18 @@ def _judged_inputs(
     return {s: h for s, h in known.items() if judge.already_judged(latest[s])}, False, None, None
 
 
-def _source_notes(ledger: Ledger) -> list[str]:
-    """Why a source the cursor named was read whole again (it changed)."""
+def _source_notes(ledger: Ledger, found: Cursor | None) -> list[str]:
+    """Why a source the cursor named was read whole again (it changed), or why none was.
+
+    The cursor names its files by path: a ledger moved, or reached by another path, matches
+    none of them and is read whole (once; the next batch resumes from the new paths).
+    """
+    paths = {src.path for src in ledger.event_sources}
+    if found is not None and found.points and not paths & set(found.points):
+        return [
+            "cursor: it names none of this ledger's event files (the ledger moved, or is "
+            "reached by another path); the ledger is read whole"
+        ]
     return [
         f"cursor: {src.path}: {src.counts.restarted}; read whole"
         for src in ledger.event_sources
