@@ -100,7 +100,7 @@ def progress_bar(desc: str, unit: str, *, disable: bool) -> Any:
     from tqdm import tqdm  # deferred: only a command that shows a bar loads it
 
     def progress(items: Any, total: int) -> Any:
-        return tqdm(items, total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable)
+        return tqdm(items, total=total, desc=desc, unit=unit, file=sys.stderr)
 
     return progress
 

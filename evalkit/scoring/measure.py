@@ -256,12 +256,10 @@ class EventDigest:
 
     def _consolidated(self) -> Any:
         """The per-block arrays joined into one block each (the same digest); the timestamps."""
-        for name, dtype in (("kinds", np.int8), ("times", np.float64), ("zero", bool)):
+        for name, dtype in _BLOCKS:
             parts = getattr(self, name)
             if len(parts) != 1:
                 setattr(self, name, [_joined(parts, dtype)])
-        if len(self.full) != 1:
-            self.full = [_joined(self.full, bool)]
         return self.times[0]
 
     @classmethod
@@ -291,24 +289,22 @@ class EventDigest:
         """The digest as numpy arrays and JSON-simple values (:meth:`from_state` reads them).
 
         What a journal's cursor stores (:mod:`evalkit.journal.cursor`), so a rerun need not
-        parse the events again; an absent ``exit_code`` is written ``[]``, a present one
-        ``[value]``.
+        parse the events again. The full gates' exit codes are two arrays (each one's kind:
+        absent, an int64, anything else; its int64 value) and, for the others, JSON text by
+        position.
         """
         times, order = self.time_order()
+        exit_arrays, others = _stored_exits(self.full_exits)
         arrays = {
             "kinds": self.kinds[0],
             "times": times,
             "zero": self.zero[0],
             "full": self.full[0],
             "order": order,
-            **_exit_arrays(self.full_exits),
+            **exit_arrays,
         }
         meta = {
-            # the exit codes that are not an int64 (any JSON value), by position, as JSON text
-            "full_exits": dumps(
-                {str(i): x for i, x in enumerate(self.full_exits) if _exit_kind(x) == _OTHER},
-                allow_nan=True,
-            ),
+            "full_exits": others,
             "raw_ids": {key: sorted(raws) for key, raws in self.raw_ids.items()},
             "by_raw_id": {name: dict(counts) for name, counts in self.by_raw_id.items()},
             "host_classes": self.host_classes,
@@ -320,7 +316,7 @@ class EventDigest:
     def from_state(cls, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> EventDigest:
         """The digest :meth:`to_state` wrote."""
         out = cls()
-        for name in ("kinds", "times", "zero", "full"):
+        for name, _ in _BLOCKS:
             if len(arrays[name]):
                 getattr(out, name).append(arrays[name])
         order = arrays.get("order")  # absent from an older cursor: sorted again when needed
@@ -341,6 +337,8 @@ class EventDigest:
         return out
 
 
+#: The per-block arrays of a digest and their types.
+_BLOCKS = (("kinds", np.int8), ("times", np.float64), ("zero", bool), ("full", bool))
 #: How a full gate's exit code is stored in a cursor: absent, an int64, anything else (JSON).
 _ABSENT, _INT, _OTHER = 0, 1, 2
 
@@ -353,15 +351,17 @@ def _exit_kind(value: Any) -> int:
     return _OTHER
 
 
-def _exit_arrays(exits: list[Any]) -> dict[str, Any]:
-    """The exit codes as arrays: each one's kind (:func:`_exit_kind`) and its int64 value."""
+def _stored_exits(exits: list[Any]) -> tuple[dict[str, Any], str]:
+    """The exit codes as stored (:meth:`EventDigest.to_state`): the arrays, the others' JSON."""
     kinds = [_exit_kind(x) for x in exits]
-    return {
+    arrays = {
         "exit_kinds": np.array(kinds, dtype=np.int8),
         "exit_ints": np.array(
             [x if k == _INT else 0 for x, k in zip(exits, kinds, strict=True)], dtype=np.int64
         ),
     }
+    others = {str(i): x for i, (x, k) in enumerate(zip(exits, kinds, strict=True)) if k == _OTHER}
+    return arrays, dumps(others, allow_nan=True)
 
 
 def _joined(parts: list[Any], dtype: Any) -> Any:
