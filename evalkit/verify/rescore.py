@@ -118,10 +118,40 @@ def _encoded(record: Mapping[str, Any]) -> bytes | None:
 def _duplicate_keys(data: bytes, value: Mapping[str, Any]) -> list[str]:
     """Keys written twice in one object of the line ``data`` that parsed to ``value``.
 
-    A line that is its value as the journal writes it holds none (re-encoding keeps one copy
-    of a key), so only a line written some other way is scanned key by key.
+    A line that is its value written again holds none (re-encoding keeps one copy of a key),
+    so only a line written some other way is scanned key by key.
     """
-    return [] if _encoded(value) == data else duplicate_keys(data)
+    return [] if _written_again(value) == data or _encoded(value) == data else duplicate_keys(data)
+
+
+def _written_again(value: Mapping[str, Any]) -> bytes | None:
+    """``value`` encoded by orjson, keys in its own order (None where orjson refuses it).
+
+    About ten times faster than ``json``. Any encoder that writes each key once will do for
+    :func:`_duplicate_keys`; where orjson writes a number otherwise than the line does, the
+    bytes differ and ``json`` is tried.
+    """
+    try:
+        import orjson  # deferred: the [fast] extra
+    except ImportError:  # pragma: no cover - the extra is installed with the tests
+        return None
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError is one: a lone surrogate, a huge integer
+        return None
+
+
+def _sealed_again(sealed: Mapping[str, Any]) -> bytes | None:
+    """:func:`_written_again` of a record the engine sealed; None for one without a seal.
+
+    A line equal to these bytes parses to ``sealed`` exactly (orjson writes every float in
+    its shortest round-trip form, ints as ints, keys in order), so nothing differs in value;
+    the seal makes it sure there is no NaN or Infinity, which orjson would write as ``null``.
+    """
+    provenance = sealed.get("provenance")
+    if not isinstance(provenance, Mapping) or "record_sha256" not in provenance:
+        return None
+    return _written_again(sealed)
 
 
 class _JournalView:
@@ -493,8 +523,9 @@ def _verify(
         d for d in rederived.dimensions if d.get("id") not in deterministic_ids
     ]
     sealed = seal_record(expected)
-    if found.data is not None and found.data == _encoded(sealed):
-        differences = []  # the line is, byte for byte, the line the engine writes
+    data = found.data
+    if data is not None and (data == _sealed_again(sealed) or data == _encoded(sealed)):
+        differences = []  # the line is, byte for byte, the record the engine writes
     else:
         differences = diff_records(found.raw, sealed)
     if broken is not None and all(d.field != SEAL_FIELD for d in differences):
