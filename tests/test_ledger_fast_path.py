@@ -29,6 +29,7 @@ from evalkit.js.timestamps import parse_timestamps, timestamp_ms
 from evalkit.js.values import JS_WHITESPACE
 from evalkit.ledger import parse as ledger_parse
 from evalkit.ledger.reader import JsonlFile, read_jsonl, read_metrics_dir
+from evalkit.resolve import compute_window, compute_windows
 from evalkit.scoring.engine import score_ledger
 
 if ledger_parse.fast_loads is None:
@@ -158,6 +159,27 @@ def test_writer_shaped_timestamps_parse_the_same_in_bulk(fields: list[tuple[int,
         for y, mo, d, h, mi, s, ms in fields
     ]
     assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
+
+
+_STAMP = (
+    st.sampled_from(["2026-09-19T08:00:00.000Z", "2026-09-19T09:30:00.000Z", "2026-09-19"])
+    | st.text(max_size=12)
+    | st.integers()
+    | st.none()
+    | st.lists(st.sampled_from(["2026-09-19", "x"]), max_size=2)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries({}, optional={"started_at": _STAMP, "completed_at": _STAMP}),
+        max_size=12,
+    )
+)
+def test_a_batch_of_windows_is_each_record_s_window(records: list[dict[str, object]]) -> None:
+    """The batch's windows (timestamps parsed in bulk) are compute_window's, one by one."""
+    assert compute_windows(records) == [compute_window(r) for r in records]
 
 
 _BYTES_NOISE = st.sampled_from(

@@ -57,6 +57,7 @@ from evalkit.resolve import (
     ResolvedVia,
     canonical_sessions,
     compute_window,
+    compute_windows,
     peer_overlaps,
     peers_at,
     resolve_record,
@@ -164,6 +165,9 @@ class EventDigest:
         # position), for the first ``_ordered`` of them (:meth:`time_order`); None: not yet
         self._order: Any = None
         self._ordered = 0
+        # the first exit codes as a cursor stored them (count, kinds, ints, the others by
+        # position), so that storing the digest again classifies only the ones taken since
+        self._stored_exits: tuple[int, Any, Any, dict[str, Any]] | None = None
 
     def add(self, events: Sequence[Any]) -> None:
         """Take one block of events (any JSON values; only objects count), in ledger order."""
@@ -270,6 +274,8 @@ class EventDigest:
         out = cls()
         if digests and digests[0]._order is not None:  # the first part's order goes on
             out._order, out._ordered = digests[0]._order, digests[0]._ordered
+        if digests:  # and so do its stored exit codes
+            out._stored_exits = digests[0]._stored_exits
         for d in digests:
             out.kinds += d.kinds
             out.times += d.times
@@ -294,7 +300,7 @@ class EventDigest:
         position.
         """
         times, order = self.time_order()
-        exit_arrays, others = _stored_exits(self.full_exits)
+        exit_arrays, others = _stored_exits(self.full_exits, self._stored_exits)
         arrays = {
             "kinds": self.kinds[0],
             "times": times,
@@ -326,9 +332,11 @@ class EventDigest:
         exits: list[Any] = arrays["exit_ints"].tolist()
         for i in np.flatnonzero(arrays["exit_kinds"] == _ABSENT).tolist():
             exits[i] = UNDEFINED
-        for i, value in json.loads(meta["full_exits"]).items():
+        others = json.loads(meta["full_exits"])
+        for i, value in others.items():
             exits[int(i)] = value
         out.full_exits = exits
+        out._stored_exits = (len(exits), arrays["exit_kinds"], arrays["exit_ints"], others)
         out.raw_ids = {key: set(raws) for key, raws in meta["raw_ids"].items()}
         for name, counts in meta["by_raw_id"].items():
             out.by_raw_id[name] = Counter(counts)
@@ -351,16 +359,35 @@ def _exit_kind(value: Any) -> int:
     return _OTHER
 
 
-def _stored_exits(exits: list[Any]) -> tuple[dict[str, Any], str]:
-    """The exit codes as stored (:meth:`EventDigest.to_state`): the arrays, the others' JSON."""
-    kinds = [_exit_kind(x) for x in exits]
+def _stored_exits(
+    exits: list[Any], stored: tuple[int, Any, Any, dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], str]:
+    """The exit codes as stored (:meth:`EventDigest.to_state`): the arrays, the others' JSON.
+
+    ``stored``: the first ones as a cursor stored them (:meth:`EventDigest.from_state`), so
+    that only the codes after them are classified.
+    """
+    start, kinds_before, ints_before, others = 0, [], [], {}
+    if stored is not None and stored[0] <= len(exits):
+        start, kind_array, int_array, stored_others = stored
+        kinds_before, ints_before, others = [kind_array], [int_array], dict(stored_others)
+    tail = exits[start:]
+    kinds = [_exit_kind(x) for x in tail]
     arrays = {
-        "exit_kinds": np.array(kinds, dtype=np.int8),
-        "exit_ints": np.array(
-            [x if k == _INT else 0 for x, k in zip(exits, kinds, strict=True)], dtype=np.int64
+        "exit_kinds": np.concatenate([*kinds_before, np.array(kinds, dtype=np.int8)]),
+        "exit_ints": np.concatenate(
+            [
+                *ints_before,
+                np.array(
+                    [x if k == _INT else 0 for x, k in zip(tail, kinds, strict=True)],
+                    dtype=np.int64,
+                ),
+            ]
         ),
     }
-    others = {str(i): x for i, (x, k) in enumerate(zip(exits, kinds, strict=True)) if k == _OTHER}
+    others.update(
+        {str(start + i): x for i, (x, k) in enumerate(zip(tail, kinds, strict=True)) if k == _OTHER}
+    )
     return arrays, dumps(others, allow_nan=True)
 
 
@@ -562,7 +589,7 @@ class LedgerMeasure:
 
     @cached_property
     def _windows(self) -> list[Window | None]:
-        return [compute_window(r) for r in self.records]
+        return compute_windows(self.records)
 
     @cached_property
     def window_arrays(self) -> tuple[Any, Any, Any]:
