@@ -237,6 +237,30 @@ def test_a_resumed_digest_merges_the_tail_into_the_stored_order(
     _assert_same_index(events, _resumed_index(events, cut))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TIMED | _event(), max_size=40), st.data())
+def test_a_resumed_digest_is_stored_as_a_whole_reading_is(
+    events: list[Any], data: st.DataObject
+) -> None:
+    """Issue 25: a cursor's digest with the tail taken is stored (its exit codes classified
+    only past the stored ones) exactly as the digest of the whole reading."""
+    cut = data.draw(st.integers(0, len(events)))
+    first = EventDigest()
+    first.add(events[:cut])
+    first.time_order()
+    arrays, meta = first.to_state()
+    resumed = EventDigest.from_state(dict(arrays), json.loads(json.dumps(meta)))
+    resumed.add(events[cut:])
+    whole = EventDigest()
+    whole.add(events)
+    (got, got_meta), (want, want_meta) = resumed.to_state(), whole.to_state()
+    assert got_meta == want_meta
+    assert sorted(got) == sorted(want)
+    for name, array in want.items():
+        assert got[name].dtype == array.dtype, name
+        assert got[name].tobytes() == array.tobytes(), name  # NaN included
+
+
 _GATE = "orchestrator.quality_gate.passed"
 _AT = "2026-09-19T08:00:00.000Z"
 

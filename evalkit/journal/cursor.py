@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -222,13 +221,12 @@ def save_cursor(
             "state": None if journal.state is None else dict(journal.state),
         },
     }
-    buf = io.BytesIO()
     text = _meta_json(meta)
-    np.savez(buf, meta=np.frombuffer(text, dtype=np.uint8), **arrays)
     target = cursor_path(journal_path)
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_bytes(buf.getvalue())
+        with open(tmp, "wb") as fh:  # written in place, not built in memory first
+            np.savez(fh, meta=np.frombuffer(text, dtype=np.uint8), **arrays)
         os.replace(tmp, target)
     except OSError:
         with contextlib.suppress(OSError):
