@@ -81,8 +81,9 @@ _SAFE = MAX_SAFE_INTEGER
 def _exact_as_parsed(values: Any, depth: int) -> bool:
     """True when every value under a fast-parsed container is what the exact reader gives.
 
-    Such values are strings, booleans, null, integers within +-2**53 and containers within
-    the depth limit.
+    Such values are strings, booleans, null, integers within +-2**53, floats that are not
+    integral (both parsers round the literal to the nearest double; an integral one is an int
+    to the exact reader) and containers within the depth limit.
     """
     for v in values:
         c = v.__class__
@@ -90,6 +91,10 @@ def _exact_as_parsed(values: Any, depth: int) -> bool:
             continue
         if c is int:
             if -_SAFE <= v <= _SAFE:
+                continue
+            return False
+        if c is float:
+            if not v.is_integer():  # orjson refuses an overflowing literal: never inf here
                 continue
             return False
         if c is dict:
@@ -100,7 +105,7 @@ def _exact_as_parsed(values: Any, depth: int) -> bool:
             if depth >= FAST_MAX_DEPTH or not _exact_as_parsed(v, depth + 1):
                 return False
             continue
-        return False  # a float (or anything else): the exact reader decides
+        return False  # an integral float (or anything else): the exact reader decides
     return True
 
 
@@ -370,6 +375,8 @@ def _parse_lines(
                 for v in value.values():  # _exact_as_parsed's first level, inlined
                     c = v.__class__
                     if c is str or c is bool or v is None or (c is int and -_SAFE <= v <= _SAFE):
+                        continue
+                    if c is float and not v.is_integer():
                         continue
                     if c is dict and _exact_as_parsed(v.values(), 2):
                         continue
