@@ -251,3 +251,62 @@ def test_a_resumed_reading_equals_a_whole_reading(tmp_path: Path) -> None:
     assert a[1] == b[1]
     assert all(np.array_equal(a[0][k], b[0][k], equal_nan=k == "times") for k in a[0])
     assert os.path.getsize(events) == resumed.counts.end
+
+
+def test_a_prefix_hashed_ahead_is_handed_over_only_for_the_file_it_hashed(tmp_path: Path) -> None:
+    """The cursor's prefixes are hashed in threads while the ledger is read; the hash counts
+    only for the file as it was then: a rewrite of the same size, an append or a file put in
+    its place is hashed again by the reader, never vouched for by the older hash."""
+    import hashlib
+
+    from evalkit.files.hashing import HashAhead
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"a" * 5000 + b"\n" + b"tail\n")
+    end = 5001
+    ahead = HashAhead(path, end)
+    got = ahead.result(os.stat(path))
+    assert got is not None
+    assert got.hexdigest() == hashlib.sha256(b"a" * 5000 + b"\n").hexdigest()
+    assert ahead.result(os.stat(path)).hexdigest() == got.hexdigest()  # a copy each time
+
+    for change in ("rewrite", "append", "replace"):
+        ahead = HashAhead(path, end)
+        ahead._thread.join()
+        stamp = os.stat(path).st_mtime_ns
+        if change == "rewrite":  # same size, other bytes
+            path.write_bytes(b"b" * 5000 + b"\n" + b"tail\n")
+        elif change == "append":
+            with path.open("ab") as fh:
+                fh.write(b"more\n")
+        else:
+            other = tmp_path / "other.jsonl"
+            other.write_bytes(path.read_bytes())
+            os.replace(other, path)
+        os.utime(path, ns=(stamp + 10**9, stamp + 10**9))  # coarse clocks: a later mtime
+        assert ahead.result(os.stat(path)) is None, change
+
+    assert HashAhead(tmp_path / "absent", 1).result(os.stat(path)) is None
+    assert HashAhead(path, 10**9).result(os.stat(path)) is None  # shorter than the prefix
+
+
+def test_a_cursor_s_event_prefix_rewritten_after_it_was_loaded_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """The hash started when the cursor was loaded is not trusted for a file rewritten since:
+    the reading hashes it again, finds the change and reads the whole file."""
+    run = _journaled(tmp_path, 40)
+    target, events = run.journal, run.events
+    found, _ = load_cursor(target)
+    assert found is not None
+    point = found.points[str(events)]
+    assert point.ahead is not None
+    point.ahead._thread.join()
+    data = bytearray(events.read_bytes())
+    data[data.index(b"timestamp")] = ord("T")  # one byte of the prefix, the size kept
+    stamp = os.stat(events).st_mtime_ns
+    events.write_bytes(bytes(data))
+    os.utime(events, ns=(stamp + 10**9, stamp + 10**9))
+    reread = read_jsonl(events, sink=EventDigest(), hashed=True, resume=point)
+    assert reread.counts is not None
+    assert reread.counts.restarted and "changed" in reread.counts.restarted

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.files.input import escape_surrogates, open_regular
 
 __all__ = [
+    "HashAhead",
     "Link",
     "TreeDigest",
     "file_digest",
@@ -63,6 +66,63 @@ def file_digest(path: str | os.PathLike[str], what: str = "file") -> tuple[str, 
 def sha256_file(path: str | os.PathLike[str], what: str = "file") -> str:
     """The hex sha256 of a regular file (:func:`file_digest` without the size)."""
     return file_digest(path, what)[0]
+
+
+class HashAhead:
+    """The sha256 of a file's first ``end`` bytes, computed in a thread from when it is made.
+
+    For a rerun that must check a large prefix before it goes on (a journal cursor's): the
+    hash runs on another core while the ledger is read, since ``os.pread`` and ``hashlib``
+    release the GIL. :meth:`result` hands the hash over only for the file as it was hashed
+    (the same device, inode, size and modification time), else None and the caller hashes
+    the file itself: a file written meanwhile is never vouched for by an older reading.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], end: int) -> None:
+        self.path, self.end = os.fspath(path), end
+        self._done: tuple[tuple[int, ...], Any] | None = None
+        self._thread = threading.Thread(target=self._run, name="evalkit-hash-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            fd = open_regular(self.path, "file")
+        except OSError:
+            return  # the caller's own reading names what is wrong with it
+        try:
+            before = os.fstat(fd)
+            if before.st_size < self.end:
+                return
+            h = hashlib.sha256()
+            at = 0
+            while at < self.end:
+                chunk = os.pread(fd, min(_AHEAD_BLOCK, self.end - at), at)
+                if not chunk:
+                    return
+                h.update(chunk)
+                at += len(chunk)
+            self._done = (_identity(before), h)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def result(self, now: os.stat_result) -> Any | None:
+        """A copy of the hash object, if the file ``now`` describes is the one hashed; else None.
+
+        Waits for the thread. ``now``: ``os.fstat`` of the caller's open file (or ``os.stat``).
+        """
+        self._thread.join()
+        if self._done is None or self._done[0] != _identity(now):
+            return None
+        return self._done[1].copy()
+
+
+_AHEAD_BLOCK = 8 << 20
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def listing_sha256(files: Mapping[str, str]) -> str:

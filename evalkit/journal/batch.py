@@ -160,7 +160,9 @@ def _journal_ledger(
         run = RunInputs.of(
             timestamp=timestamp, model_id=model_id, model_source=model_source, handle=handle
         )
-    found, why = load_cursor(journal_path)
+    # a judged batch reads the journal whole (never the cursor's map), a rescore not at all:
+    # no hash of it ahead
+    found, why = load_cursor(journal_path, journal_ahead=judge is None and not rescore)
     notes = [f"{why}; the ledger is read whole"] if found is None and why != NO_CURSOR else []
     # the ledger is read (and every argument checked) before the journal is even opened;
     # a source only appended to since the cursor is read from where it stopped

@@ -18,13 +18,14 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evalkit._version import __version__
+from evalkit.files.hashing import HashAhead
 from evalkit.files.input import dumps, max_file_bytes, max_line_bytes
 from evalkit.ledger.parse import Diagnostic, Line
 from evalkit.ledger.reader import JsonlFile, Ledger, ReadCounts, ReadPoint
@@ -67,6 +68,8 @@ class JournalPoint:
     latest: Mapping[str, str]
     #: what the batch read and measured (:class:`evalkit.scoring.affected.ScoringState`)
     state: Mapping[str, Any] | None = None
+    #: the journal's first ``end`` bytes being hashed already (the cursor started it)
+    ahead: HashAhead | None = field(default=None, compare=False, repr=False)
 
     def check(
         self, journal_path: str | os.PathLike[str], key: Mapping[str, Any]
@@ -82,7 +85,10 @@ class JournalPoint:
             size = os.path.getsize(journal_path)
         except OSError as exc:
             return f"cannot read the journal ({exc.strerror})", None
-        hashed = _sha256_of(journal_path) if size == self.end else None
+        hashed = None
+        if size == self.end:
+            ahead = None if self.ahead is None else self.ahead.result(os.stat(journal_path))
+            hashed = ahead if ahead is not None else _sha256_of(journal_path)
         if hashed is None or hashed.hexdigest() != self.sha256:
             return "the journal changed since the cursor was written", None
         return None, HashedPrefix(hashed, size)
@@ -121,8 +127,15 @@ def _sha256_of(path: str | os.PathLike[str], h: Any = None, start: int = 0) -> A
     return h
 
 
-def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, str | None]:
-    """The journal's cursor, or None and why there is none to use."""
+def load_cursor(
+    journal_path: str | os.PathLike[str], *, journal_ahead: bool = True
+) -> tuple[Cursor | None, str | None]:
+    """The journal's cursor, or None and why there is none to use.
+
+    The prefixes it will have checked (each event source's, and the journal's unless
+    ``journal_ahead`` is False) start being hashed in threads at once
+    (:class:`~evalkit.files.hashing.HashAhead`), while the caller reads the ledger.
+    """
     path = cursor_path(journal_path)
     if not path.exists():
         return None, NO_CURSOR
@@ -141,7 +154,10 @@ def load_cursor(journal_path: str | os.PathLike[str]) -> tuple[Cursor | None, st
         j = meta.get("journal")
         point = None
         if j is not None:
-            point = JournalPoint(j["end"], j["sha256"], j["key"], j["latest"], j.get("state"))
+            ahead = HashAhead(journal_path, j["end"]) if journal_ahead else None
+            point = JournalPoint(
+                j["end"], j["sha256"], j["key"], j["latest"], j.get("state"), ahead
+            )
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a cursor is a cache: read whole
         return None, f"cursor: cannot be read ({type(exc).__name__}: {exc})"
     return Cursor(points, point), None
@@ -189,7 +205,8 @@ def _point(src: Mapping[str, Any], arrays: Mapping[str, Any]) -> ReadPoint:
         digest=EventDigest.from_state(arrays, src["digest"]),
         counts=counts,
     )
-    return ReadPoint(file, src["line_cap"], src["byte_cap"])
+    ahead = HashAhead(src["path"], counts.end) if counts.sha256 is not None else None
+    return ReadPoint(file, src["line_cap"], src["byte_cap"], ahead)
 
 
 def save_cursor(

@@ -49,6 +49,7 @@ from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from evalkit.errors import EvalkitError, SessionResolutionError
+from evalkit.files.hashing import HashAhead
 from evalkit.files.input import (
     InputTooLargeError,
     max_file_bytes,
@@ -167,6 +168,8 @@ class ReadPoint:
     file: JsonlFile
     line_cap: int
     byte_cap: int
+    #: the file's first ``end`` bytes being hashed already (a rerun: the cursor started it)
+    ahead: HashAhead | None = field(default=None, compare=False, repr=False)
 
     @property
     def end(self) -> int:
@@ -594,8 +597,10 @@ def _resumable(
     size = os.fstat(fd).st_size
     if size < counts.end:
         return None, f"it is shorter ({size} bytes) than the {counts.end} bytes read before"
-    h = hashlib.sha256()
-    _hash_range(fd, h, 0, counts.end)
+    h = None if point.ahead is None else point.ahead.result(os.fstat(fd))
+    if h is None:
+        h = hashlib.sha256()
+        _hash_range(fd, h, 0, counts.end)
     if h.hexdigest() != counts.sha256:
         return None, f"its first {counts.end} bytes changed (rewritten or rotated)"
     return h, None
