@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from evalkit.js.timestamps import timestamp_ms
 from evalkit.js.values import UNDEFINED, is_non_empty_trimmed, is_number, strict_equals_zero
 from evalkit.ledger.reader import read_metrics_dir
+from evalkit.record.scoring_context import Window
 from evalkit.scoring.measure import (
     BLOCKED,
     LOOP_WARNING,
@@ -259,6 +260,69 @@ def test_a_resumed_digest_is_stored_as_a_whole_reading_is(
     for name, array in want.items():
         assert got[name].dtype == array.dtype, name
         assert got[name].tobytes() == array.tobytes(), name  # NaN included
+
+
+def _window_reference(events: Sequence[Any], start: float, end: float) -> tuple[Any, ...]:
+    """What lies inside ``[start, end]``, counted event by event (the documented meaning)."""
+    inside: list[tuple[float, int, Any, bool]] = []
+    guards = dict.fromkeys(GUARDS, 0)
+    for position, event in enumerate(events):
+        if not isinstance(event, Mapping) or not isinstance(event.get("event"), str):
+            continue
+        t = timestamp_ms(event.get("timestamp", UNDEFINED))
+        if t is None or not start <= t <= end:
+            continue
+        if event["event"] in QUALITY_GATE_EVENTS:
+            full = event.get("variant") == "full-gate"
+            inside.append((t, position, event.get("exit_code", UNDEFINED), full))
+        elif event["event"] in guards:
+            guards[event["event"]] += 1
+    failing = sum(1 for g in inside if not strict_equals_zero(g[2]))
+    fulls = [g for g in inside if g[3]]
+    last = max(fulls, key=lambda g: (g[0], -g[1])) if fulls else None  # ties: earliest event
+    return (
+        (len(inside), failing),
+        (len(fulls), None if last is None else _typed(last[2])),
+        tuple(guards[name] for name in GUARDS),
+    )
+
+
+_BOUND = st.sampled_from(
+    [1789804799999.0, 1789804800000.0, 1789804800001.0, 1789808400000.0, -1e18, 1e18]
+)
+
+
+#: full gates on few instants with different exit codes (which one is "last" is the case)
+_FULL = st.fixed_dictionaries(
+    {
+        "event": st.sampled_from(sorted(QUALITY_GATE_EVENTS)),
+        "variant": st.just("full-gate"),
+        "timestamp": st.sampled_from(["2026-09-19T08:00:00.000Z", "2026-09-19T09:00:00.000Z"]),
+        "exit_code": st.sampled_from([0, 1, 2, "0", None]),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_TIMED | _FULL | _event(), max_size=40),
+    st.lists(st.tuples(_BOUND, _BOUND), max_size=8),
+)
+def test_a_window_holds_what_its_events_counted_one_by_one_hold(
+    events: list[Any], windows: list[tuple[float, float]]
+) -> None:
+    """Each window holds the gates (and the failing ones), the last full gate's exit code
+    (last by timestamp, ties to the earliest event) and the guard events counted one event
+    at a time; an inverted window holds none."""
+    index = EventIndex(events)
+    for start, end in windows:
+        gates, full, guard = index.in_window(Window(start, end))
+        assert (
+            (gates.count, gates.failing),
+            (full.count, None if not full.count else _typed(full.last_exit_code)),
+            (guard.blocked, guard.warned, guard.loop_warning),
+        ) == _window_reference(events, start, end)
+        assert all(v.__class__ is int for v in (gates.count, gates.failing, guard.blocked))
 
 
 _GATE = "orchestrator.quality_gate.passed"
