@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from conftest import require_shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from record_factory import TIMESTAMP, make_record
 
 import evalkit
@@ -155,3 +157,89 @@ def test_inputs_hash_equal_iff_the_scored_inputs_are(metrics: Path) -> None:
         fh.write(json.dumps({**record, "total_agents": 41}) + "\n")  # the session rewritten
     again = evalkit.score_session(metrics, one["session_id"], timestamp=TIMESTAMP).to_dict()
     assert again["provenance"]["inputs_sha256"] != one["provenance"]["inputs_sha256"]
+
+
+# -- the canonical form written by orjson where it is the same (issue 25) ---------------------
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-05, 0.0001, 9.99e-05, 1e16, 9999999999999998.0, 1e-7, -0.0, 5e-324])
+    | st.text(max_size=6)
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def test_orjson_writes_every_code_point_as_json_does() -> None:
+    """The assumption the fast canonical form rests on, for every character a string can hold
+    (lone surrogates aside: orjson refuses them, and json then writes them)."""
+    import orjson
+
+    differ = [
+        cp
+        for cp in range(0x110000)
+        if not 0xD800 <= cp <= 0xDFFF
+        and orjson.dumps(chr(cp)) != json.dumps(chr(cp), ensure_ascii=False).encode()
+    ]
+    assert differ == []
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=6))
+def test_a_parsed_record_hashes_the_same_through_orjson(value: dict[str, Any]) -> None:
+    """A value orjson parsed (finite) hashes to the json-written canonical form's sha256,
+    floats of every form, keys in any script, nested included: the second implementation
+    is the recipe of the module docstring."""
+    from evalkit.files.input import parse_json_line
+
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False).encode()
+    parsed, finite = parse_json_line(text)
+    assert parsed == json.loads(text)
+    body = json.dumps(
+        parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+    assert record_sha256({**parsed, "provenance": {}}, finite=finite) == record_sha256(
+        {**parsed, "provenance": {}}
+    )
+    assert record_sha256(parsed, finite=finite) == hashlib.sha256(body).hexdigest()
+
+
+@settings(max_examples=800, deadline=None)
+@given(_JSON_VALUES, st.sampled_from(["", " ", "\t"]))
+def test_a_line_reads_the_same_through_orjson_as_through_json(value: Any, pad: str) -> None:
+    """parse_json_line gives parse_json's value, types included (an integer beyond 64 bits
+    stays an integer), and says it was read by orjson only when that holds no NaN or
+    infinity; a duplicate key keeps its last value as json does."""
+    from evalkit.files.input import parse_json, parse_json_line
+
+    for text in (
+        (pad + json.dumps(value, ensure_ascii=False) + pad).encode(),
+        b'{"a":1,"b":[2,{"a":3}],"a":' + json.dumps(value).encode() + b"}",
+        b"[" + str(2**64 + 7).encode() + b",-" + str(2**70).encode() + b"]",
+        b'{"kpis":{"x":1e400}}',  # infinity to json, refused by orjson
+    ):
+        got, finite = parse_json_line(text)
+        want = parse_json(text)
+        assert repr(got) == repr(want) and type(got) is type(want)
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+        if finite:
+            json.dumps(got, allow_nan=False)  # raises for a NaN or an infinity
+
+
+def test_a_record_holding_infinity_has_no_seal_whatever_parsed_it() -> None:
+    """orjson would write infinity as null: only a value orjson parsed may be hashed by it,
+    so a record holding one (json reads 1e400 as infinity) still cannot be sealed."""
+    from evalkit.files.input import parse_json_line
+
+    value, finite = parse_json_line(b'{"provenance":{},"kpis":{"x":1e400}}')
+    assert not finite and value["kpis"]["x"] == float("inf")
+    assert record_sha256(value, finite=finite) is None
+    assert record_sha256({"provenance": {}, "x": float("nan")}) is None

@@ -28,7 +28,8 @@ holds everywhere:
   JavaScript ``JSON.parse`` reads the same string back. :func:`clip` shortens untrusted text
   quoted in a message.
 
-Standard library only: the scoring core and record validation import this.
+Standard library only (and orjson, the ``[fast]`` extra, when it is installed): the scoring core
+and record validation import this.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "open_regular",
     "own_cap",
     "parse_json",
+    "parse_json_line",
     "read_bytes",
     "read_stream",
     "read_text",
@@ -452,6 +454,43 @@ def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     ):
         raise JsonInputError(f"JSON nested more than {max_depth} levels deep")
     return value
+
+
+def parse_json_line(data: bytes, *, max_depth: int | None = None) -> tuple[Any, bool]:
+    """:func:`parse_json` of one line's bytes, through orjson when it reads the same value.
+
+    With whether orjson read it: the value then holds no NaN or infinity (orjson refuses a
+    literal beyond double range) and no integer beyond 64 bits, so a caller may encode it
+    with orjson again (:func:`evalkit.record.seal.record_sha256`). The two parsers read every
+    other text alike (strict JSON, duplicate keys: the last wins, floats: the nearest
+    double; ``tests/test_record_seal.py``); an integer of 19 digits or more (which
+    orjson reads as a float past 64 bits), nesting deeper than the bound, and whatever orjson
+    refuses go through :func:`parse_json`, which reads it or names why not.
+    """
+    if _fast_loads is not None and not _LONG_DIGITS.search(data):
+        try:
+            value = _fast_loads(data)
+        except ValueError:  # orjson.JSONDecodeError is one
+            pass
+        else:
+            bound = MAX_JSON_NESTING if max_depth is None else min(max_depth, MAX_JSON_NESTING)
+            if not isinstance(value, dict | list) or not _bytes_nest_deeper(data, bound):
+                return value, True
+    return parse_json(data, max_depth=max_depth), False
+
+
+def _bytes_nest_deeper(data: bytes, bound: int) -> bool:
+    if data.count(b"[") + data.count(b"{") <= bound:
+        return False
+    return _text_nests_deeper(data.decode("utf-8"), bound)  # orjson read it: valid UTF-8
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_fast_loads: Any
+try:  # the [fast] extra; without it every line goes through json
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - the extra is installed with the tests
+    _fast_loads = None
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

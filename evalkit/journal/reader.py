@@ -30,7 +30,7 @@ from evalkit.files.input import (
     RawLine,
     clip,
     escape_surrogates,
-    parse_json,
+    parse_json_line,
     read_bytes,
     split_lines,
 )
@@ -188,7 +188,7 @@ def _line_record(
     With the line's parsed value (``None`` when it is no JSON).
     """
     try:
-        value = parse_json(raw, max_depth=MAX_RECORD_DEPTH)
+        value, finite = parse_json_line(raw, max_depth=MAX_RECORD_DEPTH)
     except JsonInputError as exc:
         if unterminated:
             kind = DiagnosticKind.TORN
@@ -203,7 +203,7 @@ def _line_record(
         ), value
     run_id = value.get("run_id")
     try:
-        return validate_stored(value, accepted=accepted), value
+        return validate_stored(value, accepted=accepted, finite=finite), value
     except EvalkitError as exc:
         kind = (
             DiagnosticKind.CHANGED if isinstance(exc, SealMismatchError) else DiagnosticKind.INVALID

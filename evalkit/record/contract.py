@@ -501,7 +501,10 @@ def _validate(
 
 
 def validate_stored(
-    value: Mapping[str, Any], *, accepted: CalibrationAcceptance | None = None
+    value: Mapping[str, Any],
+    *,
+    accepted: CalibrationAcceptance | None = None,
+    finite: bool = False,
 ) -> dict[str, Any]:
     """A stored record (a journal line as parsed) the way the read path takes it.
 
@@ -511,8 +514,9 @@ def validate_stored(
     omits a defaulted key is returned without it (its seal covers the line, not this view).
     Raises :class:`~evalkit.record.seal.SealMismatchError` for a record changed after it was
     written, ``ValidationError`` for anything else :func:`validate_record` refuses.
+    ``finite``: the value is one orjson parsed (:func:`evalkit.record.seal.record_sha256`).
     """
-    check_seal(value)
+    check_seal(value, finite=finite)
     provenance = value.get("provenance")
     seal = provenance.get("record_sha256") if isinstance(provenance, Mapping) else None
     bare = without_seal(value)

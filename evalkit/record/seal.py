@@ -79,18 +79,50 @@ def canonical_json(value: Any) -> str:
     return dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def record_sha256(record: Mapping[str, Any]) -> str | None:
+def record_sha256(record: Mapping[str, Any], *, finite: bool = False) -> str | None:
     """The seal ``record`` should carry, or None when it cannot be sealed.
 
     It cannot when it holds a value JSON cannot hold or a key that is not a string.
+    ``finite``: the record is a value orjson parsed (:func:`evalkit.files.input.
+    parse_json_line`), so it holds no NaN or infinity and the canonical form may be written
+    by orjson (:func:`_canonical_bytes`).
     """
     try:
-        body = dumps_bytes(
-            without_seal(record), sort_keys=True, separators=(",", ":"), allow_nan=False
-        )
+        body = _canonical_bytes(without_seal(record), finite)
     except (TypeError, ValueError, RecursionError):
         return None
     return hashlib.sha256(body).hexdigest()
+
+
+def _canonical_bytes(value: Any, finite: bool) -> bytes:
+    """The canonical form (module docstring) of ``value``: by orjson where it is the same.
+
+    orjson sorts keys by code point, escapes strings and writes integers as ``json`` does
+    (``tests/test_record_seal.py`` checks every code point); it writes NaN and infinity as
+    ``null``, so only a value known to hold neither (``finite``) goes through it, and floats
+    below 1e-4 or in exponent form (``1e-05`` against ``0.00001``, ``1e+16``) differently,
+    so bytes holding a number token of either kind are written by ``json`` instead.
+    """
+    if finite and _fast_dumps is not None:
+        try:
+            data: bytes = _fast_dumps(value, option=_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+        else:
+            if not _OTHER_FLOAT_FORM.search(data):
+                return data
+    return dumps_bytes(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+#: a number token (first, or after ``:``, ``,`` or ``[``) that orjson may write otherwise than ``json``;
+#: the same characters inside a string only send the record to ``json``
+_OTHER_FLOAT_FORM = re.compile(rb"(?:^|[:,\[])-?(?:0\.0000|[0-9][0-9.]*[eE])")
+_fast_dumps: Any
+try:  # the [fast] extra
+    from orjson import OPT_SORT_KEYS as _SORT_KEYS
+    from orjson import dumps as _fast_dumps
+except ImportError:  # pragma: no cover - the extra is installed with the tests
+    _fast_dumps, _SORT_KEYS = None, 0
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,10 +139,11 @@ def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_seal(record: Mapping[str, Any]) -> None:
+def check_seal(record: Mapping[str, Any], *, finite: bool = False) -> None:
     """Refuse a seal that is not one, or that ``record``'s content no longer matches.
 
-    No seal at all is fine (records of the reference engine carry none). Raises
+    No seal at all is fine (records of the reference engine carry none). ``finite`` as for
+    :func:`record_sha256`. Raises
     ``ValidationError`` naming ``provenance.record_sha256`` for a seal that is not 64
     lowercase hex, and :class:`SealMismatchError` when the content does not hash to it.
     """
@@ -123,7 +156,7 @@ def check_seal(record: Mapping[str, Any]) -> None:
             f"{SEAL_FIELD}: must be the 64 lowercase hex sha256 of the record's canonical "
             f"JSON, got {stored!r}"
         )
-    actual = record_sha256(record)
+    actual = record_sha256(record, finite=finite)
     if actual != stored:
         raise SealMismatchError(
             f"{SEAL_FIELD}: the record was changed after it was written: its content "
