@@ -23,6 +23,7 @@ import pytest
 from conftest import REPO_ROOT, conformance_cases, require_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import json_values
 
 from evalkit.js.numbers import JSONLineError, decode_json_value
 from evalkit.js.timestamps import parse_timestamps, timestamp_ms
@@ -103,13 +104,7 @@ _SCALARS = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8)
 )
-_VALUES = st.recursive(
-    _SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_VALUES = json_values(_SCALARS)
 _NOISE = st.sampled_from(
     [*' \t\r\n\x0c\x00\ufeff\u00a0,:[]{}"\\.eE+-0123456789u', "\\ud800", "\\udc00", "1e400", "NaN"]
 )

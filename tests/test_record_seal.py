@@ -19,6 +19,7 @@ import pytest
 from conftest import require_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_strategies import json_values
 from record_factory import TIMESTAMP, make_record
 
 import evalkit
@@ -169,13 +170,7 @@ _JSON_LEAVES = (
     | st.sampled_from([1e-05, 0.0001, 9.99e-05, 1e16, 9999999999999998.0, 1e-7, -0.0, 5e-324])
     | st.text(max_size=6)
 )
-_JSON_VALUES = st.recursive(
-    _JSON_LEAVES,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+_JSON_VALUES = json_values(_JSON_LEAVES)
 
 
 def test_orjson_writes_every_code_point_as_json_does() -> None:
