@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import conformance_cases, require_shared
 from hypothesis import given, settings
@@ -313,10 +314,16 @@ def test_a_window_holds_what_its_events_counted_one_by_one_hold(
 ) -> None:
     """Each window holds the gates (and the failing ones), the last full gate's exit code
     (last by timestamp, ties to the earliest event) and the guard events counted one event
-    at a time; an inverted window holds none."""
+    at a time; an inverted window holds none. Asked for all at once (a batch: one
+    searchsorted per kind, issue 25), each window holds the same."""
     index = EventIndex(events)
-    for start, end in windows:
+    at_once = index.in_windows(
+        np.array([w[0] for w in windows], dtype=np.float64),
+        np.array([w[1] for w in windows], dtype=np.float64),
+    )
+    for (start, end), batch in zip(windows, at_once, strict=True):
         gates, full, guard = index.in_window(Window(start, end))
+        assert batch == (gates, full, guard)
         assert (
             (gates.count, gates.failing),
             (full.count, None if not full.count else _typed(full.last_exit_code)),

@@ -14,7 +14,6 @@ for it), so a journal can tell that a session's inputs did not change since it w
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import math
@@ -391,6 +390,12 @@ def _stored_exits(
     return arrays, dumps(others, allow_nan=True)
 
 
+def _spans(times: Any, starts: Any, ends: Any) -> tuple[Any, Any]:
+    """Each window's ``[lo, hi)`` in the sorted ``times``; empty for an inverted window."""
+    lo = np.searchsorted(times, starts, "left")
+    return lo, np.maximum(lo, np.searchsorted(times, ends, "right"))
+
+
 def _joined(parts: list[Any], dtype: Any) -> Any:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
@@ -426,50 +431,95 @@ class EventIndex:
         self._index_windows(digest)
 
     def _index_windows(self, digest: EventDigest) -> None:
-        """Quality gates and guard events by kind, sorted by (timestamp, ledger position)."""
+        """Quality gates and guard events by kind, sorted by (timestamp, ledger position).
+
+        Kept as arrays, never one Python list per kind: a rerun asks for a few windows
+        (``searchsorted`` each), a batch for all of them at once (:meth:`in_windows`).
+        """
         times, order = digest.time_order()
         kinds, zero, full = digest.kinds[0], digest.zero[0], digest.full[0]
         sorted_kinds = kinds[order]
         gate_of = np.cumsum(kinds == 0) - 1  # the gate number of each gate in ledger order
         gate_order = order[sorted_kinds == 0]
         by_time = gate_of[gate_order]  # gate numbers in time order
-        self.gate_times: list[float] = times[gate_order].tolist()
-        self.failing_prefix: list[int] = [0, *np.cumsum(~zero[by_time]).tolist()]
+        self._gate_times = times[gate_order]
+        self._failing_prefix = np.concatenate(
+            [np.zeros(1, dtype=np.int64), np.cumsum(~zero[by_time], dtype=np.int64)]
+        )
         is_full = full[by_time]
-        self.full_times: list[float] = times[gate_order[is_full]].tolist()
+        self._full_times = times[gate_order[is_full]]
         full_of = np.cumsum(full) - 1  # the full-gate number of each gate
-        exits = digest.full_exits
-        self.full_exit: list[Any] = [exits[i] for i in full_of[by_time[is_full]].tolist()]
-        self.guard_times: dict[str, list[float]] = {
-            name: times[order[sorted_kinds == code]].tolist()
-            for code, name in enumerate(_GUARD_EVENTS, start=1)
-        }
+        self._full_exit_at = full_of[by_time[is_full]]  # positions in digest.full_exits
+        self._exits = digest.full_exits
+        self._guard_times = [
+            times[order[sorted_kinds == code]] for code, _ in enumerate(_GUARD_EVENTS, start=1)
+        ]
 
-    @staticmethod
-    def _span(times: list[float], window: Window) -> tuple[int, int]:
-        lo = bisect.bisect_left(times, window.start)
-        # an inverted window (completed before started) holds no event: an empty span, never
-        # a negative count
-        return lo, max(lo, bisect.bisect_right(times, window.end))
+    @property
+    def gate_times(self) -> list[float]:
+        """The quality gates' timestamps, sorted (a list, made on each call)."""
+        return list(self._gate_times.tolist())
 
-    def _count(self, times: list[float], window: Window) -> int:
-        lo, hi = self._span(times, window)
-        return hi - lo
+    @property
+    def failing_prefix(self) -> list[int]:
+        """How many of the first ``k`` gates (by time) failed, for ``k = 0 .. len``."""
+        return list(self._failing_prefix.tolist())
+
+    @property
+    def full_times(self) -> list[float]:
+        """The full gates' timestamps, sorted."""
+        return list(self._full_times.tolist())
+
+    @property
+    def full_exit(self) -> list[Any]:
+        """The full gates' ``exit_code`` values, in the order of :attr:`full_times`."""
+        return [self._exits[i] for i in self._full_exit_at.tolist()]
+
+    @property
+    def guard_times(self) -> dict[str, list[float]]:
+        """Each guard event's timestamps, sorted, by event name."""
+        return {n: t.tolist() for n, t in zip(_GUARD_EVENTS, self._guard_times, strict=True)}
 
     def in_window(self, window: Window | None) -> tuple[QualityGates, FullGates, GuardCounts]:
         """Quality gates, full gates and guard events inside ``window`` (none without one)."""
         if window is None:
             return QualityGates(), FullGates(), GuardCounts()
-        lo, hi = self._span(self.gate_times, window)
-        gates = QualityGates(hi - lo, self.failing_prefix[hi] - self.failing_prefix[lo])
-        lo, hi = self._span(self.full_times, window)
-        full = FullGates()
-        if hi > lo:
-            # last by timestamp; among equal timestamps the earliest event of the ledger
-            first_of_last = bisect.bisect_left(self.full_times, self.full_times[hi - 1], lo, hi)
-            full = FullGates(hi - lo, self.full_exit[first_of_last])
-        blocked, warned, loop = (self._count(self.guard_times[n], window) for n in _GUARD_EVENTS)
-        return gates, full, GuardCounts(blocked, warned, loop)
+        return self.in_windows(np.array([window.start]), np.array([window.end]))[0]
+
+    def in_windows(
+        self, starts: Any, ends: Any
+    ) -> list[tuple[QualityGates, FullGates, GuardCounts]]:
+        """:meth:`in_window` of each window ``[starts[i], ends[i]]`` (float64 arrays), at once.
+
+        An event is inside when ``start <= t <= end``; an inverted window (completed before
+        started) holds none, never a negative count. The last full gate is the last by
+        timestamp, among equal timestamps the earliest event of the ledger.
+        """
+        lo, hi = _spans(self._gate_times, starts, ends)
+        prefix = self._failing_prefix
+        gates = zip((hi - lo).tolist(), (prefix[hi] - prefix[lo]).tolist(), strict=True)
+        flo, fhi = _spans(self._full_times, starts, ends)
+        counts = (fhi - flo).tolist()
+        last: list[Any] = [None] * len(counts)
+        if len(self._full_times):
+            at = np.maximum(fhi - 1, 0)
+            first_of_last = np.searchsorted(self._full_times, self._full_times[at], "left")
+            exit_at = self._full_exit_at[first_of_last].tolist()
+            last = [self._exits[i] if n else None for i, n in zip(exit_at, counts, strict=True)]
+        guards = zip(
+            *((b - a).tolist() for a, b in (_spans(t, starts, ends) for t in self._guard_times)),
+            strict=True,
+        )
+        return [
+            (
+                QualityGates(n, failing),
+                FullGates(count, exit_code) if count else FullGates(),
+                GuardCounts(blocked, warned, loop),
+            )
+            for (n, failing), count, exit_code, (blocked, warned, loop) in zip(
+                gates, counts, last, guards, strict=True
+            )
+        ]
 
     def raw_ids_of(self, record: Mapping[str, Any]) -> tuple[str, ...]:
         """Raw harness ids tied to the record's (semantic) ``session_id``, sorted as JS sorts.
@@ -552,6 +602,7 @@ class LedgerMeasure:
         self._attribute_by_id = attribute_by_id
         self._ledger_note = ledger_note
         self._peer_asks = 0  # sessions whose peers were found by array query
+        self._window_asks = 0  # sessions whose window was asked for alone
 
     @property
     def records(self) -> tuple[Mapping[str, Any], ...]:
@@ -619,6 +670,25 @@ class LedgerMeasure:
                 return peers_at(self.records, position, window, self.window_arrays)
         return self._peers[position]
 
+    def _in_window(
+        self, position: int, window: Window | None
+    ) -> tuple[QualityGates, FullGates, GuardCounts]:
+        """The events in one session's window: one by one while few are asked, then all.
+
+        As :meth:`_peers_at`: a rerun measures a few sessions; a full run soon asks for all
+        windows at once (:meth:`EventIndex.in_windows`, one ``searchsorted`` per kind).
+        """
+        if "_window_counts" not in self.__dict__:
+            self._window_asks += 1
+            if window is None or self._window_asks <= max(1, len(self.records) // 16):
+                return self._index.in_window(window)
+        return self._window_counts.get(position) or self._index.in_window(window)
+
+    @cached_property
+    def _window_counts(self) -> dict[int, tuple[QualityGates, FullGates, GuardCounts]]:
+        positions, starts, ends = self.window_arrays
+        return dict(zip(positions.tolist(), self._index.in_windows(starts, ends), strict=True))
+
     @cached_property
     def _index(self) -> EventIndex:
         if not self._digests:
@@ -670,7 +740,7 @@ class LedgerMeasure:
             peer=PeerOverlap(self._peers_at(position)),
             ignored_supersedes=self.canonical.ignored_supersedes,
         )
-        gates, full, window_guards = index.in_window(window)
+        gates, full, window_guards = self._in_window(position, window)
         raw_ids: tuple[str, ...] = ()
         attributed = window_guards
         if self._attribute_by_id:
