@@ -177,6 +177,7 @@ def _float_literals(draw: st.DrawFn) -> str:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(_float_literals(), min_size=1, max_size=4))
+@pytest.mark.slow
 def test_fast_parsed_floats_are_the_exact_readers_floats(literals: list[str]) -> None:
     """Issue 25: a line's non-integral floats are kept from the fast parse (orjson), so they
     must be the very doubles the exact reader (float() of the literal, JS semantics) gives,

@@ -189,6 +189,7 @@ def test_orjson_writes_every_code_point_as_json_does() -> None:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=6))
+@pytest.mark.slow
 def test_a_parsed_record_hashes_the_same_through_orjson(value: dict[str, Any]) -> None:
     """A value orjson parsed (finite) hashes to the json-written canonical form's sha256,
     floats of every form, keys in any script, nested included: the second implementation
