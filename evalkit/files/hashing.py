@@ -16,6 +16,7 @@ is a sha256 computed here, so that anyone can recompute it offline with the reci
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import threading
@@ -31,6 +32,7 @@ __all__ = [
     "Link",
     "TreeDigest",
     "file_digest",
+    "hash_range",
     "link_of",
     "listing_name",
     "listing_sha256",
@@ -93,14 +95,7 @@ class HashAhead:
             before = os.fstat(fd)
             if before.st_size < self.end:
                 return
-            h = hashlib.sha256()
-            at = 0
-            while at < self.end:
-                chunk = os.pread(fd, min(_AHEAD_BLOCK, self.end - at), at)
-                if not chunk:
-                    return
-                h.update(chunk)
-                at += len(chunk)
+            h = hash_range(fd, hashlib.sha256(), 0, self.end)
             self._done = (_identity(before), h)
         except OSError:
             return
@@ -118,7 +113,22 @@ class HashAhead:
         return self._done[1].copy()
 
 
-_AHEAD_BLOCK = 8 << 20
+def hash_range(fd: int, h: Any, start: int, stop: int) -> Any:
+    """Feed bytes ``start``..``stop`` of the open file ``fd`` to the hash ``h``; return ``h``.
+
+    Read a block at a time with ``pread``; ``OSError`` (EIO) when the file ends before ``stop``.
+    """
+    at = start
+    while at < stop:
+        chunk = os.pread(fd, min(_RANGE_BLOCK, stop - at), at)
+        if not chunk:
+            raise OSError(errno.EIO, "the file shrank while it was read")
+        h.update(chunk)
+        at += len(chunk)
+    return h
+
+
+_RANGE_BLOCK = 8 << 20
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:

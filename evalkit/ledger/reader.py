@@ -49,7 +49,7 @@ from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from evalkit.errors import EvalkitError, SessionResolutionError
-from evalkit.files.hashing import HashAhead
+from evalkit.files.hashing import HashAhead, hash_range
 from evalkit.files.input import (
     InputTooLargeError,
     max_file_bytes,
@@ -60,7 +60,6 @@ from evalkit.files.input import (
 from evalkit.js.numbers import is_js_number
 from evalkit.js.timestamps import format_iso, parse_iso_z
 from evalkit.ledger.parse import (
-    BLOCK_BYTES,
     TOMBSTONE_EVENT,
     Diagnostic,
     Line,
@@ -624,14 +623,7 @@ def prefix_sha256(path: str | os.PathLike[str], end: int) -> str | None:
 
 def _hash_range(fd: int, h: Any, start: int, stop: int) -> str:
     """Feed bytes ``start``..``stop`` of ``fd`` to the hash ``h``; its hex digest after them."""
-    at = start
-    while at < stop:
-        chunk = os.pread(fd, min(BLOCK_BYTES, stop - at), at)
-        if not chunk:
-            raise OSError(errno.EIO, "the file shrank while it was read")
-        h.update(chunk)
-        at += len(chunk)
-    return str(h.copy().hexdigest())
+    return str(hash_range(fd, h, start, stop).copy().hexdigest())
 
 
 def _joined(prefix: JsonlFile, tail: JsonlFile) -> JsonlFile:
