@@ -26,7 +26,7 @@ import numpy as np
 
 from evalkit._version import __version__
 from evalkit.files.hashing import HashAhead
-from evalkit.files.input import dumps, max_file_bytes, max_line_bytes
+from evalkit.files.input import dumps, fast_json, max_file_bytes, max_line_bytes
 from evalkit.ledger.parse import Diagnostic, Line
 from evalkit.ledger.reader import JsonlFile, Ledger, ReadCounts, ReadPoint
 from evalkit.scoring.measure import EventDigest
@@ -170,13 +170,11 @@ def _loads(data: bytes) -> Any:
     which orjson reads the same; what only ``json`` reads (Infinity, a lone surrogate) makes
     orjson refuse, and ``json`` reads it.
     """
-    try:
-        import orjson  # deferred: the [fast] extra
-    except ImportError:  # pragma: no cover - the extra is installed with the tests
+    if fast_json is None:
         return json.loads(data)
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
+        return fast_json.loads(data)
+    except fast_json.JSONDecodeError:
         return json.loads(data)
 
 
@@ -261,12 +259,10 @@ def _meta_json(meta: Mapping[str, Any]) -> bytes:
     refuses (a lone surrogate, an integer beyond 64 bits) goes through ``json``, which writes
     what :func:`_loads` reads back.
     """
-    try:
-        import orjson  # deferred: the [fast] extra
-    except ImportError:  # pragma: no cover - the extra is installed with the tests
+    if fast_json is None:
         return dumps(meta, allow_nan=True).encode("utf-8")
     try:
-        return orjson.dumps(meta)
+        return bytes(fast_json.dumps(meta))
     except TypeError:  # orjson.JSONEncodeError is one
         return dumps(meta, allow_nan=True).encode("utf-8")
 

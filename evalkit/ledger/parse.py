@@ -46,17 +46,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from evalkit.files.input import fast_json
 from evalkit.files.input import input_too_large as too_large
 from evalkit.js.numbers import MAX_SAFE_INTEGER, JSONLineError, decode_json_value
 from evalkit.js.values import JS_WHITESPACE
 
-fast_loads: Callable[[bytes | str], Any] | None
-try:  # the fast path: an optional extra (evalkit[fast]); the exact reader needs nothing
-    import orjson
-
-    fast_loads = orjson.loads
-except ImportError:  # exercised by a test in a child process without orjson
-    fast_loads = None
+#: the fast path (the optional ``[fast]`` extra); the exact reader needs nothing
+fast_loads: Callable[[bytes | str], Any] | None = None if fast_json is None else fast_json.loads
 
 __all__ = [
     "BLOCK_BYTES",

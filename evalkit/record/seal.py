@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ValidationError
-from evalkit.files.input import dumps, dumps_bytes
+from evalkit.files.input import dumps, dumps_bytes, fast_json
 
 __all__ = [
     "SEAL_FIELD",
@@ -103,9 +103,9 @@ def _canonical_bytes(value: Any, finite: bool) -> bytes:
     below 1e-4 or in exponent form (``1e-05`` against ``0.00001``, ``1e+16``) differently,
     so bytes holding a number token of either kind are written by ``json`` instead.
     """
-    if finite and _fast_dumps is not None:
+    if finite and fast_json is not None:
         try:
-            data: bytes = _fast_dumps(value, option=_SORT_KEYS)
+            data: bytes = fast_json.dumps(value, option=fast_json.OPT_SORT_KEYS)
         except TypeError:  # orjson.JSONEncodeError is one
             pass
         else:
@@ -117,12 +117,6 @@ def _canonical_bytes(value: Any, finite: bool) -> bytes:
 #: a number token (first, or after ``:``, ``,`` or ``[``) that orjson may write otherwise than ``json``;
 #: the same characters inside a string only send the record to ``json``
 _OTHER_FLOAT_FORM = re.compile(rb"(?:^|[:,\[])-?(?:0\.0000|[0-9][0-9.]*[eE])")
-_fast_dumps: Any
-try:  # the [fast] extra
-    from orjson import OPT_SORT_KEYS as _SORT_KEYS
-    from orjson import dumps as _fast_dumps
-except ImportError:  # pragma: no cover - the extra is installed with the tests
-    _fast_dumps, _SORT_KEYS = None, 0
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
-from evalkit.files.input import dumps_bytes
+from evalkit.files.input import dumps_bytes, fast_json
 from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
 from evalkit.journal.reader import JOURNAL_NAME, DiagnosticKind, JournalRead
 from evalkit.js.timestamps import timestamp_ms
@@ -131,12 +131,10 @@ def _written_again(value: Mapping[str, Any]) -> bytes | None:
     :func:`_duplicate_keys`; where orjson writes a number otherwise than the line does, the
     bytes differ and ``json`` is tried.
     """
-    try:
-        import orjson  # deferred: the [fast] extra
-    except ImportError:  # pragma: no cover - the extra is installed with the tests
+    if fast_json is None:
         return None
     try:
-        return orjson.dumps(value)
+        return bytes(fast_json.dumps(value))
     except TypeError:  # orjson.JSONEncodeError is one: a lone surrogate, a huge integer
         return None
 
