@@ -366,23 +366,19 @@ def _stored_exits(
     ``stored``: the first ones as a cursor stored them (:meth:`EventDigest.from_state`), so
     that only the codes after them are classified.
     """
-    start, kinds_before, ints_before, others = 0, [], [], {}
+    start, before, others = 0, None, {}
     if stored is not None and stored[0] <= len(exits):
-        start, kind_array, int_array, stored_others = stored
-        kinds_before, ints_before, others = [kind_array], [int_array], dict(stored_others)
+        start, kinds_at, ints_at, stored_others = stored
+        before, others = (kinds_at, ints_at), dict(stored_others)
     tail = exits[start:]
     kinds = [_exit_kind(x) for x in tail]
+    new_kinds = np.array(kinds, dtype=np.int8)
+    new_ints = np.array(
+        [x if k == _INT else 0 for x, k in zip(tail, kinds, strict=True)], dtype=np.int64
+    )
     arrays = {
-        "exit_kinds": np.concatenate([*kinds_before, np.array(kinds, dtype=np.int8)]),
-        "exit_ints": np.concatenate(
-            [
-                *ints_before,
-                np.array(
-                    [x if k == _INT else 0 for x, k in zip(tail, kinds, strict=True)],
-                    dtype=np.int64,
-                ),
-            ]
-        ),
+        "exit_kinds": new_kinds if before is None else np.concatenate([before[0], new_kinds]),
+        "exit_ints": new_ints if before is None else np.concatenate([before[1], new_ints]),
     }
     others.update(
         {str(start + i): x for i, (x, k) in enumerate(zip(tail, kinds, strict=True)) if k == _OTHER}
@@ -458,17 +454,17 @@ class EventIndex:
     @property
     def gate_times(self) -> list[float]:
         """The quality gates' timestamps, sorted (a list, made on each call)."""
-        return list(self._gate_times.tolist())
+        return self._gate_times.tolist()
 
     @property
     def failing_prefix(self) -> list[int]:
         """How many of the first ``k`` gates (by time) failed, for ``k = 0 .. len``."""
-        return list(self._failing_prefix.tolist())
+        return self._failing_prefix.tolist()
 
     @property
     def full_times(self) -> list[float]:
         """The full gates' timestamps, sorted."""
-        return list(self._full_times.tolist())
+        return self._full_times.tolist()
 
     @property
     def full_exit(self) -> list[Any]:
@@ -678,11 +674,13 @@ class LedgerMeasure:
         As :meth:`_peers_at`: a rerun measures a few sessions; a full run soon asks for all
         windows at once (:meth:`EventIndex.in_windows`, one ``searchsorted`` per kind).
         """
+        if window is None:
+            return QualityGates(), FullGates(), GuardCounts()
         if "_window_counts" not in self.__dict__:
             self._window_asks += 1
-            if window is None or self._window_asks <= max(1, len(self.records) // 16):
+            if self._window_asks <= max(1, len(self.records) // 16):
                 return self._index.in_window(window)
-        return self._window_counts.get(position) or self._index.in_window(window)
+        return self._window_counts[position]  # every position with a window is counted
 
     @cached_property
     def _window_counts(self) -> dict[int, tuple[QualityGates, FullGates, GuardCounts]]:
