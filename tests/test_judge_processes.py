@@ -11,6 +11,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -200,7 +201,16 @@ def test_importing_evalkit_and_its_judge_layer_does_not_import_the_sdks() -> Non
 @pytest.mark.slow
 def test_ctrl_c_keeps_every_finished_line_and_says_how_to_resume(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
-    with ScriptedServer(delay=0.05) as server:
+    # Calls past the 40th are held until the signal is sent: on a loaded machine a free-running
+    # server could let the whole run finish before the poll below sees 20 lines.
+    held = threading.Event()
+
+    def script(request):
+        if len(server.requests) > 40:
+            held.wait(60)
+        return rules(request)
+
+    with ScriptedServer(script) as server:
         command = run_args("openai:m", out, "--concurrency", "4", url=server.base_url())
         proc = subprocess.Popen(
             [sys.executable, "-m", "evalkit", *command],
@@ -216,6 +226,7 @@ def test_ctrl_c_keeps_every_finished_line_and_says_how_to_resume(tmp_path: Path)
                 break
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
+        held.set()
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
     assert "interrupted; the same command resumes" in err and "Traceback" not in err
