@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,57 @@ def test_a_line_reads_the_same_through_orjson_as_through_json(value: Any, pad: s
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
         if finite:
             json.dumps(got, allow_nan=False)  # raises for a NaN or an infinity
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.floats(min_value=1e-4, max_value=1e16, exclude_max=True)
+    | st.floats(min_value=-1e16, max_value=-1e-4, exclude_min=True)
+    | st.sampled_from([0.0, -0.0, 1e-4, -1e-4, 1e15, 9999999999999998.0, 0.1, 2.0**53])
+)
+def test_orjson_writes_a_float_as_repr_does_from_1e_4_to_1e16(x: float) -> None:
+    """The first half of compact_bytes' rule: in that range orjson's float is repr's."""
+    import orjson
+
+    assert orjson.dumps(x).decode() == repr(x) == json.dumps(x)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.floats(min_value=-1e-4, max_value=1e-4, exclude_min=True, exclude_max=True).filter(
+        lambda x: x != 0
+    )
+    | st.floats(min_value=1e16, allow_infinity=False)
+    | st.floats(max_value=-1e16, allow_infinity=False)
+)
+def test_json_writes_every_other_float_with_an_exponent_sign(x: float) -> None:
+    """The second half: outside that range json writes a digit, then ``e-`` or ``e+``."""
+    text = json.dumps(x).encode()
+    assert re.search(rb"[0-9]e[-+]", text), text
+
+
+@settings(max_examples=800, deadline=None)
+@given(_JSON_VALUES | st.tuples(_JSON_VALUES, _JSON_VALUES), st.text(max_size=3))
+def test_the_journal_line_is_json_s_bytes_whoever_writes_it(value: Any, added: str) -> None:
+    """compact_bytes, told json's canonical bytes of the value (before a string was added, as
+    a seal is), writes what json writes, floats of every form, keys in any script."""
+    from evalkit.files.input import compact_bytes, dumps_bytes
+
+    record = {"x": value, "provenance": {}}
+    canonical = dumps_bytes(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    record["provenance"]["record_sha256"] = added
+    want = dumps_bytes(record, separators=(",", ":"))
+    assert compact_bytes(record, canonical) == want
+    assert compact_bytes(record, None) == want
+
+
+def test_a_journal_line_with_a_lone_surrogate_or_a_huge_integer_is_json_s() -> None:
+    """What orjson refuses (a lone surrogate, an integer past 64 bits) is written by json."""
+    from evalkit.files.input import compact_bytes, dumps_bytes
+
+    for record in ({"a": "\ud800x"}, {"a": 2**70}, {"a": [-(2**64)]}):
+        canonical = dumps_bytes(record, sort_keys=True, separators=(",", ":"))
+        assert compact_bytes(record, canonical) == dumps_bytes(record, separators=(",", ":"))
 
 
 def test_a_record_holding_infinity_has_no_seal_whatever_parsed_it() -> None:

@@ -64,6 +64,7 @@ __all__ = [
     "JsonInputError",
     "RawLine",
     "clip",
+    "compact_bytes",
     "decode_text",
     "dumps",
     "dumps_bytes",
@@ -531,6 +532,39 @@ def dumps_bytes(obj: Any, **kwargs: Any) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return escape_surrogates(text).encode("utf-8")
+
+
+def compact_bytes(obj: Any, written: bytes | None) -> bytes:
+    """``dumps_bytes(obj, separators=(",", ":"))``, by orjson when ``written`` shows it is the same.
+
+    ``written``: ``json``'s bytes of ``obj`` in any key order, or of it before string values
+    were added (a record's canonical form before its seal), or None. orjson writes strings,
+    integers and keys as ``json`` does (``tests/test_record_seal.py`` checks every code point),
+    and a float as ``repr`` does from 1e-4 up to 1e16 and at zero; ``repr`` writes every other
+    float with a digit and an exponent sign (``1e-05``, ``1e+16``). So ``written`` without
+    either (in a string, it only sends ``obj`` to ``json``) holds no float orjson writes
+    otherwise, and, written at all, no NaN or infinity. The rest (a lone surrogate, an integer
+    past 64 bits, a key that is not a string: orjson refuses them) is written by ``json``.
+    """
+    if fast_json is not None and written is not None and not _has_exponent(written):
+        try:
+            data: bytes = fast_json.dumps(obj)
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+        else:
+            return data
+    return dumps_bytes(obj, separators=(",", ":"))
+
+
+def _has_exponent(data: bytes) -> bool:
+    """Whether ``data`` holds a digit followed by ``e-`` or ``e+`` (words rarely do)."""
+    for sign in (b"e-", b"e+"):
+        at = data.find(sign)
+        while at >= 0:
+            if at and 48 <= data[at - 1] <= 57:  # an ASCII digit
+                return True
+            at = data.find(sign, at + 2)
+    return False
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

@@ -41,10 +41,10 @@ from evalkit.files.errors import (
     InputNotFoundError,
     input_file_error,
 )
-from evalkit.files.input import InputNotRegularError, dumps_bytes
+from evalkit.files.input import InputNotRegularError, compact_bytes
 from evalkit.journal.chain import CHAIN_KEY, last_line_reference
 from evalkit.record.contract import validate_record
-from evalkit.record.seal import seal_record, without_seal
+from evalkit.record.seal import seal_record, seal_with_canonical, without_seal
 
 if TYPE_CHECKING:
     from evalkit.record.calibration_status import CalibrationAcceptance
@@ -204,8 +204,8 @@ class JournalAppender:
         validated = validate_record(
             _linked(record, self._previous), accepted=self.accepted, owned=owned
         )
-        sealed = seal_record(validated)
-        data = dumps_bytes(sealed, separators=(",", ":"))
+        sealed, canonical = seal_with_canonical(validated)
+        data = compact_bytes(sealed, canonical)  # by orjson where the canonical bytes allow
         if b"\n" in data or b"\r" in data:  # json escapes these inside strings
             raise EvalkitError("JSON serialization produced a line break")
         self._hold.write([data.decode("utf-8")])

@@ -46,6 +46,7 @@ __all__ = [
     "check_seal",
     "record_sha256",
     "seal_record",
+    "seal_with_canonical",
     "without_seal",
 ]
 
@@ -125,12 +126,25 @@ def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
     Any seal it carried is replaced. A record that cannot be sealed (no ``provenance`` object, a
     value JSON cannot hold) is returned unsealed, for validation to name what is wrong with it.
     """
+    return seal_with_canonical(record)[0]
+
+
+def seal_with_canonical(record: Mapping[str, Any]) -> tuple[dict[str, Any], bytes | None]:
+    """:func:`seal_record`, with the canonical bytes the seal hashes (None: left unsealed).
+
+    For a writer that encodes the sealed record once more (the journal's line): those bytes
+    tell :func:`evalkit.files.input.compact_bytes` whether orjson may write it.
+    """
     out = without_seal(record)
     provenance = out.get("provenance")
-    seal = record_sha256(out)
-    if isinstance(provenance, Mapping) and seal is not None:
-        out["provenance"] = {**provenance, _KEY: seal}
-    return out
+    if not isinstance(provenance, Mapping):
+        return out, None
+    try:
+        body = _canonical_bytes(out, False)
+    except (TypeError, ValueError, RecursionError):
+        return out, None
+    out["provenance"] = {**provenance, _KEY: hashlib.sha256(body).hexdigest()}
+    return out, body
 
 
 def check_seal(record: Mapping[str, Any], *, finite: bool = False) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import SessionResolutionError
-from evalkit.files.input import dumps
+from evalkit.files.input import dumps, dumps_bytes
 from evalkit.js.numbers import js_round
 from evalkit.js.timestamps import timestamps_array
 from evalkit.js.values import (
@@ -801,7 +801,7 @@ def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
     Keys sorted, compact separators (``,`` and ``:``), UTF-8, lone surrogates escaped as
     ``\udXXX`` and a number beyond double range (read from ``1e400``) written ``Infinity``.
     """
-    text = dumps(
+    body = dumps_bytes(
         inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(body).hexdigest()
