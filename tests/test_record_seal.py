@@ -252,10 +252,20 @@ def test_orjson_writes_a_float_as_repr_does_from_1e_4_to_1e16(x: float) -> None:
     | st.floats(min_value=1e16, allow_infinity=False)
     | st.floats(max_value=-1e16, allow_infinity=False)
 )
-def test_json_writes_every_other_float_with_an_exponent_sign(x: float) -> None:
-    """The second half: outside that range json writes a digit, then ``e-`` or ``e+``."""
+def test_every_other_float_is_written_in_a_form_other_float_form_finds(x: float) -> None:
+    """The second half: outside that range json writes a digit, then ``e-`` or ``e+``, and
+    orjson either that or a fraction starting ``0.0000``; other_float_form sees both."""
+    import orjson
+
+    from evalkit.files.input import other_float_form
+
     text = json.dumps(x).encode()
     assert re.search(rb"[0-9]e[-+]", text), text
+    fast = orjson.dumps(x)
+    assert re.search(rb"[0-9]e[-+]|0\.0000", fast), fast
+    for data in (text, fast, b'{"k":[' + fast + b"]}", b'{"k":"' + fast + b'"}'):
+        assert other_float_form(data), data
+    assert not other_float_form(b'{"attribution":"time-window","e+":1,"x":1.5,"h":"3e5"}')
 
 
 @settings(max_examples=800, deadline=None)

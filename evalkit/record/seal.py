@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ValidationError
-from evalkit.files.input import dumps, dumps_bytes, fast_json
+from evalkit.files.input import dumps, dumps_bytes, fast_json, other_float_form
 
 __all__ = [
     "SEAL_FIELD",
@@ -101,8 +101,8 @@ def _canonical_bytes(value: Any, finite: bool) -> bytes:
     orjson sorts keys by code point, escapes strings and writes integers as ``json`` does
     (``tests/test_record_seal.py`` checks every code point); it writes NaN and infinity as
     ``null``, so only a value known to hold neither (``finite``) goes through it, and floats
-    below 1e-4 or in exponent form (``1e-05`` against ``0.00001``, ``1e+16``) differently,
-    so bytes holding a number token of either kind are written by ``json`` instead.
+    outside 1e-4..1e16 otherwise, so bytes that may hold one
+    (:func:`evalkit.files.input.other_float_form`) are written by ``json`` instead.
     """
     if finite and fast_json is not None:
         try:
@@ -110,14 +110,9 @@ def _canonical_bytes(value: Any, finite: bool) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is one
             pass
         else:
-            if not _OTHER_FLOAT_FORM.search(data):
+            if not other_float_form(data):
                 return data
     return dumps_bytes(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-#: a number token (first, or after ``:``, ``,`` or ``[``) that orjson may write otherwise than ``json``;
-#: the same characters inside a string only send the record to ``json``
-_OTHER_FLOAT_FORM = re.compile(rb"(?:^|[:,\[])-?(?:0\.0000|[0-9][0-9.]*[eE])")
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
