@@ -272,3 +272,23 @@ def test_run_id_not_built_from_session_and_timestamp_is_drift(metrics: Path) -> 
         ("record", "run_id", DriftKind.IDENTITY)
     ]
     assert result.drifts[0].stored == "custom-run-1" and result.drifts[0].rescored == expected
+
+
+def test_a_line_is_the_engine_s_record_only_when_bytes_and_values_both_agree() -> None:
+    """verify's shortcut past sealing the re-scored record: the line's bytes by orjson *and*
+    its parsed value. A NaN in the re-scored record (orjson writes it as null, as the line
+    holds) or an int where the line holds a float is never taken for the line."""
+    import orjson
+
+    from evalkit.verify.rescore import _is_the_line
+
+    record = {"kpis": {"x": None, "y": 1.0}, "provenance": {"rubric_sha256": "a"}}
+    line = seal_record(record)
+    data = orjson.dumps(line)
+    assert _is_the_line(record, orjson.loads(data), data)
+    nan = {**record, "kpis": {"x": float("nan"), "y": 1.0}}
+    assert orjson.dumps({**nan, "provenance": line["provenance"]}) == data  # the same bytes
+    assert not _is_the_line(nan, orjson.loads(data), data)
+    assert not _is_the_line({**record, "kpis": {"x": None, "y": 1}}, orjson.loads(data), data)
+    unsealed = orjson.dumps(record)
+    assert not _is_the_line(record, orjson.loads(unsealed), unsealed)
