@@ -158,6 +158,7 @@ class EventDigest:
         self.full_exits: list[Any] = []  # per full gate: its exit_code (UNDEFINED when absent)
         self.raw_ids: dict[str, set[str]] = {}
         self.by_raw_id: dict[str, Counter[str]] = {name: Counter() for name in _GUARD_EVENTS}
+        self._own_ids: set[str] | None = set()  # the keys entered as their own raw id
         self.host_classes: dict[str, str] = {}
         self.seen = 0  # events taken
         # the positions of the counted events that have a timestamp, sorted by (timestamp,
@@ -215,25 +216,37 @@ class EventDigest:
         self.full_exits.extend(compress(exits, full.tolist()))
 
     def _add_raw_ids(self, events: list[dict[str, Any]], codes: Any) -> None:
-        """Raw session ids (route 2, stamped directly; route 1, beside a semantic id)."""
+        """Raw session ids (route 2, stamped directly; route 1, beside a semantic id).
+
+        A block names each of a few thousand ids many times: an id is checked, and entered
+        as its own raw id, once per block and once per digest, not once per event.
+        """
         sids = list(map(dict.get, events, repeat("session_id")))
         at = np.flatnonzero(np.fromiter(map(isinstance, sids, repeat(str)), bool, len(sids)))
         raws: list[str] = [sids[i] for i in at.tolist()]  # type: ignore[misc]
+        distinct = set(raws)
         ws = _WS
         # is_non_empty_trimmed, inlined: a first character that is not whitespace needs no trim
-        ok = [bool(r) and (r[0] not in ws or is_non_empty_trimmed(r)) for r in raws]
-        if not all(ok):
+        bad = {r for r in distinct if not r or (r[0] in ws and not is_non_empty_trimmed(r))}
+        if bad:
+            ok = [r not in bad for r in raws]
             at, raws = at[np.array(ok, dtype=bool)], list(compress(raws, ok))
+            distinct -= bad
         raw_ids = self.raw_ids
-        for raw in set(raws):
+        if self._own_ids is None:  # a merged or stored digest: the ids entered so far
+            self._own_ids = {key for key, known in raw_ids.items() if key in known}
+        new = distinct - self._own_ids
+        for raw in new:
             raw_ids.setdefault(raw, set()).add(raw)
-        semantic = map(dict.get, [events[i] for i in at.tolist()], repeat("semantic_session_id"))
-        for sem, raw in zip(semantic, raws, strict=True):
-            if sem.__class__ is str:
-                raw_ids.setdefault(sem, set()).add(raw)
+        self._own_ids |= new
+        kept = [events[i] for i in at.tolist()]
+        semantic: list[Any] = list(map(dict.get, kept, repeat("semantic_session_id")))
+        named = np.fromiter(map(isinstance, semantic, repeat(str)), bool, len(semantic)).tolist()
+        for sem, raw in zip(compress(semantic, named), compress(raws, named), strict=True):
+            raw_ids.setdefault(sem, set()).add(raw)
         raw_codes = codes[at]
-        for code, name in enumerate(_GUARD_EVENTS, start=1):
-            self.by_raw_id[name].update(compress(raws, (raw_codes == code).tolist()))
+        for code, name in enumerate(_GUARD_EVENTS, start=1):  # a guard event is rare
+            self.by_raw_id[name].update(raws[i] for i in np.flatnonzero(raw_codes == code).tolist())
 
     def time_order(self) -> tuple[Any, Any]:
         """The counted events' timestamps (ledger order) and their positions by timestamp.
@@ -271,6 +284,7 @@ class EventDigest:
         if len(digests) == 1:
             return digests[0]
         out = cls()
+        out._own_ids = None  # raw ids entered by the parts: found again if a block is added
         if digests and digests[0]._order is not None:  # the first part's order goes on
             out._order, out._ordered = digests[0]._order, digests[0]._ordered
         if digests:  # and so do its stored exit codes
@@ -321,6 +335,7 @@ class EventDigest:
     def from_state(cls, arrays: Mapping[str, Any], meta: Mapping[str, Any]) -> EventDigest:
         """The digest :meth:`to_state` wrote."""
         out = cls()
+        out._own_ids = None  # raw ids of the stored digest: found again if a block is added
         for name, _ in _BLOCKS:
             if len(arrays[name]):
                 getattr(out, name).append(arrays[name])
