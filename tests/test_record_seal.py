@@ -292,6 +292,29 @@ def test_a_journal_line_with_a_lone_surrogate_or_a_huge_integer_is_json_s() -> N
         assert compact_bytes(record, canonical) == dumps_bytes(record, separators=(",", ":"))
 
 
+_ANY_LEAVES = _JSON_LEAVES | st.sampled_from([float("nan"), float("inf"), -float("inf")])
+
+
+@settings(max_examples=800, deadline=None)
+@given(json_values(_ANY_LEAVES) | st.tuples(_JSON_VALUES, _JSON_VALUES), st.booleans())
+def test_canonical_bytes_are_json_s_bytes_or_json_s_error(value: Any, allow_nan: bool) -> None:
+    """canonical_bytes writes exactly what json writes, keys sorted (orjson's bytes only
+    where they are the same), and refuses what json refuses: a NaN or an infinity, which
+    orjson would write as null, reads back unequal and goes to json; a tuple too."""
+    from evalkit.files.input import canonical_bytes, dumps_bytes
+
+    def written(encode: Any) -> bytes | str:
+        try:
+            return bytes(encode())
+        except ValueError as exc:
+            return f"ValueError: {exc}"
+
+    want = written(
+        lambda: dumps_bytes(value, sort_keys=True, separators=(",", ":"), allow_nan=allow_nan)
+    )
+    assert written(lambda: canonical_bytes(value, allow_nan=allow_nan)) == want
+
+
 def test_a_record_holding_infinity_has_no_seal_whatever_parsed_it() -> None:
     """orjson would write infinity as null: only a value orjson parsed may be hashed by it,
     so a record holding one (json reads 1e400 as infinity) still cannot be sealed."""

@@ -63,6 +63,7 @@ __all__ = [
     "InputTooLargeError",
     "JsonInputError",
     "RawLine",
+    "canonical_bytes",
     "clip",
     "compact_bytes",
     "decode_text",
@@ -558,6 +559,28 @@ def compact_bytes(obj: Any, written: bytes | None) -> bytes:
         else:
             return data
     return dumps_bytes(obj, separators=(",", ":"))
+
+
+def canonical_bytes(obj: Any, *, finite: bool = False, allow_nan: bool = False) -> bytes:
+    """``dumps_bytes(obj, sort_keys=True, separators=(",", ":"))``, by orjson where the same.
+
+    orjson sorts keys by code point and writes strings and integers as ``json`` does
+    (``tests/test_record_seal.py`` checks every code point); it writes NaN and infinity as
+    ``null`` and floats outside 1e-4..1e16 otherwise (:func:`other_float_form`). So its bytes
+    are taken only when they hold no such float and read back as ``obj`` (a NaN or an
+    infinity reads back as null, a tuple as a list: not equal); ``finite``: ``obj`` is a value
+    orjson parsed (:func:`parse_json_line`), which holds neither, so the read-back is skipped.
+    The rest is written by ``json`` (``allow_nan`` as there).
+    """
+    if fast_json is not None:
+        try:
+            data: bytes = fast_json.dumps(obj, option=fast_json.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError is one: a lone surrogate, a huge integer
+            pass
+        else:
+            if not other_float_form(data) and (finite or fast_json.loads(data) == obj):
+                return data
+    return dumps_bytes(obj, sort_keys=True, separators=(",", ":"), allow_nan=allow_nan)
 
 
 def other_float_form(data: bytes) -> bool:

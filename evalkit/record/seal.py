@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ValidationError
-from evalkit.files.input import dumps, dumps_bytes, fast_json, other_float_form
+from evalkit.files.input import canonical_bytes, dumps
 
 __all__ = [
     "SEAL_FIELD",
@@ -96,23 +96,12 @@ def record_sha256(record: Mapping[str, Any], *, finite: bool = False) -> str | N
 
 
 def _canonical_bytes(value: Any, finite: bool) -> bytes:
-    """The canonical form (module docstring) of ``value``: by orjson where it is the same.
+    """The canonical form (module docstring) of ``value``.
 
-    orjson sorts keys by code point, escapes strings and writes integers as ``json`` does
-    (``tests/test_record_seal.py`` checks every code point); it writes NaN and infinity as
-    ``null``, so only a value known to hold neither (``finite``) goes through it, and floats
-    outside 1e-4..1e16 otherwise, so bytes that may hold one
-    (:func:`evalkit.files.input.other_float_form`) are written by ``json`` instead.
+    :func:`evalkit.files.input.canonical_bytes`: by orjson where it writes the same bytes,
+    ``finite`` as there; a NaN or an infinity raises ``ValueError`` (no seal).
     """
-    if finite and fast_json is not None:
-        try:
-            data: bytes = fast_json.dumps(value, option=fast_json.OPT_SORT_KEYS)
-        except TypeError:  # orjson.JSONEncodeError is one
-            pass
-        else:
-            if not other_float_form(data):
-                return data
-    return dumps_bytes(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return canonical_bytes(value, finite=finite)
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import SessionResolutionError
-from evalkit.files.input import dumps, dumps_bytes
+from evalkit.files.input import canonical_bytes, dumps
 from evalkit.js.numbers import js_round
 from evalkit.js.timestamps import timestamps_array
 from evalkit.js.values import (
@@ -816,7 +816,5 @@ def inputs_sha256(ctx: ScoringContext, host_class: str | None) -> str:
     Keys sorted, compact separators (``,`` and ``:``), UTF-8, lone surrogates escaped as
     ``\udXXX`` and a number beyond double range (read from ``1e400``) written ``Infinity``.
     """
-    body = dumps_bytes(
-        inputs_document(ctx, host_class), sort_keys=True, separators=(",", ":"), allow_nan=True
-    )
+    body = canonical_bytes(inputs_document(ctx, host_class), allow_nan=True)
     return hashlib.sha256(body).hexdigest()
