@@ -75,6 +75,7 @@ __all__ = [
     "max_file_bytes",
     "max_line_bytes",
     "open_regular",
+    "orjson_bytes",
     "other_float_form",
     "own_cap",
     "parse_json",
@@ -539,6 +540,22 @@ def dumps_bytes(obj: Any, **kwargs: Any) -> bytes:
         return escape_surrogates(text).encode("utf-8")
 
 
+def orjson_bytes(obj: Any, *, sort_keys: bool = False) -> bytes | None:
+    """Orjson's compact bytes of ``obj`` (keys sorted when asked), or None.
+
+    None when orjson is not installed or refuses ``obj`` (a lone surrogate, an integer past
+    64 bits, a key that is not a string, nesting too deep). Where they are the same bytes as
+    ``json``'s is each caller's to show (:func:`compact_bytes`, :func:`canonical_bytes`).
+    """
+    if fast_json is None:
+        return None
+    try:
+        data: bytes = fast_json.dumps(obj, option=fast_json.OPT_SORT_KEYS if sort_keys else 0)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+    return data
+
+
 def compact_bytes(obj: Any, written: bytes | None) -> bytes:
     """``dumps_bytes(obj, separators=(",", ":"))``, by orjson when ``written`` shows it is the same.
 
@@ -548,17 +565,12 @@ def compact_bytes(obj: Any, written: bytes | None) -> bytes:
     and a float as ``repr`` does from 1e-4 up to 1e16 and at zero; ``repr`` writes every other
     float with a digit and an exponent sign (``1e-05``, ``1e+16``). So ``written`` without
     either (:func:`other_float_form`) holds no float orjson writes otherwise, and, written at
-    all, no NaN or infinity. The rest (a lone surrogate, an integer
-    past 64 bits, a key that is not a string: orjson refuses them) is written by ``json``.
+    all, no NaN or infinity. What orjson refuses is written by ``json``.
     """
-    if fast_json is not None and written is not None and not other_float_form(written):
-        try:
-            data: bytes = fast_json.dumps(obj)
-        except TypeError:  # orjson.JSONEncodeError is one
-            pass
-        else:
-            return data
-    return dumps_bytes(obj, separators=(",", ":"))
+    data = None
+    if written is not None and not other_float_form(written):
+        data = orjson_bytes(obj)
+    return dumps_bytes(obj, separators=(",", ":")) if data is None else data
 
 
 def canonical_bytes(obj: Any, *, finite: bool = False, allow_nan: bool = False) -> bytes:
@@ -572,15 +584,10 @@ def canonical_bytes(obj: Any, *, finite: bool = False, allow_nan: bool = False) 
     orjson parsed (:func:`parse_json_line`), which holds neither, so the read-back is skipped.
     The rest is written by ``json`` (``allow_nan`` as there).
     """
-    if fast_json is not None:
-        try:
-            data: bytes = fast_json.dumps(obj, option=fast_json.OPT_SORT_KEYS)
-        except TypeError:  # orjson.JSONEncodeError is one: a lone surrogate, a huge integer
-            pass
-        else:
-            if not other_float_form(data) and (finite or fast_json.loads(data) == obj):
-                return data
-    return dumps_bytes(obj, sort_keys=True, separators=(",", ":"), allow_nan=allow_nan)
+    data = orjson_bytes(obj, sort_keys=True)
+    if data is None or other_float_form(data) or not (finite or fast_json.loads(data) == obj):
+        return dumps_bytes(obj, sort_keys=True, separators=(",", ":"), allow_nan=allow_nan)
+    return data
 
 
 def other_float_form(data: bytes) -> bool:

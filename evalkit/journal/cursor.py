@@ -26,7 +26,7 @@ import numpy as np
 
 from evalkit._version import __version__
 from evalkit.files.hashing import HashAhead
-from evalkit.files.input import dumps, fast_json, max_file_bytes, max_line_bytes
+from evalkit.files.input import dumps, fast_json, max_file_bytes, max_line_bytes, orjson_bytes
 from evalkit.ledger.parse import Diagnostic, Line
 from evalkit.ledger.reader import JsonlFile, Ledger, ReadCounts, ReadPoint
 from evalkit.scoring.measure import EventDigest
@@ -259,12 +259,8 @@ def _meta_json(meta: Mapping[str, Any]) -> bytes:
     refuses (a lone surrogate, an integer beyond 64 bits) goes through ``json``, which writes
     what :func:`_loads` reads back.
     """
-    if fast_json is None:
-        return dumps(meta, allow_nan=True).encode("utf-8")
-    try:
-        return bytes(fast_json.dumps(meta))
-    except TypeError:  # orjson.JSONEncodeError is one
-        return dumps(meta, allow_nan=True).encode("utf-8")
+    data = orjson_bytes(meta)
+    return dumps(meta, allow_nan=True).encode("utf-8") if data is None else data
 
 
 def _resumable(sources: Sequence[JsonlFile]) -> list[JsonlFile]:

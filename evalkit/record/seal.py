@@ -86,22 +86,21 @@ def record_sha256(record: Mapping[str, Any], *, finite: bool = False) -> str | N
     It cannot when it holds a value JSON cannot hold or a key that is not a string.
     ``finite``: the record is a value orjson parsed (:func:`evalkit.files.input.
     parse_json_line`), so it holds no NaN or infinity and the canonical form may be written
-    by orjson (:func:`_canonical_bytes`).
+    by orjson without reading it back.
+    """
+    body = _canonical_or_none(without_seal(record), finite)
+    return None if body is None else hashlib.sha256(body).hexdigest()
+
+
+def _canonical_or_none(value: Any, finite: bool) -> bytes | None:
+    """The canonical form (module docstring) of ``value``, or None when it cannot be sealed.
+
+    :func:`evalkit.files.input.canonical_bytes`, by orjson where it writes the same bytes.
     """
     try:
-        body = _canonical_bytes(without_seal(record), finite)
+        return canonical_bytes(value, finite=finite)
     except (TypeError, ValueError, RecursionError):
         return None
-    return hashlib.sha256(body).hexdigest()
-
-
-def _canonical_bytes(value: Any, finite: bool) -> bytes:
-    """The canonical form (module docstring) of ``value``.
-
-    :func:`evalkit.files.input.canonical_bytes`: by orjson where it writes the same bytes,
-    ``finite`` as there; a NaN or an infinity raises ``ValueError`` (no seal).
-    """
-    return canonical_bytes(value, finite=finite)
 
 
 def seal_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,11 +120,7 @@ def seal_with_canonical(record: Mapping[str, Any]) -> tuple[dict[str, Any], byte
     """
     out = without_seal(record)
     provenance = out.get("provenance")
-    if not isinstance(provenance, Mapping):
-        return out, None
-    try:
-        body = _canonical_bytes(out, False)
-    except (TypeError, ValueError, RecursionError):
+    if not isinstance(provenance, Mapping) or (body := _canonical_or_none(out, False)) is None:
         return out, None
     out["provenance"] = {**provenance, _KEY: hashlib.sha256(body).hexdigest()}
     return out, body

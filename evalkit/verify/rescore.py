@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit import journal
 from evalkit.errors import EvalkitError, SessionResolutionError
-from evalkit.files.input import dumps_bytes, fast_json
+from evalkit.files.input import dumps_bytes, orjson_bytes
 from evalkit.journal.chain import CHAIN_FIELD, CHAIN_KEY, ChainReport
 from evalkit.journal.reader import JOURNAL_NAME, DiagnosticKind, JournalRead
 from evalkit.js.timestamps import timestamp_ms
@@ -121,35 +121,9 @@ def _duplicate_keys(data: bytes, value: Mapping[str, Any]) -> list[str]:
     A line that is its value written again holds none (re-encoding keeps one copy of a key),
     so only a line written some other way is scanned key by key.
     """
-    return [] if _written_again(value) == data or _encoded(value) == data else duplicate_keys(data)
-
-
-def _written_again(value: Mapping[str, Any]) -> bytes | None:
-    """``value`` encoded by orjson, keys in its own order (None where orjson refuses it).
-
-    About ten times faster than ``json``. Any encoder that writes each key once will do for
-    :func:`_duplicate_keys`; where orjson writes a number otherwise than the line does, the
-    bytes differ and ``json`` is tried.
-    """
-    if fast_json is None:
-        return None
-    try:
-        return bytes(fast_json.dumps(value))
-    except TypeError:  # orjson.JSONEncodeError is one: a lone surrogate, a huge integer
-        return None
-
-
-def _sealed_again(sealed: Mapping[str, Any]) -> bytes | None:
-    """:func:`_written_again` of a record the engine sealed; None for one without a seal.
-
-    A line equal to these bytes parses to ``sealed`` exactly (orjson writes every float in
-    its shortest round-trip form, ints as ints, keys in order), so nothing differs in value;
-    the seal makes it sure there is no NaN or Infinity, which orjson would write as ``null``.
-    """
-    provenance = sealed.get("provenance")
-    if not isinstance(provenance, Mapping) or "record_sha256" not in provenance:
-        return None
-    return _written_again(sealed)
+    # any encoder that writes each key once will do; where orjson writes a number otherwise
+    # than the line does, the bytes differ and json is tried
+    return [] if orjson_bytes(value) == data or _encoded(value) == data else duplicate_keys(data)
 
 
 def _is_the_line(expected: dict[str, Any], raw: Mapping[str, Any], data: bytes) -> bool:
@@ -166,7 +140,7 @@ def _is_the_line(expected: dict[str, Any], raw: Mapping[str, Any], data: bytes) 
     if not isinstance(seal, str):
         return False
     candidate = {**expected, "provenance": {**expected["provenance"], "record_sha256": seal}}
-    return _written_again(candidate) == data and candidate == raw
+    return orjson_bytes(candidate) == data and candidate == raw
 
 
 class _JournalView:
@@ -542,7 +516,9 @@ def _verify(
         differences: list[FieldDrift] = []  # the line, byte for byte, is the engine's record
     else:
         sealed = seal_record(expected)
-        if data is not None and (data == _sealed_again(sealed) or data == _encoded(sealed)):
+        # its orjson bytes are not the line's (_is_the_line said so, and the seal of a changed
+        # line matches no content); json's differ from them where a float does
+        if data is not None and data == _encoded(sealed):
             differences = []
         else:
             differences = diff_records(found.raw, sealed)
