@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,21 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
     env.update(extra)
     return env
+
+
+def popen_interruptible(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen`` whose child takes Ctrl-C (SIGINT) as a terminal's foreground job does.
+
+    A suite started in the background of a non-interactive shell (``make test &``) runs with
+    SIGINT ignored, and an ignored signal stays ignored across exec: the child would never see
+    the SIGINT a test sends. A handler set here instead is reset to the default by exec, so the
+    child's Python installs its own.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 300):

@@ -30,7 +30,15 @@ from evalkit.judge.scripted_server import (
     rules_reply,
 )
 from evalkit.judge.specs import JudgeParams, loggable_base_url, parse_spec, resolve_key
-from tests.judge_helpers import KEY_VARS, REPO_ROOT, clean_env, lines, run_args, run_cli
+from tests.judge_helpers import (
+    KEY_VARS,
+    REPO_ROOT,
+    clean_env,
+    lines,
+    popen_interruptible,
+    run_args,
+    run_cli,
+)
 
 MARGIN_S = 5.0  # a cancelled call closes its connection; the machine is shared
 
@@ -189,7 +197,7 @@ def test_a_second_run_on_the_same_log_refuses_and_no_call_is_asked_twice(
     with ScriptedServer(delay=0.2) as server:
         args = run_args("openai:NAME", out, "--concurrency", "2", "--quiet",
                         url=server.base_url("openai"))  # fmt: skip
-        first = subprocess.Popen(
+        first = popen_interruptible(
             [sys.executable, "-m", "evalkit", *args], cwd=REPO_ROOT, env=clean_env(),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip

@@ -21,7 +21,15 @@ import pytest
 from evalkit.judge.runlog import read_runlog
 from evalkit.judge.scripted_server import Drop, Fail, RawBody, Reply, ScriptedServer, Stall
 from evalkit.judge.scripted_server import rules_reply as rules
-from tests.judge_helpers import GOLD_ARG, N_GOLD, REPO_ROOT, clean_env, run_args, run_cli
+from tests.judge_helpers import (
+    GOLD_ARG,
+    N_GOLD,
+    REPO_ROOT,
+    clean_env,
+    popen_interruptible,
+    run_args,
+    run_cli,
+)
 
 PROTOCOLS = ("openai", "anthropic")
 
@@ -212,7 +220,7 @@ def test_ctrl_c_keeps_every_finished_line_and_says_how_to_resume(tmp_path: Path)
 
     with ScriptedServer(script) as server:
         command = run_args("openai:m", out, "--concurrency", "4", url=server.base_url())
-        proc = subprocess.Popen(
+        proc = popen_interruptible(
             [sys.executable, "-m", "evalkit", *command],
             cwd=REPO_ROOT,
             env=clean_env(),
