@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -117,6 +118,8 @@ class ItemLabels:
 
 def majority_label(labels: Sequence[str]) -> str | None:
     """The label strictly most of ``labels`` are; None for a tie at the top or no label."""
+    if labels and 2 * labels.count(labels[0]) > len(labels):  # more than half: the majority
+        return labels[0]
     counts = Counter(labels).most_common()
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return None
@@ -206,50 +209,66 @@ def _repeat(text: str, line: int, shown: str) -> int:
 
 def _long_values(
     records: Iterator[tuple[int, list[str]]], header: list[str], shown: str
-) -> Iterator[tuple[int, dict[str, str]]]:
+) -> Iterator[tuple[int, tuple[str, ...]]]:
     cols = _columns(header, LONG_COLUMNS, shown)
     for line, row in records:
         if any(cell.strip() for cell in row):
-            yield line, _fields(row, cols, len(header), line, shown)
+            v = _fields(row, cols, len(header), line, shown)
+            yield line, tuple(v[c] for c in LONG_COLUMNS)
+
+
+_NOT_OK = frozenset(CALL_OUTCOMES) - {OK}
 
 
 def _long_calls(
-    values: Iterable[tuple[int, Mapping[str, str]]], shown: str
+    values: Iterable[tuple[int, Sequence[str]]], shown: str
 ) -> dict[str, dict[str, list[tuple[int, str, str]]]]:
-    """Judge -> item -> [(repeat, label, outcome)], every call checked (``line``: where)."""
+    """Judge -> item -> [(repeat, label, outcome)], every call checked (``line``: where).
+
+    ``values``: ``(line, fields)``, the fields stripped and in :data:`LONG_COLUMNS` order.
+    """
     calls: dict[str, dict[str, list[tuple[int, str, str]]]] = {}
     seen: dict[tuple[str, str, int], int] = {}
-    for line, v in values:
-        for col in ("item_id", "judge", "outcome"):
-            if not v[col]:
-                raise EvalkitError(f"{shown}: line {line}: field {col!r} is empty")
-        repeat = _repeat(v["repeat"], line, shown)
-        key = (v["judge"], v["item_id"], repeat)
-        if key in seen:
+    for line, (item, judge, text, label, outcome) in values:
+        if not (item and judge and outcome):
+            empty = "item_id" if not item else "judge" if not judge else "outcome"
+            raise EvalkitError(f"{shown}: line {line}: field {empty!r} is empty")
+        # ASCII digits are a whole number >= 0 as int() reads it; anything else is checked
+        repeat = int(text) if text.isascii() and text.isdigit() else _repeat(text, line, shown)
+        first = seen.setdefault((judge, item, repeat), line)
+        if first != line:
             raise EvalkitError(
-                f"{shown}: line {line}: field 'repeat': judge {key[0]!r} item {key[1]!r} repeat "
-                f"{repeat} already given on line {seen[key]}"
+                f"{shown}: line {line}: field 'repeat': judge {judge!r} item {item!r} repeat "
+                f"{repeat} already given on line {first}"
             )
-        seen[key] = line
-        if v["outcome"] not in CALL_OUTCOMES:
+        if outcome == OK:
+            if not label:
+                raise EvalkitError(
+                    f"{shown}: line {line}: field 'label': an ok call without a label"
+                )
+        elif outcome not in _NOT_OK:
             raise EvalkitError(
-                f"{shown}: line {line}: field 'outcome': {clip(repr(v['outcome']), 60)} is not "
+                f"{shown}: line {line}: field 'outcome': {clip(repr(outcome), 60)} is not "
                 f"one of {', '.join(CALL_OUTCOMES)}"
             )
-        if v["outcome"] == OK and not v["label"]:
-            raise EvalkitError(f"{shown}: line {line}: field 'label': an ok call without a label")
-        if v["outcome"] != OK and v["label"]:
+        elif label:
             raise EvalkitError(
-                f"{shown}: line {line}: field 'label': outcome {v['outcome']!r} gives no label, "
-                f"yet the row has label {v['label']!r}"
+                f"{shown}: line {line}: field 'label': outcome {outcome!r} gives no label, "
+                f"yet the row has label {label!r}"
             )
-        by_item = calls.setdefault(v["judge"], {})
-        by_item.setdefault(v["item_id"], []).append((repeat, v["label"], v["outcome"]))
+        by_item = calls.get(judge)
+        if by_item is None:
+            by_item = calls[judge] = {}
+        item_calls = by_item.get(item)
+        if item_calls is None:
+            by_item[item] = [(repeat, label, outcome)]
+        else:
+            item_calls.append((repeat, label, outcome))
     return calls
 
 
 def _long(
-    values: Iterable[tuple[int, Mapping[str, str]]], source: str, shown: str, judge: str | None
+    values: Iterable[tuple[int, Sequence[str]]], source: str, shown: str, judge: str | None
 ) -> ItemLabels:
     calls = _long_calls(values, shown)
     judges = tuple(calls)
@@ -269,10 +288,10 @@ def _long(
     outcomes: Counter[str] = Counter()
     for item, item_calls in own.items():
         ok = [lab for _, lab, out in item_calls if out == OK]
-        outcomes.update(out for *_, out in item_calls)
         labels[item] = majority_label(ok)
         if labels[item] is None:
             (ties if ok else unlabelled).append(item)
+    outcomes.update(out for item_calls in own.values() for *_, out in item_calls)
     return ItemLabels(
         source=source,
         layout="long",
@@ -299,19 +318,20 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
     if missing:
         raise EvalkitError(f"{source}: column(s) {', '.join(missing)} missing")
 
-    def text(value: Any) -> str:
-        return "" if value is None or value != value else str(value).strip()  # None/NaN: empty
-
     # column by column as Python values: iterating a pandas column value by value is slow
-    columns = [[text(value) for value in calls[c].tolist()] for c in LONG_COLUMNS]
-    values = (
-        (i, dict(zip(LONG_COLUMNS, row, strict=True)))
-        for i, row in enumerate(zip(*columns, strict=True), start=1)
-    )
+    columns = [_cells(calls[c].tolist()) for c in LONG_COLUMNS]
+    values = zip(itertools.count(1), zip(*columns, strict=True))
     result = _long(values, source, source, judge)
     if not result.n:
         raise EvalkitError(f"{source}: no item")
     return result
+
+
+def _cells(values: list[Any]) -> list[str]:
+    """A column's values as stripped text; None and NaN are empty."""
+    if all(type(v) is str for v in values):  # the usual column: no per-value test
+        return [v.strip() for v in values]
+    return ["" if v is None or v != v else str(v).strip() for v in values]
 
 
 def read_csv_records(

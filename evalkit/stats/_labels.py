@@ -95,7 +95,10 @@ def as_labels(values: Any, argname: str) -> list[Hashable | None]:
         )
     else:
         items = values
-    return [_plain(v, argname, i) for i, v in enumerate(items)]
+    plain = list(items)
+    if all(v is None or type(v) is str for v in plain):  # already plain labels: no per-item test
+        return plain
+    return [_plain(v, argname, i) for i, v in enumerate(plain)]
 
 
 def _is_pandas_1d(values: Any) -> bool:
