@@ -218,11 +218,11 @@ def plot_bands(report: MonitorReport, limit: int = 12) -> Figure | Note:
 
 def _wilson_path(b: CheckBand) -> tuple[np.ndarray, np.ndarray]:
     """The fixed-n Wilson interval after each measured session (what peeking would read)."""
-    from scipy.stats import norm
+    from evalkit.stats.normal_quantiles import normal_isf
 
     n = np.arange(1, b.n + 1, dtype=float)
     p = b.band.fires / n
-    z = float(norm.isf(b.band.alpha / 2))
+    z = float(normal_isf(b.band.alpha / 2))
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d

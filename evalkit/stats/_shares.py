@@ -26,10 +26,10 @@ __all__ = [
 
 def z_quantile(level: float) -> float:
     """Two-sided normal quantile ``z_{(1 + level) / 2}``."""
-    from scipy.stats import norm
+    from evalkit.stats.normal_quantiles import normal_ppf
 
     check_level(level)
-    return float(norm.ppf(0.5 + level / 2))
+    return float(normal_ppf(0.5 + level / 2))
 
 
 def warn(message: str, stacklevel: int = 3) -> None:
