@@ -96,9 +96,16 @@ def as_labels(values: Any, argname: str) -> list[Hashable | None]:
     else:
         items = values
     plain = list(items)
-    if all(v is None or type(v) is str for v in plain):  # already plain labels: no per-item test
+    kinds = set(map(type, plain))
+    if kinds <= _PLAIN_TEXT:  # already plain labels: no per-item test
         return plain
+    if kinds <= _TEXT:  # numpy's strings among them (a list of an array's items): as str
+        return [v if v is None else str(v) for v in plain]
     return [_plain(v, argname, i) for i, v in enumerate(plain)]
+
+
+_PLAIN_TEXT = frozenset({str, type(None)})
+_TEXT = _PLAIN_TEXT | {np.str_}
 
 
 def _is_pandas_1d(values: Any) -> bool:
