@@ -80,6 +80,22 @@ def test_a_frame_and_its_csv_give_the_same_labels(tmp_path: Path) -> None:
     assert from_frame.ties  # 4 calls per item: ties do occur, and are no label
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_judge_s_columns_give_the_labels_its_frame_gives(seed: int) -> None:
+    """label_columns (lists, no table) and label (a DataFrame): the same draws, read the same."""
+    judge, truth = SimulatedModelJudge(), ["pass", "fail", "cannot-determine"] * 300
+    columns = judge.label_columns(truth, repeats=5, rng=seed)
+    frame = judge.label(truth, repeats=5, rng=seed)
+
+    def cells(values: list[object]) -> list[object]:  # the frame holds NaN where a list has None
+        return [None if isinstance(v, float) and v != v else v for v in values]
+
+    assert {c: list(v) for c, v in columns.items()} == {c: cells(frame[c].tolist()) for c in frame}
+    assert long_labels(columns, "calls") == long_labels(frame, "calls")
+    with pytest.raises(EvalkitError, match=r"calls: column\(s\) outcome missing"):
+        long_labels({c: v for c, v in columns.items() if c != "outcome"}, "calls")
+
+
 def test_several_judges_need_a_choice(tmp_path: Path) -> None:
     path = _write(tmp_path / "two.csv", LONG + "a,J1,0,pass,ok\na,J2,0,fail,ok\n")
     with pytest.raises(EvalkitError, match=r"2 judges \('J1', 'J2'\); name the one to read"):

@@ -261,11 +261,11 @@ def default_data(
     gens = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
     judge = SimulatedModelJudge()
     ids, labels = list(gold.items["item_id"]), list(gold.items["label"])
-    gold_calls = judge.label(labels, ids, repeats=repeats, rng=gens[0])
+    gold_calls = judge.label_columns(labels, ids, repeats=repeats, rng=gens[0])
     target = simulate_target(n_target, shares, rng=gens[1])
     truth = list(target["truth"])
     target_ids = list(target["item_id"])
-    target_calls = judge.label(truth, target_ids, repeats=repeats, rng=gens[2])
+    target_calls = judge.label_columns(truth, target_ids, repeats=repeats, rng=gens[2])
     human = None
     if n_human:
         pick = np.sort(gens[3].choice(n_target, size=n_human, replace=False))

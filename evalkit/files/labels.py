@@ -311,15 +311,19 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
     """One label per item from long-format calls already in memory.
 
     ``calls`` is a DataFrame with the columns ``item_id, judge, repeat, label, outcome``, e.g.
-    from :meth:`evalkit.simulate.SimulatedModelJudge.label`; the same checks and majority rule
-    as a file apply, and ``line`` in an error is the row's number (1 = the first row).
+    from :meth:`evalkit.simulate.SimulatedModelJudge.label`, or a mapping of those names to
+    equally long sequences (:meth:`~evalkit.simulate.SimulatedModelJudge.label_columns`); the
+    same checks and majority rule as a file apply, and ``line`` in an error is the row's
+    number (1 = the first row).
     """
-    missing = [c for c in LONG_COLUMNS if c not in getattr(calls, "columns", ())]
+    mapping = isinstance(calls, Mapping)
+    names = calls.keys() if mapping else getattr(calls, "columns", ())
+    missing = [c for c in LONG_COLUMNS if c not in names]
     if missing:
         raise EvalkitError(f"{source}: column(s) {', '.join(missing)} missing")
 
     # column by column as Python values: iterating a pandas column value by value is slow
-    columns = [_cells(calls[c].tolist()) for c in LONG_COLUMNS]
+    columns = [_cells(list(calls[c]) if mapping else calls[c].tolist()) for c in LONG_COLUMNS]
     values = zip(itertools.count(1), zip(*columns, strict=True))
     result = _long(values, source, source, judge)
     if not result.n:
@@ -329,8 +333,13 @@ def long_labels(calls: Any, source: str = "labels", *, judge: str | None = None)
 
 def _cells(values: list[Any]) -> list[str]:
     """A column's values as stripped text; None and NaN are empty."""
-    if all(type(v) is str for v in values):  # the usual column: no per-value test
+    kinds = set(map(type, values))
+    if kinds <= {str}:  # the usual column: no per-value test
         return [v.strip() for v in values]
+    if kinds <= {str, type(None)}:  # labels, None where a call gave none
+        return ["" if v is None else v.strip() for v in values]
+    if kinds <= {int}:  # repeat numbers: str() of an int has no space to strip
+        return list(map(str, values))
     return ["" if v is None or v != v else str(v).strip() for v in values]
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -122,6 +122,18 @@ class SimulatedModelJudge:
         """
         import pandas as pd  # deferred: heavy; only the table needs it
 
+        columns = self.label_columns(truth, item_ids, repeats=repeats, rng=rng)
+        return pd.DataFrame(columns, columns=_COLUMNS)
+
+    def label_columns(
+        self,
+        truth: Sequence[str],
+        item_ids: Sequence[str] | None = None,
+        *,
+        repeats: int = 5,
+        rng: int | np.random.Generator = 0,
+    ) -> dict[str, list[Any]]:
+        """:meth:`label`'s calls column by column, as lists: no table to build and read back."""
         ids = _item_ids(truth, item_ids)
         if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
             raise EvalkitError(f"repeats must be an int >= 1, got {repeats!r}")
@@ -151,7 +163,7 @@ class SimulatedModelJudge:
                 label_col.append(given)
                 outcome_col.append(outcome)
         columns = (item_col, [self.name] * len(item_col), repeat_col, label_col, outcome_col)
-        return pd.DataFrame(dict(zip(_COLUMNS, columns, strict=True)), columns=_COLUMNS)
+        return dict(zip(_COLUMNS, columns, strict=True))
 
     def _wrong_draw(self, truth: str) -> tuple[list[str], float]:
         """The wrong labels of class ``truth`` and the cdf's first step between them.
