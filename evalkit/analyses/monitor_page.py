@@ -218,7 +218,7 @@ def plot_bands(report: MonitorReport, limit: int = 12) -> Figure | Note:
 
 def _wilson_path(b: CheckBand) -> tuple[np.ndarray, np.ndarray]:
     """The fixed-n Wilson interval after each measured session (what peeking would read)."""
-    from evalkit.stats.normal_quantiles import normal_isf
+    from evalkit.stats.distributions import normal_isf
 
     n = np.arange(1, b.n + 1, dtype=float)
     p = b.band.fires / n

@@ -26,7 +26,7 @@ __all__ = [
 
 def z_quantile(level: float) -> float:
     """Two-sided normal quantile ``z_{(1 + level) / 2}``."""
-    from evalkit.stats.normal_quantiles import normal_ppf
+    from evalkit.stats.distributions import normal_ppf
 
     check_level(level)
     return float(normal_ppf(0.5 + level / 2))

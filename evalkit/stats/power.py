@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog
-from scipy.stats import norm
 
 from evalkit.display import Readable, fmt_number
 from evalkit.errors import EvalkitError
+from evalkit.stats.distributions import normal_ppf
 
 __all__ = [
     "KappaCIPlan",
@@ -235,7 +234,7 @@ class KappaCIPlan(Readable):
 
 def _z(level: float) -> float:
     lv = _probability("level", level)
-    return float(norm.ppf(0.5 + lv / 2.0))
+    return float(normal_ppf(0.5 + lv / 2.0))
 
 
 def kappa_ci_plan(
@@ -351,7 +350,7 @@ def _test_n(
 ) -> int:
     """``ceil(((z_{1-alpha/d} sd0 + z_power sd1) / (k1 - k0))^2)``, ``d`` = 2 when two-sided."""
     d = 2.0 if two_sided else 1.0
-    z_alpha, z_beta = float(norm.ppf(1 - alpha / d)), float(norm.ppf(power))
+    z_alpha, z_beta = float(normal_ppf(1 - alpha / d)), float(normal_ppf(power))
     return math.ceil(((z_alpha * sd0 + z_beta * sd1) / (k1 - k0)) ** 2)
 
 
@@ -405,6 +404,8 @@ def _flack_max_sd(marginals: NDArray[np.float64], kappa: float) -> float:
     a_trace = eye.reshape(1, -1)
     a_eq = np.vstack([a_rows, a_cols, a_trace])
     b_eq = np.concatenate([m, m, [p0]])
+    from scipy.optimize import linprog  # deferred: only the multi-category plan needs it
+
     res = linprog(-obj.ravel(), A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if not res.success:
         raise EvalkitError(f"kappa {kappa:g} is not attainable with these marginals")

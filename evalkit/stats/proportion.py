@@ -43,7 +43,7 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> ConfidenceInterval:
         raise EvalkitError(f"wilson_interval: need 0 <= k <= n, got k={k!r}, n={n!r}")
     if n == 0:
         return ConfidenceInterval(None, None)
-    from evalkit.stats.normal_quantiles import normal_isf
+    from evalkit.stats.distributions import normal_isf
 
     count, nobs = np.int64(k), np.int64(n)
     crit = normal_isf((1 - level) / 2.0)

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.stats._result import AgreementResult, _Estimator
+from evalkit.stats.distributions import normal_sf, t_sf
 
 Array = NDArray[np.float64]
 _EPS = 1e-12
@@ -153,19 +154,15 @@ def _weights_matrix(
 def _t_test(stat: float | None, se: float | None, df: int) -> tuple[float | None, float | None]:
     if stat is None or not se:
         return None, None
-    from scipy import stats  # deferred: scipy.stats costs more than most statistics it serves
-
     z = stat / se
-    return float(z), float(2 * stats.t.sf(abs(z), df))
+    return float(z), float(2 * t_sf(abs(z), df))
 
 
 def _normal_test(stat: float | None, se0: float | None) -> tuple[float | None, float | None]:
     if stat is None or not se0:
         return None, None
-    from scipy import stats  # deferred (see _t_test)
-
     z = stat / se0
-    return float(z), float(2 * stats.norm.sf(abs(z)))
+    return float(z), float(2 * normal_sf(abs(z)))
 
 
 def _jackknife_se(est: _Estimator) -> float | None:
