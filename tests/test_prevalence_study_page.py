@@ -187,25 +187,3 @@ def test_the_landing_card_says_when_the_correction_is_undefined(tmp_path: Path) 
     page = (tmp_path / "prevalence-study" / "results.json").read_text(encoding="utf-8")
     assert "<b>x</b>" in page  # the raw text is in results.json; the card showed it as text
     assert "nan" not in card.lower()
-
-
-@pytest.mark.notebook
-def test_the_demo_runs_every_study_with_the_prevalence_card(tmp_path: Path) -> None:
-    """`evalkit demo` as `make demo` runs it (the pre-registered designs): every study ok,
-    and the landing card carries the prevalence study's own figures."""
-    from evalkit.cli.demo import run_demo
-
-    rows = run_demo(tmp_path / "reports")
-    assert [r["study"] for r in rows] == list(studies.STUDIES)
-    assert "prevalence-study" in studies.STUDIES
-    assert all(r["status"] == "ok" for r in rows), rows
-    res = json.loads(
-        (tmp_path / "reports" / "prevalence-study" / "results.json").read_text("utf-8")
-    )
-    assert res["preregistration"]["status"] == "pre-registered"
-    fail = {r["estimator"]: r for r in res["estimates"] if r["class"] == "fail"}
-    shown = f"{100 * fail['corrected']['share']:.1f}% [{100 * fail['corrected']['low']:.1f}%, "
-    index = (tmp_path / "reports" / "index.html").read_text(encoding="utf-8")
-    text = html_lib.unescape(re.sub(r"<[^>]+>", "", index))
-    assert f"share of 'fail': corrected {shown}" in text
-    assert text.count("Pre-registered: entry ") == len(studies.STUDIES)

@@ -3,7 +3,8 @@
 Each ledger is copied into a temp dir, journaled under rubric-v2 and run through the three
 studies that read a ledger (``threshold-study``, ``rubric-replay`` and ``monitor``; the
 agreement, judge-calibration and prevalence studies read label files, not ledgers). A test per ledger pins
-what was unmeasured and why, and the instrument flags. Reasoned from the ledgers themselves:
+what was unmeasured and why, and the instrument flags; every page is scanned for what a reader
+should not read (tests/page_scan.py). Reasoned from the ledgers themselves:
 
 * ``ledger-2026-04-13`` (April 2026): 47 events, all ``subagent_stop``; every session before
   2026-07-16. Guard signals unmeasured on 10 of 10, gate signals too (no gate telemetry),
@@ -28,6 +29,7 @@ import pytest
 
 from evalkit.studies import run as studies
 from tests.browser import DevTools, assert_inert, chromium, open_page
+from tests.page_scan import SCAN, defects
 from tests.real_ledgers import REAL_LEDGERS, journaled_real_ledger
 
 GATES = "no quality_gate event anywhere in events.jsonl: 47 events, all subagent_stop"
@@ -321,3 +323,18 @@ def test_april_pages_in_chromium_hold_no_raw_warning_and_name_their_data(
         for raw in ("DegenerateDataWarning", "Traceback", "/evalkit/", str(april.metrics_dir)):
             assert raw not in shown, (page, raw)
         assert info["png"][:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.browser
+@pytest.mark.notebook
+def test_no_real_ledger_page_reads_nan_none_raw_floats_warnings_or_doubled_text(
+    run_ledger: Callable[[str], LedgerRuns], tmp_path: Path
+) -> None:
+    """Every ledger's three pages, folds opened, hold none of tests/page_scan.py's defects."""
+    pages = {
+        f"{prefix}/{run.study}": run.html for prefix in PINS for run in run_ledger(prefix).pages
+    }
+    with DevTools(chromium(), tmp_path / "profile") as tools:
+        found = {key: defects(open_page(tools, page, SCAN)["extra"]) for key, page in pages.items()}
+    assert len(found) == 3 * len(REAL_LEDGERS)
+    assert {k: v for k, v in found.items() if v} == {}
