@@ -445,3 +445,28 @@ def test_a_batch_reading_of_every_conformance_ledger_equals_the_kept_one(
 
     monkeypatch.setattr(parse, "BLOCK_BYTES", 61)
     _batch_equals_kept(require_shared("conformance", *case.split("/")))
+
+
+def test_the_stored_sort_order_is_int32_and_an_int64_one_is_still_read() -> None:
+    """A cursor stores the events' time order as int32 (half the bytes); an older cursor's
+    int64 order is taken as it is, not sorted again."""
+    stamps = ("2026-01-03T00:00:00.000Z", "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z")
+    events = [
+        {"event": "orchestrator.quality_gate.passed", "timestamp": t, "exit_code": 0}
+        for t in stamps
+    ]
+    digest = EventDigest()
+    digest.add(events)
+    arrays, meta = digest.to_state()
+    assert arrays["order"].dtype == np.int32
+    assert arrays["order"].tolist() == [1, 2, 0]
+    for dtype in (np.int32, np.int64):
+        stored = {**arrays, "order": arrays["order"].astype(dtype)}
+        back = EventDigest.from_state(stored, meta)
+        assert back.time_order()[1] is stored["order"]  # taken, not sorted again
+        later = [
+            {"event": "orchestrator.quality_gate.failed", "timestamp": stamps[1], "exit_code": 1}
+        ]
+        back.add(later)
+        # the tail merged in after the equal timestamp already there, in ledger order
+        assert back.time_order()[1].tolist() == [1, 3, 2, 0]

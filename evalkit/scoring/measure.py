@@ -195,16 +195,16 @@ class EventDigest:
             stamp, host = events[i].get("timestamp"), events[i].get("host_class")
             if isinstance(stamp, str) and isinstance(host, str) and is_non_empty_trimmed(host):
                 self.host_classes.setdefault(stamp, host)  # the first such event wins
-        counted = np.flatnonzero((codes >= 0) & (codes != _STARTED))
-        if not len(counted):
+        is_counted = (codes >= 0) & (codes != _STARTED)
+        if not is_counted.any():
             return
-        picked = [events[i] for i in counted.tolist()]
-        kinds = codes[counted]
+        picked = list(compress(events, is_counted.tolist()))  # by compress, in C
+        kinds = codes[is_counted]
         self.kinds.append(kinds)
         self.times.append(
             timestamps_array(list(map(dict.get, picked, repeat("timestamp"), repeat(UNDEFINED))))
         )
-        gates = [picked[j] for j in np.flatnonzero(kinds == 0).tolist()]
+        gates = list(compress(picked, (kinds == 0).tolist()))
         exits = list(map(dict.get, gates, repeat("exit_code"), repeat(UNDEFINED)))
         # strict_equals_zero, vectorized: a number equal to 0, never false (a bool is an int)
         equal = np.fromiter(map(operator.eq, exits, repeat(0)), bool, len(exits))
@@ -222,8 +222,12 @@ class EventDigest:
         as its own raw id, once per block and once per digest, not once per event.
         """
         sids = list(map(dict.get, events, repeat("session_id")))
-        at = np.flatnonzero(np.fromiter(map(isinstance, sids, repeat(str)), bool, len(sids)))
-        raws: list[str] = [sids[i] for i in at.tolist()]  # type: ignore[misc]
+        is_str = np.fromiter(map(isinstance, sids, repeat(str)), bool, len(sids))
+        at = np.flatnonzero(is_str)
+        named_at = is_str.tolist()
+        # picked by compress, in C (a list comprehension per event costs a share here)
+        raws: list[str] = list(compress(sids, named_at))  # type: ignore[arg-type]
+        kept = list(compress(events, named_at))  # the events of raws, in order
         distinct = set(raws)
         ws = _WS
         # is_non_empty_trimmed, inlined: a first character that is not whitespace needs no trim
@@ -231,6 +235,7 @@ class EventDigest:
         if bad:
             ok = [r not in bad for r in raws]
             at, raws = at[np.array(ok, dtype=bool)], list(compress(raws, ok))
+            kept = list(compress(kept, ok))
             distinct -= bad
         raw_ids = self.raw_ids
         if self._own_ids is None:  # a merged or stored digest: the ids entered so far
@@ -239,14 +244,15 @@ class EventDigest:
         for raw in new:
             raw_ids.setdefault(raw, set()).add(raw)
         self._own_ids |= new
-        kept = [events[i] for i in at.tolist()]
         semantic: list[Any] = list(map(dict.get, kept, repeat("semantic_session_id")))
         named = np.fromiter(map(isinstance, semantic, repeat(str)), bool, len(semantic)).tolist()
         for sem, raw in zip(compress(semantic, named), compress(raws, named), strict=True):
             raw_ids.setdefault(sem, set()).add(raw)
         raw_codes = codes[at]
-        for code, name in enumerate(_GUARD_EVENTS, start=1):  # a guard event is rare
-            self.by_raw_id[name].update(raws[i] for i in np.flatnonzero(raw_codes == code).tolist())
+        for code, name in enumerate(_GUARD_EVENTS, start=1):
+            hit = raw_codes == code
+            if hit.any():  # Counter.update counts an iterator in C
+                self.by_raw_id[name].update(compress(raws, hit.tolist()))
 
     def time_order(self) -> tuple[Any, Any]:
         """The counted events' timestamps (ledger order) and their positions by timestamp.
@@ -260,13 +266,13 @@ class EventDigest:
         times = self._consolidated()
         if self._order is None:
             valid = np.flatnonzero(~np.isnan(times))
-            self._order = valid[np.argsort(times[valid], kind="stable")]
+            self._order = _positions(valid[np.argsort(times[valid], kind="stable")], len(times))
         elif self._ordered < len(times):
             tail = np.arange(self._ordered, len(times))
             tail = tail[~np.isnan(times[tail])]
             tail = tail[np.argsort(times[tail], kind="stable")]
             at = np.searchsorted(times[self._order], times[tail], side="right")
-            self._order = np.insert(self._order, at, tail)
+            self._order = np.insert(_positions(self._order, len(times)), at, tail)
         self._ordered = len(times)
         return times, self._order
 
@@ -341,7 +347,11 @@ class EventDigest:
                 getattr(out, name).append(arrays[name])
         order = arrays.get("order")  # absent from an older cursor: sorted again when needed
         n = len(arrays["times"])
-        if order is not None and order.dtype == np.int64 and (not len(order) or order.max() < n):
+        if (
+            order is not None
+            and order.dtype in _ORDER_DTYPES
+            and (not len(order) or order.max() < n)
+        ):
             out._order, out._ordered = order, n
         exits: list[Any] = arrays["exit_ints"].tolist()
         for i in np.flatnonzero(arrays["exit_kinds"] == _ABSENT).tolist():
@@ -357,6 +367,19 @@ class EventDigest:
         out.host_classes = dict(meta["host_classes"])
         out.seen = int(meta["seen"])
         return out
+
+
+#: The dtypes of stored positions (:func:`_positions`).
+_ORDER_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _positions(order: Any, n: int) -> Any:
+    """``order`` (positions among ``n`` events) as int32 when every position fits.
+
+    Half the memory of int64 for the sort order a cursor stores and every gather reads.
+    """
+    dtype = np.int32 if n < 2**31 else np.int64
+    return order if order.dtype == dtype else order.astype(dtype)
 
 
 #: The per-block arrays of a digest and their types.
@@ -450,7 +473,9 @@ class EventIndex:
         times, order = digest.time_order()
         kinds, zero, full = digest.kinds[0], digest.zero[0], digest.full[0]
         sorted_kinds = kinds[order]
-        gate_of = np.cumsum(kinds == 0) - 1  # the gate number of each gate in ledger order
+        # the gate number of each gate in ledger order (an explicit dtype: numpy's default
+        # accumulation of a bool array takes a slow casting loop)
+        gate_of = np.cumsum(kinds == 0, dtype=np.int64) - 1
         gate_order = order[sorted_kinds == 0]
         by_time = gate_of[gate_order]  # gate numbers in time order
         self._gate_times = times[gate_order]
@@ -459,7 +484,7 @@ class EventIndex:
         )
         is_full = full[by_time]
         self._full_times = times[gate_order[is_full]]
-        full_of = np.cumsum(full) - 1  # the full-gate number of each gate
+        full_of = np.cumsum(full, dtype=np.int64) - 1  # the full-gate number of each gate
         self._full_exit_at = full_of[by_time[is_full]]  # positions in digest.full_exits
         self._exits = digest.full_exits
         self._guard_times = [
