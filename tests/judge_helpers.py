@@ -57,6 +57,26 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, timeout: float =
     )
 
 
+def run_main(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` in this process: ``evalkit.cli.main.main(ARGS)`` from the repository
+    root, its stdout and stderr captured. For a refusal, whose exit code and message are the
+    point (an uncaught exception fails the test, as a traceback would): no interpreter to start.
+    """
+    import contextlib
+    import io
+
+    from evalkit.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.chdir(REPO_ROOT),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = main(args)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
 def lines(path: Path) -> list[dict[str, Any]]:
     """Every line of a run log, parsed (a line that is not JSON fails the test)."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -5,6 +5,8 @@ to the scripted loopback server (:mod:`evalkit.judge.scripted_server`), whose de
 answers as the rule judge: so the kappa a calibration of its log must report is the rule
 judge's, known in advance. ``evalkit calibrate`` then runs as the hidden check of issue 11 runs
 it: ``python -m evalkit calibrate --labels FILE`` from the repository root, with defaults.
+A refusal, whose exit code and message are the point, runs ``main()`` in this process instead
+(``judge_helpers.run_main``): the same command line and cwd, without an interpreter to start.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tests.judge_helpers import (
     lines,
     run_args,
     run_cli,
+    run_main,
 )
 
 # made per run, as test_judge_processes makes its key: no key-shaped literal in the repository
@@ -146,10 +149,10 @@ def test_a_run_log_of_several_judges_needs_one_named(tmp_path: Path) -> None:
     with ScriptedServer() as server:
         args = run_args("openai:a", out, "--judge", "openai:b", "--quiet", url=server.base_url())
         assert main(args) == 0
-    done = run_cli(["calibrate", "--labels", str(out)])
+    done = run_main(["calibrate", "--labels", str(out)])
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "holds 2 judges (openai:a, openai:b)" in done.stderr and "--judge NAME" in done.stderr
-    done = run_cli(["calibrate", "--labels", str(out), "--judge", "openai:c"])
+    done = run_main(["calibrate", "--labels", str(out), "--judge", "openai:c"])
     assert done.returncode == 1 and "holds no judge 'openai:c'; it holds: openai:a, openai:b" in (
         done.stderr
     )
@@ -186,7 +189,7 @@ def _rewrite(src: Path, dest: Path, change: Any) -> Path:
 def test_a_run_log_of_another_gold_version_is_refused_naming_both(
     v2_log: Path, tmp_path: Path
 ) -> None:
-    done = run_cli(
+    done = run_main(
         ["calibrate", "--labels", str(v2_log), "--gold", "gold/instruction-adherence/v1"]
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
@@ -203,7 +206,7 @@ def test_a_run_log_whose_items_differ_from_the_gold_items_is_refused(
             row["item_sha256"] = "0" * 64
 
     bad = _rewrite(v2_log, tmp_path / "bad.jsonl", tamper)
-    done = run_cli(["calibrate", "--labels", str(bad)])
+    done = run_main(["calibrate", "--labels", str(bad)])
     assert done.returncode == 1
     assert "item 'ia-042': the judge was shown other content than gold item 'ia-042'" in (
         done.stderr
@@ -212,13 +215,13 @@ def test_a_run_log_whose_items_differ_from_the_gold_items_is_refused(
     def journal(row: dict[str, Any]) -> None:
         row["source"] = {"kind": "journal", "path": "eval.jsonl", "sha256": None}
 
-    done = run_cli(["calibrate", "--labels", str(_rewrite(v2_log, tmp_path / "j.jsonl", journal))])
+    done = run_main(["calibrate", "--labels", str(_rewrite(v2_log, tmp_path / "j.jsonl", journal))])
     assert done.returncode == 1 and "labelled journal items, not a gold set" in done.stderr
 
     def foreign(row: dict[str, Any]) -> None:
         row["item_id"] = "zz-" + row["item_id"]
 
-    done = run_cli(["calibrate", "--labels", str(_rewrite(v2_log, tmp_path / "f.jsonl", foreign))])
+    done = run_main(["calibrate", "--labels", str(_rewrite(v2_log, tmp_path / "f.jsonl", foreign))])
     assert done.returncode == 1 and "not in the gold set instruction-adherence-v2" in done.stderr
 
 
@@ -255,7 +258,7 @@ def test_the_rule_flag_takes_only_a_locked_rule(v2_log: Path, tmp_path: Path) ->
     body = json.loads(rule.read_text(encoding="utf-8"))
     body["graduate_if"]["kappa_ci_low_at_least"] = 0.1
     lax.write_text(json.dumps(body), encoding="utf-8")
-    done = run_cli(["calibrate", "--labels", str(v2_log), "--rule", str(lax)])
+    done = run_main(["calibrate", "--labels", str(v2_log), "--rule", str(lax)])
     assert done.returncode == 1 and "not a locked decision rule" in done.stderr
     assert "outside the repository's gold/" in done.stderr
 
@@ -291,7 +294,7 @@ def test_labels_files_are_checked_row_by_row(tmp_path: Path) -> None:
     }
     for text, (line, message) in cases.items():
         path.write_text(text, encoding="utf-8")
-        done = run_cli(["calibrate", "--labels", str(path)])
+        done = run_main(["calibrate", "--labels", str(path)])
         assert done.returncode == 1, text
         assert message in done.stderr and "Traceback" not in done.stderr, (text, done.stderr)
         assert f"labels.csv: line {line}: " in done.stderr, done.stderr

@@ -167,22 +167,29 @@ _IDS = st.sampled_from(["r1", "r2", " r1", "  ", "", "s1", "\u00a0"]) | st.none(
 _VALUES = st.none() | st.booleans() | st.integers(-1, 2) | st.sampled_from([0.5, "0", "full-gate"])
 
 
+_KINDS = st.integers(0, 9)
+_NOT_OBJECTS = st.sampled_from([[1, 2], "text", 3, None, True])
+# built once, not per drawn event: a strategy built anew is validated anew on every draw
+_FIELDS = (
+    ("event", _NAMES),
+    ("timestamp", _STAMPS),
+    ("session_id", _IDS),
+    ("semantic_session_id", _IDS),
+    ("exit_code", _VALUES),
+    ("variant", st.sampled_from(["full-gate", "baseline"]) | _VALUES),
+    ("host_class", st.sampled_from(["laptop", " ", ""]) | _VALUES),
+)
+_PRESENT = st.booleans()
+
+
 @st.composite
 def _event(draw: st.DrawFn) -> Any:
-    kind = draw(st.integers(0, 9))
+    kind = draw(_KINDS)
     if kind == 0:  # not an object: rubric-v1 keeps such lines
-        return draw(st.sampled_from([[1, 2], "text", 3, None, True]))
+        return draw(_NOT_OBJECTS)
     event: dict[str, Any] = {}
-    for key, values in [
-        ("event", _NAMES),
-        ("timestamp", _STAMPS),
-        ("session_id", _IDS),
-        ("semantic_session_id", _IDS),
-        ("exit_code", _VALUES),
-        ("variant", st.sampled_from(["full-gate", "baseline"]) | _VALUES),
-        ("host_class", st.sampled_from(["laptop", " ", ""]) | _VALUES),
-    ]:
-        if draw(st.booleans()):
+    for key, values in _FIELDS:
+        if draw(_PRESENT):
             event[key] = draw(values)
     return event
 

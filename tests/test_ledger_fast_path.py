@@ -110,17 +110,21 @@ _NOISE = st.sampled_from(
 )
 
 
+# The composites' fixed strategies are built once, not on every draw (a strategy built anew
+# is validated anew each time): the same draws for the same seed, in less time.
+_ASCII = st.booleans()
+_SEPARATORS = st.sampled_from([(",", ":"), (", ", ": "), (",\t", ":\n")])
+_EDITS = st.integers(min_value=0, max_value=3)
+_UP_TO_TWO = st.integers(min_value=0, max_value=2)
+
+
 @st.composite
 def _lines(draw: st.DrawFn) -> str:
     value = draw(_VALUES)
-    text = json.dumps(
-        value,
-        ensure_ascii=draw(st.booleans()),
-        separators=draw(st.sampled_from([(",", ":"), (", ", ": "), (",\t", ":\n")])),
-    )
-    for _ in range(draw(st.integers(min_value=0, max_value=3))):  # a few edits at random places
+    text = json.dumps(value, ensure_ascii=draw(_ASCII), separators=draw(_SEPARATORS))
+    for _ in range(draw(_EDITS)):  # a few edits at random places
         at = draw(st.integers(min_value=0, max_value=len(text)))
-        cut = draw(st.integers(min_value=0, max_value=2))
+        cut = draw(_UP_TO_TWO)
         text = text[:at] + draw(_NOISE) + text[at + cut :]
     return text
 
@@ -156,17 +160,23 @@ def test_writer_shaped_timestamps_parse_the_same_in_bulk(fields: list[tuple[int,
     assert parse_timestamps(texts) == [timestamp_ms(t) for t in texts]
 
 
+_DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=25)
+_FRACTION = st.text(alphabet="0123456789", min_size=0, max_size=25)
+_EXPONENT = st.none() | st.integers(min_value=-345, max_value=320)
+_SIGN = st.sampled_from(["", "-"])
+
+
 @st.composite
 def _float_literals(draw: st.DrawFn) -> str:
     """A JSON number literal with a fraction or an exponent: long mantissas, halfway and
     subnormal exponents, literals that overflow or underflow a double."""
-    digits = draw(st.text(alphabet="0123456789", min_size=1, max_size=25))
+    digits = draw(_DIGITS)
     digits = digits.lstrip("0") or "0"
-    fraction = draw(st.text(alphabet="0123456789", min_size=0, max_size=25))
-    exponent = draw(st.none() | st.integers(min_value=-345, max_value=320))
+    fraction = draw(_FRACTION)
+    exponent = draw(_EXPONENT)
     if not fraction and exponent is None:
         fraction = "5"
-    sign = draw(st.sampled_from(["", "-"]))
+    sign = draw(_SIGN)
     return (
         sign
         + digits
@@ -216,17 +226,22 @@ _BYTES_NOISE = st.sampled_from(
 ) | st.sampled_from([b" ", b"\t", b"\x0b", b"\xe2\x80\xa8", b"\\u0061", b"{", b"}", b"\x00"])
 
 
+_OBJECT_MOSTLY = st.integers(0, 3)
+_OBJECTS = st.dictionaries(st.text(max_size=4), _VALUES, max_size=4)
+_LINES = _lines()
+
+
 @st.composite
 def _raw_lines(draw: st.DrawFn) -> bytes:
     """A line's bytes: a generated JSON text (most often an object), sometimes with bytes
     inserted that are not valid UTF-8, a BOM, NBSP, CR, other whitespace, braces or NUL."""
-    if draw(st.integers(0, 3)):
-        value = draw(st.dictionaries(st.text(max_size=4), _VALUES, max_size=4))
-        text = json.dumps(value, ensure_ascii=draw(st.booleans()))
+    if draw(_OBJECT_MOSTLY):
+        value = draw(_OBJECTS)
+        text = json.dumps(value, ensure_ascii=draw(_ASCII))
     else:
-        text = draw(_lines())
+        text = draw(_LINES)
     data = text.encode("utf-8", "surrogatepass")
-    for _ in range(draw(st.integers(min_value=0, max_value=2))):
+    for _ in range(draw(_UP_TO_TWO)):
         at = draw(st.sampled_from([0, len(data), draw(st.integers(0, len(data)))]))
         data = data[:at] + draw(_BYTES_NOISE) + data[at:]
     return data

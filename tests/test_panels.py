@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from crowdkit.aggregation import DawidSkene
 
 from evalkit.errors import DegenerateDataWarning, EvalkitError
 from evalkit.stats import cohen_kappa, dawid_skene, judge_panel
@@ -38,6 +37,8 @@ def panel(seed: int, n: int, pi: Any = (0.6, 0.3, 0.1), missing: float = 0.1) ->
 
 
 def crowd_kit_fit(labels: dict[str, list[Any]], n_iter: int) -> Any:
+    from crowdkit.aggregation import DawidSkene  # 0.5 s to import: only where it runs
+
     rows = [
         (i, w, lab) for w, col in labels.items() for i, lab in enumerate(col) if lab is not None
     ]

@@ -174,24 +174,33 @@ _WEEKDAY = st.sampled_from(["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sa
 _MONTH = st.sampled_from([*timestamps._MONTHS, "Sept", "jan", "Foo"])
 
 
+# built once, not on every draw (a strategy built anew is validated anew each time)
+_YEAR = st.one_of(st.integers(1900, 2100), st.integers(0, 9999))
+_DAY, _MONTH_NUMBER, _HOUR, _SIXTY = _2(1, 31), _2(1, 12), _2(0, 23), _2(0, 59)
+_SHAPE = st.sampled_from(["iso", "spaced", "utc"])
+_ZONE = st.sampled_from(["Z", "", "+", "-", "z"])
+_COLON = st.sampled_from([":", ""])
+_SPACED_ZONE = st.sampled_from(["Z", "", " Z", "GMT"])
+
+
 @st.composite
 def _fast_shaped(draw: st.DrawFn) -> str:
     """Strings in (or next to) the shapes read without the state machine, every field drawn
     in and out of range: 2-digit fields 00..99, years 0000..9999, fractions of 1..11 digits."""
-    year = f"{draw(st.one_of(st.integers(1900, 2100), st.integers(0, 9999))):04d}"
-    day = draw(_2(1, 31))
-    date = f"{year}-{draw(_2(1, 12))}-{day}"
-    clock = f"{draw(_2(0, 23))}:{draw(_2(0, 59))}:{draw(_2(0, 59))}"
+    year = f"{draw(_YEAR):04d}"
+    day = draw(_DAY)
+    date = f"{year}-{draw(_MONTH_NUMBER)}-{day}"
+    clock = f"{draw(_HOUR)}:{draw(_SIXTY)}:{draw(_SIXTY)}"
     fraction = draw(_FRACTION)
     clock += "" if fraction is None else "." + fraction
-    shape = draw(st.sampled_from(["iso", "spaced", "utc"]))
+    shape = draw(_SHAPE)
     if shape == "iso":
-        zone = draw(st.sampled_from(["Z", "", "+", "-", "z"]))
+        zone = draw(_ZONE)
         if zone in "+-" and zone:
-            zone += draw(_2(0, 23)) + draw(st.sampled_from([":", ""])) + draw(_2(0, 59))
+            zone += draw(_HOUR) + draw(_COLON) + draw(_SIXTY)
         return f"{date}T{clock}{zone}"
     if shape == "spaced":
-        return f"{date} {clock}{draw(st.sampled_from(['Z', '', ' Z', 'GMT']))}"
+        return f"{date} {clock}{draw(_SPACED_ZONE)}"
     return f"{draw(_WEEKDAY)}, {day} {draw(_MONTH)} {year} {clock} GMT"
 
 

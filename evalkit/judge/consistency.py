@@ -88,7 +88,7 @@ def _judge_rows(labels: pd.DataFrame, judge: str | None) -> pd.DataFrame:
     missing = {"item_id", "judge", "repeat", "label", "outcome"} - set(labels.columns)
     if missing:
         raise EvalkitError(f"labels: column(s) {', '.join(sorted(missing))} missing")
-    judges = list(dict.fromkeys(labels["judge"]))
+    judges = list(dict.fromkeys(labels["judge"].tolist()))
     if judge is None:
         if len(judges) > 1:
             raise EvalkitError(f"labels hold {len(judges)} judges ({', '.join(judges)}); name one")
@@ -101,8 +101,9 @@ def _judge_rows(labels: pd.DataFrame, judge: str | None) -> pd.DataFrame:
 def _labelled(rows: pd.DataFrame) -> dict[str, list[str]]:
     """Item -> its labels over repeats (``ok`` outcomes only), in repeat order."""
     ok = rows[rows["outcome"] == "ok"].sort_values(["item_id", "repeat"])
+    # tolist(): the same values as iterating the column, without a Python step per Arrow cell
     out: dict[str, list[str]] = {}
-    for item, label in zip(ok["item_id"], ok["label"], strict=True):
+    for item, label in zip(ok["item_id"].tolist(), ok["label"].tolist(), strict=True):
         out.setdefault(str(item), []).append(str(label))
     return out
 
@@ -133,7 +134,7 @@ def majority_labels(labels: pd.DataFrame, judge: str | None = None) -> MajorityL
     by_item = _labelled(rows)
     out: dict[str, str | None] = {}
     ties: list[str] = []
-    for item in sorted({str(i) for i in rows["item_id"]}):
+    for item in sorted({str(i) for i in rows["item_id"].tolist()}):
         labelled = by_item.get(item, [])
         out[item] = majority_label(labelled)
         if out[item] is None and labelled:
@@ -257,7 +258,7 @@ def gold_pairs(
     ``EvalkitError`` (labels of another set).
     """
     rows = _judge_rows(labels, judge)
-    unknown = sorted({str(i) for i in rows["item_id"]} - set(gold))
+    unknown = sorted({str(i) for i in rows["item_id"].tolist()} - set(gold))
     if unknown:
         raise EvalkitError(f"labels name item(s) not in the gold set: {unknown[:5]}")
     pairs: list[tuple[str, str]] = []

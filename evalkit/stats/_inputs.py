@@ -143,7 +143,9 @@ def _long_to_wide(df: Any) -> list[list[Any]]:
     ii = {v: i for i, v in enumerate(items)}
     gg = {v: g for g, v in enumerate(raters)}
     grid: list[list[Any]] = [[None] * len(raters) for _ in items]
-    for item, rater, label in zip(df["item"], df["rater"], df["label"], strict=True):
+    # tolist(): the values iteration gives, without a Python step per (Arrow) cell
+    cells = zip(df["item"].tolist(), df["rater"].tolist(), df["label"].tolist(), strict=True)
+    for item, rater, label in cells:
         grid[ii[item]][gg[rater]] = label
     return grid
 

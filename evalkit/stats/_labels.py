@@ -187,16 +187,18 @@ def encode(
 ) -> NDArray[np.intp]:
     """Codes into ``classes`` (-1 missing); a label outside ``classes`` is an error."""
     index = {c: j for j, c in enumerate(classes)}
-    codes = np.full(len(labels), -1, dtype=np.intp)
-    for i, lab in enumerate(labels):
-        if lab is None:
-            continue
-        j = index.get(lab)
-        if j is None:
-            raise EvalkitError(
-                f"{argname}: item {i}: label {lab!r} is not one of the classes {tuple(classes)!r}"
-            )
-        codes[i] = j
+    get = index.get
+    # one list of codes, then one array: a numpy item assignment per label cost more than the
+    # lookup (classes are never None, so None can only be a missing label)
+    codes = np.array(
+        [-1 if lab is None else get(lab, -2) for lab in labels], dtype=np.intp, ndmin=1
+    )
+    outside = np.flatnonzero(codes == -2)
+    if outside.size:
+        i = int(outside[0])
+        raise EvalkitError(
+            f"{argname}: item {i}: label {labels[i]!r} is not one of the classes {tuple(classes)!r}"
+        )
     return codes
 
 
